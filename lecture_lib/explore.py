@@ -1,0 +1,213 @@
+"""The explorer layer every chapter uses: sliders, preset dropdowns, readouts, one live figure.
+
+Design (issue "sliders that feel instant"): each explorer owns **one** matplotlib figure, created
+once on the Agg canvas and shown as an ``ipywidgets.Image``. A change of a control
+
+1. evaluates the chapter's lambdified formulas over whole NumPy arrays,
+2. moves the existing artists (``set_data``), never re-creating axes or re-running layout,
+3. redraws only the moving artists over a cached background (blitting) unless the axes' limits
+   had to change, and
+4. ships one PNG encoded at the fastest zlib level.
+
+Changes that arrive while the kernel is busy are coalesced: the first change schedules one redraw
+on the event loop and later ones only mark the state dirty, so a fast drag renders the latest
+position instead of replaying stale ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import io
+import time
+
+import ipywidgets as widgets
+
+from . import plots
+
+SLIDER_STYLE = {"description_width": "150px"}
+SLIDER_LAYOUT = {"width": "440px"}
+
+
+# --- Controls -----------------------------------------------------------------------------------
+def log_slider(description: str, value: float, low: float, high: float, *, steps_per_decade: int = 20,
+               readout_format: str = ".3g") -> widgets.FloatLogSlider:
+    """A slider over a quantity spanning decades (batch, context, parameters)."""
+    import math
+
+    step = 1.0 / steps_per_decade
+    return widgets.FloatLogSlider(value=value, base=10, min=math.log10(low), max=math.log10(high),
+                                  step=step, description=description, readout_format=readout_format,
+                                  continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+
+
+def slider(description: str, value: float, low: float, high: float, step: float, *,
+           readout_format: str = ".3g") -> widgets.FloatSlider:
+    """A linear slider for a quantity within one decade (price, efficiency)."""
+    return widgets.FloatSlider(value=value, min=low, max=high, step=step, description=description,
+                               readout_format=readout_format, continuous_update=True,
+                               style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+
+
+def int_slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
+    return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
+                             continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+
+
+def dropdown(description: str, options, value=None) -> widgets.Dropdown:
+    """A preset picker; ``options`` are names or (label, value) pairs."""
+    options = list(options)
+    if value is None:
+        first = options[0]
+        value = first[1] if isinstance(first, tuple) else first
+    return widgets.Dropdown(options=options, value=value, description=description,
+                            style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+
+
+def readout_table(rows: list[tuple[str, str]]) -> str:
+    """HTML for the readout panel: label/value pairs, values in bold."""
+    body = "".join(f"<tr><td style='padding:1px 10px 1px 0'>{html.escape(label)}</td>"
+                   f"<td style='padding:1px 0'><b>{html.escape(value)}</b></td></tr>" for label, value in rows)
+    return f"<table style='font-size:13px;line-height:1.35'>{body}</table>"
+
+
+# --- The live figure ----------------------------------------------------------------------------
+class FigureView:
+    """A figure drawn once and then updated in place, shown as an image widget.
+
+    ``animate(*artists)`` marks the artists that move with the controls; they are redrawn over a
+    cached background. ``render(full=True)`` redraws everything (after limits or static parts change).
+    """
+
+    def __init__(self, figure):
+        self.figure = figure
+        self.canvas = figure.canvas
+        width, height = (int(round(v)) for v in figure.get_size_inches() * figure.dpi)
+        self.widget = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
+        self.widget.add_class("lecture-figure")
+        self._animated: list = []
+        self._background = None
+        self.last_render_seconds = 0.0
+
+    def animate(self, *artists):
+        for artist in artists:
+            artist.set_animated(True)
+            self._animated.append(artist)
+
+    def render(self, *, full: bool = False) -> None:
+        started = time.perf_counter()
+        if full or self._background is None:
+            self.canvas.draw()
+            self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+        else:
+            self.canvas.restore_region(self._background)
+        for artist in self._animated:
+            self.figure.draw_artist(artist)
+        self.widget.value = self.png_bytes()
+        self.last_render_seconds = time.perf_counter() - started
+
+    def png_bytes(self) -> bytes:
+        from PIL import Image
+
+        width, height = self.canvas.get_width_height()
+        image = Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        buffer = io.BytesIO()
+        image.convert("RGB").save(buffer, format="png", compress_level=1)
+        return buffer.getvalue()
+
+
+# --- The explorer -------------------------------------------------------------------------------
+class Explorer:
+    """Controls + one live figure + a readout panel.
+
+    Subclasses define ``controls()`` (name -> widget), ``setup(figure_view)`` (create the figure and
+    its artists once) and ``update(values) -> (readout rows, full_redraw)``. Display the explorer
+    by leaving it as a cell's last expression, or through ``.widget``.
+    """
+
+    title = ""
+
+    def __init__(self, **overrides):
+        self.controls: dict[str, widgets.Widget] = self.controls_()
+        for name, value in overrides.items():
+            if name not in self.controls:
+                raise ValueError(f"unknown control {name!r}; this explorer has {sorted(self.controls)}")
+            self.controls[name].value = value
+        self.view = self.setup()
+        self.readout = widgets.HTML()
+        self.readout.add_class("lecture-readout")
+        self._scheduled = False
+        self.render_count = 0
+        self.refresh(full=True)
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+        heading = widgets.HTML(f"<b>{html.escape(self.title)}</b>") if self.title else None
+        panel = widgets.VBox(list(self.controls.values()) + [self.readout],
+                             layout=widgets.Layout(min_width="460px"))
+        body = widgets.HBox([self.view.widget, panel], layout=widgets.Layout(flex_flow="row wrap"))
+        self.widget = widgets.VBox([heading, body] if heading else [body])
+        self.widget.add_class("lecture-explorer")
+
+    # Subclass hooks
+    def controls_(self) -> dict[str, widgets.Widget]:
+        raise NotImplementedError
+
+    def setup(self) -> FigureView:
+        raise NotImplementedError
+
+    def update(self, values: dict) -> tuple[list[tuple[str, str]], bool]:
+        raise NotImplementedError
+
+    # Machinery
+    @property
+    def values(self) -> dict:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def refresh(self, *, full: bool = False) -> None:
+        """Recompute from the current control values and redraw (synchronously)."""
+        self._scheduled = False
+        rows, needs_full = self.update(self.values)
+        self.readout.value = readout_table(rows)
+        self.view.render(full=full or needs_full)
+        self.render_count += 1
+
+    def _on_change(self, change) -> None:
+        if self._scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None:
+            self.refresh()
+            return
+        self._scheduled = True
+        loop.call_soon(self._refresh_safely)
+
+    def _refresh_safely(self) -> None:
+        try:
+            self.refresh()
+        except Exception as error:  # show it in the explorer instead of losing it in a log
+            self._scheduled = False
+            self.readout.value = (f"<pre style='color:#b00'>{html.escape(type(error).__name__)}: "
+                                  f"{html.escape(str(error))}</pre>")
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def set_limits(axis, xlim, ylim, *, pad: float = 1.0) -> bool:
+    """Set limits only when they change (a full redraw is then needed); returns True if changed."""
+    changed = tuple(axis.get_xlim()) != tuple(xlim) or tuple(axis.get_ylim()) != tuple(ylim)
+    if changed:
+        axis.set_xlim(*xlim)
+        axis.set_ylim(*ylim)
+    return changed
+
+
+def new_view(width: float = 6.4, height: float = 3.6, ncols: int = 1):
+    """A FigureView around a fresh course-styled figure; returns (view, axes)."""
+    figure, axes = plots.new_figure(width, height, ncols=ncols)
+    return FigureView(figure), axes

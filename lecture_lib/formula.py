@@ -1,0 +1,131 @@
+"""One formula, three faces (DESIGN.md, "Architecture").
+
+A :class:`Formula` holds one SymPy equation ``lhs = rhs``. From that single object
+
+1. notebooks **show** it (``_repr_latex_``) and **derive** with it (``.rhs``, ``.subs``, SymPy's
+   ``solve``/``limit``/``simplify``), asserting each step with :func:`same`;
+2. explorers **evaluate** it: calling the formula runs a cached ``sympy.lambdify`` to NumPy, so
+   whole arrays of slider values cost one vectorised call;
+3. tests **check** it, against published numbers and against derived identities.
+
+What the learner reads is therefore exactly what the slider computes.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import sympy as sp
+
+from . import symbols as _symbols
+from . import validate
+
+
+def _max_of(args, axis=0):
+    """Elementwise max for lambdified ``Max`` that broadcasts scalars against arrays."""
+    return np.maximum.reduce(np.broadcast_arrays(*args))
+
+
+def _min_of(args, axis=0):
+    return np.minimum.reduce(np.broadcast_arrays(*args))
+
+
+_NUMPY_MODULES = [{"amax": _max_of, "amin": _min_of}, "numpy"]
+
+
+class Formula:
+    """An equation ``lhs = rhs`` in SymPy that can be shown, derived with, evaluated and tested.
+
+    ``source`` says where it comes from (lecture moment, equation number, paper).
+    Calling it with keyword arguments named after its inputs evaluates the right-hand side
+    numerically (numbers or NumPy arrays, broadcast together)::
+
+        t_compute(B=2048, N_active=37e9, FLOPs=989e12)
+    """
+
+    def __init__(self, lhs: sp.Symbol, rhs: sp.Expr, *, source: str, note: str = ""):
+        self.lhs = lhs
+        self.rhs = sp.sympify(rhs)
+        self.source = source
+        self.note = note
+
+    @property
+    def name(self) -> str:
+        return self.lhs.name
+
+    @cached_property
+    def inputs(self) -> tuple[sp.Symbol, ...]:
+        """The free symbols of the right-hand side, sorted by name (the call signature)."""
+        return tuple(sorted(self.rhs.free_symbols, key=lambda s: s.name))
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.inputs)
+
+    @property
+    def equation(self) -> sp.Eq:
+        return sp.Eq(self.lhs, self.rhs, evaluate=False)
+
+    def latex(self) -> str:
+        return sp.latex(self.equation, symbol_names=_symbols.latex_names())
+
+    def _repr_latex_(self) -> str:
+        return f"$$ {self.latex()} $$"
+
+    def __repr__(self) -> str:
+        return f"Formula({self.lhs} = {self.rhs}; {self.source})"
+
+    def subs(self, **values) -> sp.Expr:
+        """The right-hand side with some inputs replaced (exact SymPy, for derivations)."""
+        self._check_names(values, partial=True)
+        return self.rhs.subs({sp.Symbol(k, positive=True, real=True): v for k, v in values.items()})
+
+    @cached_property
+    def _numeric(self):
+        return sp.lambdify(self.inputs, self.rhs, modules=_NUMPY_MODULES)
+
+    def __call__(self, **values):
+        """Evaluate numerically; every input must be a positive finite number or array."""
+        self._check_names(values, partial=False)
+        args = [validate.number(name, values[name]) for name in self.input_names]
+        result = self._numeric(*args)
+        if np.ndim(result) == 0:
+            return float(result)
+        return np.asarray(result, dtype=float)
+
+    def _check_names(self, values: dict, *, partial: bool) -> None:
+        expected = set(self.input_names)
+        unknown = sorted(set(values) - expected)
+        if unknown:
+            raise ValueError(f"{self.name}() got unknown input(s) {unknown}; "
+                             f"its inputs are {sorted(expected)}")
+        missing = sorted(expected - set(values))
+        if missing and not partial:
+            raise ValueError(f"{self.name}() is missing input(s) {missing}; "
+                             f"its inputs are {sorted(expected)}")
+
+
+def same(a, b) -> bool:
+    """True when two SymPy expressions (or Formulas) are algebraically identical."""
+    a = a.rhs if isinstance(a, Formula) else sp.sympify(a)
+    b = b.rhs if isinstance(b, Formula) else sp.sympify(b)
+    return sp.simplify(a - b) == 0
+
+
+def show(*items) -> "IPython.display.Math":
+    """Typeset formulas or ``(lhs, rhs)`` pairs together, one per line (for notebooks)."""
+    from IPython.display import Math
+
+    lines = []
+    for item in items:
+        if isinstance(item, Formula):
+            lines.append(item.latex())
+        elif isinstance(item, tuple) and len(item) == 2:
+            lhs, rhs = item
+            lhs_tex = lhs if isinstance(lhs, str) else sp.latex(lhs, symbol_names=_symbols.latex_names())
+            lines.append(f"{lhs_tex} = {sp.latex(rhs, symbol_names=_symbols.latex_names())}")
+        else:
+            lines.append(sp.latex(item, symbol_names=_symbols.latex_names()))
+    return Math(r" \\ ".join(lines) if len(lines) == 1 else r"\begin{aligned}" + r" \\ ".join(
+        line.replace("=", "&=", 1) for line in lines) + r"\end{aligned}")

@@ -1,0 +1,198 @@
+"""Chapter 1's explorers: the lecture's two plots, Fast Mode, and the Goldilocks context.
+
+Every curve comes from the Formulas of :mod:`lecture_lib.roofline` evaluated over NumPy arrays;
+nothing here re-types an equation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import explore, hardware, models, roofline, units
+from .plots import COLORS
+from .roofline import BALANCE_BATCH, GOLDILOCKS_CONTEXT, HARDWARE_RATIO, MFU, T_COMPUTE, T_KV, T_WEIGHTS
+
+BYTES = {"fp4": 0.5, "fp8": 1.0, "bf16": 2.0}
+PER_MILLION = 1e6
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the roofline needs of a model: active and total parameters and its KV cache."""
+
+    label: str
+    n_active: float
+    n_total: float
+    model: object | None = None   # a models.Model, for the KV cache; None uses kv_values_per_token
+    kv_values_per_token: float = 0.0
+
+    def kv_bytes_per_token(self, bytes_per_value: float, context_len: float) -> float:
+        if self.model is None:
+            return self.kv_values_per_token * bytes_per_value
+        return self.model.kv_bytes_per_token(bytes_per_value, context_len=max(1, int(context_len)))
+
+    @property
+    def sparsity(self) -> float:
+        return self.n_total / self.n_active
+
+
+def board_example() -> Workload:
+    """The lecture's board example: DeepSeek with 37 B active and sparsity 8 ("32 of 256 experts").
+
+    Source: lecture 00:06:11 and 00:19:36. The board's 8 implies 8 x 37 B = 296 B total; the real
+    DeepSeek-V3 is 671 B total, sparsity about 18 (see the DeepSeek-V3 preset). KV as DeepSeek-V3's
+    MLA cache: (512 + 64) values per layer x 61 layers.
+    """
+    deepseek = models.get("deepseek-v3")
+    return Workload("Board: 37 B active, sparsity 8", 37e9, 8 * 37e9, model=deepseek)
+
+
+def workloads() -> dict[str, Workload]:
+    """The board example plus every model preset, by label."""
+    items = [board_example()]
+    for name in models.names():
+        model = models.get(name)
+        items.append(Workload(f"{model.name} ({units.count(model.params_active)} / "
+                              f"{units.count(model.params_total)})", model.params_active, model.params_total,
+                              model=model))
+    return {item.label: item for item in items}
+
+
+def compute_format(chip, weight_format: str) -> str:
+    """Multiply in the weights' format when the chip has units for it, else in bf16."""
+    return weight_format if weight_format in chip.flops else "bf16"
+
+
+def _nice_ceiling(x: float) -> float:
+    """Round up to 1, 2 or 5 x a power of ten, so limits change rarely as sliders move."""
+    exponent = math.floor(math.log10(x))
+    for step in (1, 2, 5, 10):
+        if step * 10 ** exponent >= x:
+            return step * 10 ** exponent
+    return 10 ** (exponent + 1)
+
+
+def _hardware_controls(chip: str = "GB200", n_chips: int = 72, weights: str = "fp4", kv: str = "fp8") -> dict:
+    return {
+        "chip": explore.dropdown("chip", hardware.chip_names(), chip),
+        "n_chips": explore.int_slider("chips working together", n_chips, 1, 144),
+        "weights": explore.dropdown("weight format", list(BYTES), weights),
+        "kv": explore.dropdown("KV-cache format", ["fp8", "bf16"], kv),
+    }
+
+
+class _RooflineExplorer(explore.Explorer):
+    """Shared set-up: resolve the controls into the numbers every Chapter 1 formula needs."""
+
+    def resolve(self, values: dict) -> dict:
+        chip = hardware.get(values["chip"])
+        workload = self._workloads[values["model"]]
+        fmt = compute_format(chip, values["weights"])
+        n = values["n_chips"]
+        return {
+            "chip": chip, "workload": workload, "compute_format": fmt,
+            "flops": chip.flops[fmt] * n, "mem_bw": chip.hbm_bandwidth * n,
+            "hbm_capacity": chip.hbm_capacity * n,
+            "bytes_param": BYTES[values["weights"]], "kv_bytes": BYTES[values["kv"]],
+        }
+
+    def model_control(self, value: str | None = None):
+        self._workloads = workloads()
+        labels = list(self._workloads)
+        return explore.dropdown("model", labels, value if value in labels else labels[0])
+
+
+class BatchExplorer(_RooflineExplorer):
+    """Latency and cost per token against batch size: the lecture's plots P1.1 and P1.2."""
+
+    title = "Latency and cost per token vs batch size (lecture 00:09:27 and 00:14:31)"
+
+    def controls_(self):
+        controls = {"model": self.model_control()}
+        controls.update(_hardware_controls())
+        controls["len_ctx"] = explore.log_slider("context length (tokens)", 4096, 128, 1_048_576)
+        controls["batch"] = explore.log_slider("batch B (sequences)", 1024, 1, 100_000)
+        controls["price"] = explore.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25)
+        return controls
+
+    def setup(self):
+        view, (latency, cost) = explore.new_view(10.5, 3.8, ncols=2)
+        latency.set(xlabel="batch B (sequences)", ylabel="time per step (ms)", title="latency per step")
+        cost.set(xlabel="batch B (sequences)", ylabel="$ per million tokens", title="cost per token")
+        lines = {}
+        for axis, suffix in ((latency, ""), (cost, "_cost")):
+            lines["compute" + suffix], = axis.plot([], [], color=COLORS["compute"], label="compute")
+            lines["weights" + suffix], = axis.plot([], [], color=COLORS["weights"], label="weight fetch")
+            lines["kv" + suffix], = axis.plot([], [], color=COLORS["kv"], label="KV fetch")
+            lines["memory" + suffix], = axis.plot([], [], color=COLORS["memory"], ls="--", label="memory = weights + KV")
+            lines["total" + suffix], = axis.plot([], [], color=COLORS["total"], lw=3.2, alpha=0.8, label="max (the bound)")
+            lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls=":", lw=1.5, label="B*")
+            lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
+        latency.legend(loc="upper left")
+        self.lines = lines
+        self.axes = (latency, cost)
+        view.animate(*lines.values())
+        return view
+
+    def update(self, values):
+        r = self.resolve(values)
+        workload, n_chips = r["workload"], values["n_chips"]
+        len_ctx, batch, price = values["len_ctx"], values["batch"], values["price"]
+        bytes_tok = workload.kv_bytes_per_token(r["kv_bytes"], len_ctx)
+        b_star = BALANCE_BATCH(FLOPs=r["flops"], N_total=workload.n_total, N_active=workload.n_active,
+                               bytes_param=r["bytes_param"], mem_bw=r["mem_bw"])
+        x_max = _nice_ceiling(3 * b_star)
+        b = np.linspace(1, x_max, 300)
+        compute = T_COMPUTE(B=b, N_active=workload.n_active, FLOPs=r["flops"])
+        weights = np.full_like(b, T_WEIGHTS(N_total=workload.n_total, bytes_param=r["bytes_param"], mem_bw=r["mem_bw"]))
+        kv = T_KV(B=b, len_ctx=len_ctx, bytes_tok=bytes_tok, mem_bw=r["mem_bw"])
+        memory = weights + kv
+        total = np.maximum(compute, memory)
+        ms = 1e3
+        times = {"compute": compute, "weights": weights, "kv": kv, "memory": memory, "total": total}
+        for name, seconds in times.items():
+            self.lines[name].set_data(b, seconds * ms)
+            per_million = PER_MILLION * roofline.cost_per_token(step_time=seconds, batch=b, n_chips=n_chips,
+                                                                price_chip_hour=price)
+            self.lines[name + "_cost"].set_data(b, per_million)
+        with_kv = roofline.balance_batch_with_kv(n_active=workload.n_active, n_total=workload.n_total,
+                                                 flops=r["flops"], mem_bw=r["mem_bw"], bytes_param=r["bytes_param"],
+                                                 len_ctx=len_ctx, bytes_tok=bytes_tok)
+        for suffix in ("", "_cost"):
+            self.lines["balance" + suffix].set_xdata([min(with_kv, x_max * 2)] * 2)
+            self.lines["marker" + suffix].set_xdata([batch] * 2)
+        step = roofline.decode_step(batch=batch, n_active=workload.n_active, n_total=workload.n_total,
+                                    flops=r["flops"], mem_bw=r["mem_bw"], bytes_param=r["bytes_param"],
+                                    len_ctx=len_ctx, bytes_tok=bytes_tok)
+        cost_at_b = PER_MILLION * roofline.cost_per_token(step_time=step["t"], batch=batch, n_chips=n_chips,
+                                                          price_chip_hour=price)
+        per_token_floor = max(T_COMPUTE(B=1, N_active=workload.n_active, FLOPs=r["flops"]),
+                              T_KV(B=1, len_ctx=len_ctx, bytes_tok=bytes_tok, mem_bw=r["mem_bw"]))
+        cost_floor = PER_MILLION * roofline.cost_per_token(step_time=per_token_floor, batch=1, n_chips=n_chips,
+                                                           price_chip_hour=price)
+        y_latency = _nice_ceiling(1.1 * max(weights[0], compute[-1]) * ms)
+        y_cost = _nice_ceiling(6 * cost_floor)
+        changed = explore.set_limits(self.axes[0], (0, x_max), (0, y_latency))
+        changed |= explore.set_limits(self.axes[1], (0, x_max), (0, y_cost))
+        ratio = HARDWARE_RATIO(FLOPs=r["flops"], bytes_param=r["bytes_param"], mem_bw=r["mem_bw"])
+        bound = "compute-bound" if step["t_compute"] >= step["t_mem"] else "memory-bound"
+        rows = [
+            ("hardware ratio (≈300 on the board)", f"{ratio:.0f}  ({r['compute_format']} multiplies)"),
+            ("sparsity N_total/N_active", f"{workload.sparsity:.1f}"),
+            ("balance batch B* (weights only)", f"{b_star:,.0f}"),
+            ("B* including KV at this context", "none: KV alone outruns compute" if math.isinf(with_kv)
+             else f"{with_kv:,.0f}"),
+            ("KV bytes per token", units.bytes_(bytes_tok)),
+            ("latency floor (weight fetch)", units.seconds(weights[0])),
+            (f"step time at B = {batch:,.0f}", f"{units.seconds(step['t'])}  ({bound})"),
+            ("MFU at your B", f"{step['t_compute'] / step['t']:.0%}"),
+            ("tokens/s at your B", units.rate(batch / step["t"])),
+            ("$ / M tokens at your B", units.dollars(cost_at_b)),
+            ("$ / M tokens floor (B → ∞)", units.dollars(cost_floor)),
+            ("KV cache of the batch", f"{units.bytes_(batch * len_ctx * bytes_tok)} of "
+                                      f"{units.bytes_(r['hbm_capacity'])} HBM"),
+        ]
+        return rows, changed

@@ -1,0 +1,78 @@
+"""Format SI quantities for people: ``37e9`` params -> "37 B params", ``8e12`` B/s -> "8 TB/s".
+
+The library computes in SI units (seconds, bytes, FLOP/s, bytes/s, dollars); only this module
+turns numbers into text, at the edge (DESIGN.md, "Conventions").
+"""
+
+from __future__ import annotations
+
+import math
+
+_DECIMAL = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+_COUNT = [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+
+
+def _significant(x: float, digits: int = 3) -> str:
+    if x == 0:
+        return "0"
+    text = f"{x:.{digits}g}"
+    if "e" in text:
+        text = f"{x:.0f}"
+    return text
+
+
+def _scaled(value: float, scale, unit: str, digits: int) -> str:
+    if not math.isfinite(value):
+        return f"{value} {unit}".strip()
+    magnitude = abs(value)
+    for factor, prefix in scale:
+        if magnitude >= factor:
+            return f"{_significant(value / factor, digits)} {prefix}{unit}".strip()
+    return f"{_significant(value, digits)} {unit}".strip()
+
+
+def count(value: float, unit: str = "", digits: int = 3) -> str:
+    """A count with k/M/B/T: ``count(37e9, "params")`` -> "37 B params"."""
+    text = _scaled(value, _COUNT, "", digits)
+    return f"{text} {unit}".strip() if unit else text
+
+
+def bytes_(value: float, digits: int = 3) -> str:
+    """Decimal bytes, as vendors state HBM: ``bytes_(288e9)`` -> "288 GB"."""
+    return _scaled(value, _DECIMAL, "B", digits)
+
+
+def bandwidth(value: float, digits: int = 3) -> str:
+    """Bytes per second: ``bandwidth(8e12)`` -> "8 TB/s"."""
+    return _scaled(value, _DECIMAL, "B/s", digits)
+
+
+def flops(value: float, digits: int = 3) -> str:
+    """FLOP per second: ``flops(989e12)`` -> "989 TFLOP/s"."""
+    return _scaled(value, _DECIMAL, "FLOP/s", digits)
+
+
+def seconds(value: float, digits: int = 3) -> str:
+    """A duration in the unit that reads best: "14.4 ms", "2.1 s", "830 µs"."""
+    magnitude = abs(value)
+    if not math.isfinite(value):
+        return f"{value} s"
+    if magnitude >= 1 or magnitude == 0:
+        return f"{_significant(value, digits)} s"
+    if magnitude >= 1e-3:
+        return f"{_significant(value * 1e3, digits)} ms"
+    if magnitude >= 1e-6:
+        return f"{_significant(value * 1e6, digits)} µs"
+    return f"{_significant(value * 1e9, digits)} ns"
+
+
+def dollars(value: float, digits: int = 3) -> str:
+    """Money: ``dollars(0.33)`` -> "$0.33"; tiny amounts keep significant digits."""
+    if value >= 100:
+        return f"${value:,.0f}"
+    return f"${_significant(value, digits)}"
+
+
+def rate(value: float, unit: str = "tokens/s", digits: int = 3) -> str:
+    """A rate such as throughput: ``rate(128e3)`` -> "128 k tokens/s"."""
+    return count(value, unit, digits)

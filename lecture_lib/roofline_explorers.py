@@ -196,3 +196,146 @@ class BatchExplorer(_RooflineExplorer):
                                       f"{units.bytes_(r['hbm_capacity'])} HBM"),
         ]
         return rows, changed
+
+
+class FastModeExplorer(_RooflineExplorer):
+    """Speed per sequence against price per token as the batch changes (lecture 00:01:35, 00:16:16).
+
+    Every point of the curve is one batch size on the same hardware: small batches are fast and
+    dear, large ones slow and cheap, and the curve flattens onto the cost floor, which is why a
+    "Slow Mode" saves little.
+    """
+
+    title = "Fast Mode and Slow Mode: speed vs price as the batch changes"
+
+    def controls_(self):
+        controls = {"model": self.model_control()}
+        controls.update(_hardware_controls())
+        controls["len_ctx"] = explore.log_slider("context length (tokens)", 8192, 128, 1_048_576)
+        controls["batch_normal"] = explore.log_slider("normal batch", 2048, 2, 100_000)
+        controls["batch_fast"] = explore.log_slider("fast batch", 128, 1, 100_000)
+        controls["price"] = explore.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25)
+        return controls
+
+    def setup(self):
+        view, (axis,) = explore.new_view(6.4, 4.0)
+        axis.set(xscale="log", yscale="log", xlabel="speed per sequence (tokens/s)",
+                 ylabel="$ per million tokens", title="each point is one batch size")
+        self.curve, = axis.plot([], [], color=COLORS["total"], lw=2.2, label="B from 1 to 100,000")
+        self.floor = axis.axhline(1, color=COLORS["compute"], ls=":", lw=1.2, label="cost floor (B → ∞)")
+        self.normal, = axis.plot([], [], "o", color=COLORS["compute"], ms=9, label="normal batch")
+        self.fast, = axis.plot([], [], "o", color=COLORS["weights"], ms=9, label="fast batch")
+        axis.legend(loc="upper right")
+        self.axis = axis
+        view.animate(self.curve, self.floor, self.normal, self.fast)
+        return view
+
+    def _speed_and_price(self, r, values, batch):
+        workload = r["workload"]
+        bytes_tok = workload.kv_bytes_per_token(r["kv_bytes"], values["len_ctx"])
+        step = roofline.decode_step(batch=batch, n_active=workload.n_active, n_total=workload.n_total,
+                                    flops=r["flops"], mem_bw=r["mem_bw"], bytes_param=r["bytes_param"],
+                                    len_ctx=values["len_ctx"], bytes_tok=bytes_tok)
+        price = PER_MILLION * roofline.cost_per_token(step_time=step["t"], batch=batch, n_chips=values["n_chips"],
+                                                      price_chip_hour=values["price"])
+        return 1.0 / step["t"], price, step
+
+    def update(self, values):
+        r = self.resolve(values)
+        batches = np.logspace(0, 5, 300)
+        speed, price, steps = self._speed_and_price(r, values, batches)
+        self.curve.set_data(speed, price)
+        s_normal, p_normal, _ = self._speed_and_price(r, values, values["batch_normal"])
+        s_fast, p_fast, _ = self._speed_and_price(r, values, values["batch_fast"])
+        self.normal.set_data([s_normal], [p_normal])
+        self.fast.set_data([s_fast], [p_fast])
+        floor = float(np.min(price))
+        self.floor.set_ydata([floor] * 2)
+        x_lim = (10 ** math.floor(math.log10(speed.min())), 10 ** math.ceil(math.log10(speed.max())))
+        y_lim = (10 ** math.floor(math.log10(price.min())), 10 ** math.ceil(math.log10(price.max())))
+        changed = explore.set_limits(self.axis, x_lim, y_lim)
+        s_slow, p_slow, _ = self._speed_and_price(r, values, values["batch_normal"] * 4)
+        rows = [
+            ("normal: speed, price", f"{s_normal:,.1f} tok/s, {units.dollars(p_normal)}/M"),
+            ("fast: speed, price", f"{s_fast:,.1f} tok/s, {units.dollars(p_fast)}/M"),
+            ("fast / normal speed", f"{s_fast / s_normal:.2f}×"),
+            ("fast / normal price", f"{p_fast / p_normal:.2f}×"),
+            ("batch ratio normal / fast", f"{values['batch_normal'] / values['batch_fast']:.1f}"),
+            ("ratio 6× price, 2.5× speed needs",
+             f"{roofline.FAST_MODE_BATCH_RATIO(price_ratio=6, speed_ratio=2.5):.0f}"),
+            ("'Slow Mode' (4× the normal batch)",
+             f"{p_slow / p_normal:.0%} of the price, {s_slow / s_normal:.0%} of the speed"),
+            ("fastest possible (B = 1)", f"{speed.max():,.0f} tok/s"),
+        ]
+        return rows, changed
+
+
+class ContextExplorer(_RooflineExplorer):
+    """MFU against context length: the Goldilocks context and the fall past it (lecture 00:13:06)."""
+
+    title = "The Goldilocks context: where KV traffic starts to cost compute utilisation"
+
+    CONTEXTS = np.logspace(np.log10(128), np.log10(4_194_304), 240)
+
+    def controls_(self):
+        controls = {"model": self.model_control()}
+        controls.update(_hardware_controls())
+        controls["batch"] = explore.log_slider("batch B (sequences)", 8192, 64, 100_000)
+        controls["len_ctx"] = explore.log_slider("your context (tokens)", 32768, 128, 4_194_304)
+        return controls
+
+    def setup(self):
+        view, (axis,) = explore.new_view(6.4, 3.8)
+        axis.set(xscale="log", xlabel="context length (tokens)", ylabel="MFU (t_compute / t)",
+                 title="compute utilisation at a fixed batch", ylim=(0, 1.05),
+                 xlim=(self.CONTEXTS[0], self.CONTEXTS[-1]))
+        self.mfu_line, = axis.plot([], [], color=COLORS["total"], lw=2.2, label="MFU at your batch")
+        self.goldilocks = axis.axvline(1, color=COLORS["balance"], ls=":", lw=1.5, label="Goldilocks context")
+        self.marker = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your context")
+        axis.legend(loc="lower left")
+        self._kv_cache = {}
+        view.animate(self.mfu_line, self.goldilocks, self.marker)
+        return view
+
+    def _kv_curve(self, workload, kv_bytes):
+        key = (workload.label, kv_bytes)
+        if key not in self._kv_cache:   # depends only on the preset, so computed once per preset
+            self._kv_cache[key] = np.array([workload.kv_bytes_per_token(kv_bytes, c) for c in self.CONTEXTS])
+        return self._kv_cache[key]
+
+    def update(self, values):
+        r = self.resolve(values)
+        workload = r["workload"]
+        bytes_tok = self._kv_curve(workload, r["kv_bytes"])
+        common = dict(B=values["batch"], N_active=workload.n_active, N_total=workload.n_total, FLOPs=r["flops"],
+                      mem_bw=r["mem_bw"], bytes_param=r["bytes_param"])
+        mfu = MFU(len_ctx=self.CONTEXTS, bytes_tok=bytes_tok, **common)
+        self.mfu_line.set_data(self.CONTEXTS, mfu)
+        here_bytes = workload.kv_bytes_per_token(r["kv_bytes"], values["len_ctx"])
+        golden = GOLDILOCKS_CONTEXT(N_active=workload.n_active, FLOPs=r["flops"], mem_bw=r["mem_bw"],
+                                    bytes_tok=here_bytes)
+        self.goldilocks.set_xdata([golden] * 2)
+        self.marker.set_xdata([values["len_ctx"]] * 2)
+        mfu_here = MFU(len_ctx=values["len_ctx"], bytes_tok=here_bytes, **common)
+        rows = [
+            ("KV bytes per token", units.bytes_(here_bytes)),
+            ("Goldilocks context", f"{golden:,.0f} tokens"),
+            ("MFU at your context", f"{mfu_here:.0%}"),
+            ("your context / Goldilocks", f"{values['len_ctx'] / golden:.2f}×"),
+            ("KV cache of the batch", f"{units.bytes_(values['batch'] * values['len_ctx'] * here_bytes)} of "
+                                      f"{units.bytes_(r['hbm_capacity'])} HBM"),
+        ]
+        return rows, False
+
+
+def balance_table(weight_formats=("bf16", "fp8", "fp4")) -> list[dict]:
+    """The hardware ratio (B* at sparsity 1) of every preset chip in every format it multiplies in."""
+    table = []
+    for name in hardware.chip_names():
+        chip = hardware.get(name)
+        row = {"chip": chip.name}
+        for fmt in weight_formats:
+            row[fmt] = (roofline.balance_batch(chip, weight_bytes=BYTES[fmt], compute_dtype=fmt)
+                        if fmt in chip.flops else None)
+        table.append(row)
+    return table

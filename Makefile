@@ -1,0 +1,45 @@
+# The course's commands. `make lab` to study, `make test` to prove everything works.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8888
+
+.PHONY: lab test test-fast exercises bench clean-venv help
+
+help:
+	@echo "make lab        open the course in JupyterLab (creates .venv on first run)"
+	@echo "make test       run every test: library, notebooks, exercises, browser"
+	@echo "make test-fast  every test except the browser ones"
+	@echo "make exercises  regenerate exercises/ from solutions/"
+	@echo "make bench      print the performance figures (import, notebooks, sliders)"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.course-installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.course-installed
+
+lab: $(VENV)/.course-installed
+	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
+		--ServerApp.root_dir="$(CURDIR)" notebooks/00_start_here.ipynb
+
+test: $(VENV)/.test-installed
+	MPLBACKEND=Agg $(PY) -m pytest
+
+test-fast: $(VENV)/.test-installed
+	MPLBACKEND=Agg $(PY) -m pytest -m "not browser"
+
+exercises: $(VENV)/.course-installed
+	$(PY) -m lecture_lib.exercises generate solutions exercises
+
+bench: $(VENV)/.test-installed
+	MPLBACKEND=Agg $(PY) tools/bench.py
+
+clean-venv:
+	rm -rf $(VENV)

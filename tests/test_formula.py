@@ -1,0 +1,62 @@
+"""The formula mechanism: one SymPy expression, shown, derived with, evaluated, validated."""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from lecture_lib import formula, symbols
+from lecture_lib.formula import Formula
+
+
+def test_latex_uses_the_notation_table():
+    f = Formula(symbols.t_weights, symbols.N_total * symbols.bytes_param / symbols.mem_bw, source="test")
+    tex = f.latex()
+    assert r"N_\mathrm{total}" in tex and r"\mathrm{mem\_bw}" in tex
+    assert f._repr_latex_().startswith("$$")
+
+
+def test_call_matches_exact_substitution():
+    f = Formula(symbols.t_compute, 2 * symbols.B * symbols.N_active / symbols.FLOPs, source="test")
+    exact = f.subs(B=3, N_active=5, FLOPs=7)
+    assert exact == sp.Rational(30, 7)
+    assert f(B=3, N_active=5, FLOPs=7) == pytest.approx(30 / 7)
+
+
+def test_call_broadcasts_arrays_and_scalars_through_max():
+    f = Formula(symbols.t, sp.Max(symbols.B, symbols.N_total), source="test")
+    out = f(B=np.array([1.0, 5.0, 10.0]), N_total=4.0)
+    assert np.allclose(out, [4, 5, 10])
+
+
+def test_inputs_are_sorted_names():
+    f = Formula(symbols.t, symbols.mem_bw + symbols.B, source="test")
+    assert f.input_names == ("B", "mem_bw")
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "3", None, True, [1, -2]])
+def test_bad_input_names_the_parameter(bad):
+    f = Formula(symbols.t, symbols.B * 2, source="test")
+    with pytest.raises(ValueError, match="B"):
+        f(B=bad)
+
+
+def test_missing_and_unknown_inputs_are_named():
+    f = Formula(symbols.t, symbols.B * symbols.mem_bw, source="test")
+    with pytest.raises(ValueError, match="missing.*mem_bw"):
+        f(B=1)
+    with pytest.raises(ValueError, match="unknown.*batch"):
+        f(B=1, mem_bw=1, batch=3)
+
+
+def test_same_detects_algebraic_identity():
+    x = symbols.B
+    assert formula.same((x + 1) ** 2, x**2 + 2 * x + 1)
+    assert not formula.same(x, 2 * x)
+
+
+def test_show_typesets_several_formulas():
+    f = Formula(symbols.t, symbols.B, source="test")
+    math_obj = formula.show(f, (symbols.B_star, symbols.ratio_hw * symbols.sparsity))
+    assert "aligned" in math_obj.data

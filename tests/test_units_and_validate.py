@@ -1,0 +1,43 @@
+"""Formatting at the edge and the shared input checks."""
+
+import math
+
+import numpy as np
+import pytest
+
+from lecture_lib import units, validate
+
+
+@pytest.mark.parametrize("value, text", [(37e9, "37 B params"), (671e9, "671 B params"), (1.04e12, "1.04 T params")])
+def test_count(value, text):
+    assert units.count(value, "params") == text
+
+
+def test_bandwidth_bytes_seconds():
+    assert units.bandwidth(8e12) == "8 TB/s"
+    assert units.bytes_(288e9) == "288 GB"
+    assert units.seconds(0.0144) == "14.4 ms"
+    assert units.seconds(2.5e-4) == "250 µs"
+    assert units.flops(989e12) == "989 TFLOP/s"
+    assert units.rate(128e3) == "128 k tokens/s"
+
+
+@pytest.mark.parametrize("bad", [0, -3, math.nan, -math.inf, "12", b"1", None, False, object()])
+def test_number_refuses_bad_values_naming_them(bad):
+    with pytest.raises(ValueError, match="batch"):
+        validate.number("batch", bad)
+
+
+def test_number_accepts_arrays_and_allows_zero_when_asked():
+    assert validate.number("x", 0, allow_zero=True) == 0.0
+    assert np.allclose(validate.number("x", [1, 2]), [1, 2])
+    with pytest.raises(ValueError, match="<= 1"):
+        validate.fraction("mfu", 1.5)
+
+
+def test_integer_and_choice():
+    assert validate.integer("n", 4.0) == 4
+    with pytest.raises(ValueError, match="n_layers"):
+        validate.integer("n_layers", 2.5)
+    with pytest.raises(ValueError, match="one of"):
+        validate.choice("fmt", "fp16", ["bf16", "fp8"])

@@ -43,7 +43,7 @@ def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: i
         figure = Figure(figsize=(width, height), dpi=DPI)
         FigureCanvasAgg(figure)
         axes = figure.subplots(nrows, ncols, squeeze=False).ravel().tolist()
-        figure.subplots_adjust(left=0.08, right=0.98, bottom=0.15, top=0.9, wspace=0.28)
+        figure.subplots_adjust(left=0.16 / ncols + 0.03, right=0.98, bottom=0.15, top=0.9, wspace=0.3)
     return figure, axes
 
 
@@ -58,3 +58,45 @@ def styled(function):
     wrapper.__name__ = function.__name__
     wrapper.__doc__ = function.__doc__
     return wrapper
+
+
+def to_image(figure):
+    """A static figure as an ``IPython.display.Image`` (works under any matplotlib backend)."""
+    import io
+
+    from IPython.display import Image
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    return Image(data=buffer.getvalue(), format="png")
+
+
+@styled
+def train_timetable(t_step: float = 20e-3, arrival: float = 21e-3, n_trains: int = 4):
+    """The lecture's "train" (00:21:44): a batch departs every ``t_step``; a request arriving at
+    ``arrival`` waits for the next departure, then rides one step. Returns the Figure."""
+    from . import validate
+
+    validate.number("t_step", t_step)
+    validate.number("arrival", arrival, allow_zero=True)
+    figure, (axis,) = new_figure(9.0, 2.2)
+    ms = 1e3
+    for k in range(n_trains):
+        axis.broken_barh([(k * t_step * ms, t_step * ms * 0.97)], (0.6, 0.8),
+                         color=COLORS["compute"], alpha=0.35 + 0.15 * (k % 2))
+        axis.text((k + 0.5) * t_step * ms, 1.0, f"batch {k + 1}", ha="center", va="center", fontsize=9)
+    departure = (int(arrival // t_step) + 1) * t_step
+    done = departure + t_step
+    axis.annotate("", xy=(departure * ms, 1.9), xytext=(arrival * ms, 1.9),
+                  arrowprops=dict(arrowstyle="->", color=COLORS["weights"]))
+    axis.text((arrival + departure) / 2 * ms, 2.15, f"wait {(departure - arrival) * ms:.0f} ms", ha="center",
+              color=COLORS["weights"], fontsize=9)
+    axis.annotate("", xy=(done * ms, 1.9), xytext=(departure * ms, 1.9),
+                  arrowprops=dict(arrowstyle="->", color=COLORS["total"]))
+    axis.text((departure + done) / 2 * ms, 2.15, f"ride {t_step * ms:.0f} ms", ha="center", fontsize=9)
+    axis.axvline(arrival * ms, color=COLORS["weights"], ls=":", lw=1)
+    axis.set(xlim=(0, n_trains * t_step * ms), ylim=(0.3, 2.6), yticks=[], xlabel="time (ms)",
+             title=f"a batch departs every {t_step * ms:.0f} ms: worst case ≈ {2 * t_step * ms:.0f} ms")
+    axis.grid(False)
+    figure.subplots_adjust(bottom=0.25, top=0.85, left=0.03, right=0.98)
+    return figure

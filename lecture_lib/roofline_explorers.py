@@ -113,7 +113,7 @@ class BatchExplorer(_RooflineExplorer):
     def controls_(self):
         controls = {"model": self.model_control()}
         controls.update(_hardware_controls())
-        controls["len_ctx"] = explore.log_slider("context length (tokens)", 4096, 128, 1_048_576)
+        controls["len_ctx"] = explore.log_slider("context length (tokens)", 1024, 128, 1_048_576)
         controls["batch"] = explore.log_slider("batch B (sequences)", 1024, 1, 100_000)
         controls["price"] = explore.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25)
         return controls
@@ -129,7 +129,10 @@ class BatchExplorer(_RooflineExplorer):
             lines["kv" + suffix], = axis.plot([], [], color=COLORS["kv"], label="KV fetch")
             lines["memory" + suffix], = axis.plot([], [], color=COLORS["memory"], ls="--", label="memory = weights + KV")
             lines["total" + suffix], = axis.plot([], [], color=COLORS["total"], lw=3.2, alpha=0.8, label="max (the bound)")
-            lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls=":", lw=1.5, label="B*")
+            lines["balance_weights" + suffix] = axis.axvline(1, color=COLORS["balance"], ls=":", lw=1.0,
+                                                             alpha=0.6, label="B* (weights only)")
+            lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls="--", lw=1.5,
+                                                     label="B* with KV")
             lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
         latency.legend(loc="upper left")
         self.lines = lines
@@ -163,6 +166,7 @@ class BatchExplorer(_RooflineExplorer):
                                                  len_ctx=len_ctx, bytes_tok=bytes_tok)
         for suffix in ("", "_cost"):
             self.lines["balance" + suffix].set_xdata([min(with_kv, x_max * 2)] * 2)
+            self.lines["balance_weights" + suffix].set_xdata([b_star] * 2)
             self.lines["marker" + suffix].set_xdata([batch] * 2)
         step = roofline.decode_step(batch=batch, n_active=workload.n_active, n_total=workload.n_total,
                                     flops=r["flops"], mem_bw=r["mem_bw"], bytes_param=r["bytes_param"],

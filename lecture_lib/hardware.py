@@ -1,0 +1,541 @@
+"""Accelerator presets: per-chip peaks, and the scale-up systems they are sold in.
+
+``get("H100")`` returns a :class:`Chip`; ``get_system("GB200 NVL72")`` a :class:`System`.
+The lecture's numbers come from here: the hardware ratio ≈ 300 (lecture 00:18:48) and the
+≈ 20 ms HBM drain time (lecture 00:23:43, E1.7).
+
+Conventions
+-----------
+- **Dense** peak FLOP/s per chip, **2 FLOPs per multiply-add** (the vendors' and the scaling
+  book's convention). Vendors often print 2:4 structured-sparsity figures; those are halved here
+  and never stored. ``Chip.macs(fmt)`` gives multiplies/s, the unit the lecture writes on the board.
+- A chip lists only the number formats its matrix units run natively: no FP8 on A100 or
+  TPU v4/v5/v6e, no FP4 before Blackwell. ``fp32`` is the non-tensor (CUDA-core) FP32 rate.
+- Bytes are SI: 1 GB = 1e9 B, 1 TB/s = 1e12 B/s. HBM capacity is the vendor's "GB" label taken
+  as 1e9 B (an H100 "80 GB" is stored as 80e9), even where the stacks are physically GiB.
+- ``scale_up_bandwidth`` is per chip, **one direction**, all links summed: NVLink 450 GB/s on
+  H100 (NVIDIA's "900 GB/s" counts both directions); TPU ICI is Google's bidirectional per-chip
+  figure halved. The scaling book's collective formulas use the bidirectional W_ici instead.
+- ``scale_out_bandwidth`` is per chip to the data-centre network (NIC or DCN share), one direction.
+- ``price_per_hour`` is a public on-demand list price in USD per chip-hour, ``None`` if none.
+- Every number has a source and an access date in ``Chip.sources``; "2026-11" is when it was read.
+  Lecture-versus-vendor differences live in ``Chip.notes`` (Rubin: 20 vs 22 TB/s).
+
+Sources used throughout: the scaling book (Austin et al., "How to Scale Your Model",
+https://jax-ml.github.io/scaling-book, tpus.md and gpus.md, 2026 revision) as summarised in the
+course's reference notes, NVIDIA datasheets and Google Cloud TPU documentation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+
+__all__ = [
+    "BYTES_PER_VALUE",
+    "CHIPS",
+    "SOURCED_FIELDS",
+    "SYSTEMS",
+    "Chip",
+    "System",
+    "chip_names",
+    "get",
+    "get_system",
+    "system_names",
+]
+
+BYTES_PER_VALUE: Mapping[str, float] = MappingProxyType(
+    {"fp32": 4.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
+)
+"""Bytes per stored value of each number format. FP4 is 0.5 B without block scales; NVFP4 adds
+one FP8 scale per 16 values (+1/16 B) and MXFP4 one byte per 32 (+1/32 B): pass
+``bytes_per_value=0.5 + 1/16`` to :meth:`Chip.ops_per_byte` to include them."""
+
+# Fields of a Chip that must each carry a source ("document or URL, access date").
+SOURCED_FIELDS = ("flops", "hbm_bandwidth", "hbm_capacity", "scale_up_bandwidth",
+                  "scale_up_domain", "scale_out_bandwidth", "price_per_hour", "release_year")
+
+
+def _positive(owner: str, field: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{owner}: {field} must be a finite number > 0, got {value!r}")
+
+
+def _whole(owner: str, field: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{owner}: {field} must be a whole number >= 1, got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Chip:
+    """One accelerator package (a GPU or a TPU chip) and its per-chip peaks, in SI units."""
+
+    name: str
+    generation: str
+    release_year: int
+    flops: Mapping[str, float] = dataclasses.field(hash=False)
+    hbm_bandwidth: float
+    hbm_capacity: float
+    scale_up_bandwidth: float
+    scale_up_domain: int
+    scale_out_bandwidth: float
+    price_per_hour: float | None
+    sources: Mapping[str, str] = dataclasses.field(hash=False, repr=False)
+    notes: str = dataclasses.field(default="", repr=False)
+
+    def __post_init__(self):
+        flops = dict(self.flops)
+        if not flops or not set(flops) <= set(BYTES_PER_VALUE):
+            raise ValueError(f"{self.name}: flops keys must be a non-empty subset of "
+                             f"{list(BYTES_PER_VALUE)}, got {sorted(flops)}")
+        for fmt, value in flops.items():
+            _positive(self.name, f"flops[{fmt!r}]", value)
+        for field in ("hbm_bandwidth", "hbm_capacity", "scale_up_bandwidth", "scale_out_bandwidth"):
+            _positive(self.name, field, getattr(self, field))
+        _whole(self.name, "scale_up_domain", self.scale_up_domain)
+        _whole(self.name, "release_year", self.release_year)
+        if self.price_per_hour is not None:
+            _positive(self.name, "price_per_hour", self.price_per_hour)
+        missing = [f for f in SOURCED_FIELDS if f not in self.sources]
+        if missing:
+            raise ValueError(f"{self.name}: no source given for {missing}")
+        # Keep the formats in BYTES_PER_VALUE order, and make both mappings read-only.
+        ordered = {fmt: float(flops[fmt]) for fmt in BYTES_PER_VALUE if fmt in flops}
+        object.__setattr__(self, "flops", MappingProxyType(ordered))
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+
+    def _peak(self, fmt) -> float:
+        if not isinstance(fmt, str) or fmt.lower() not in BYTES_PER_VALUE:
+            raise ValueError(f"fmt must be one of {list(BYTES_PER_VALUE)}, got {fmt!r}")
+        fmt = fmt.lower()
+        if fmt not in self.flops:
+            raise ValueError(f"{self.name} has no {fmt} matrix peak in hardware; "
+                             f"fmt must be one of {list(self.flops)}, got {fmt!r}")
+        return self.flops[fmt]
+
+    def macs(self, fmt: str) -> float:
+        """Multiply-accumulates per second in ``fmt``: dense FLOP/s / 2 (the board's "FLOPs")."""
+        return self._peak(fmt) / 2
+
+    def ops_per_byte(self, fmt: str, *, bytes_per_value: float | None = None) -> float:
+        """The lecture's hardware ratio R = MAC/s × bytes per weight / HBM bytes/s (≈ 300).
+
+        With weights stored in ``fmt`` it is the batch at which reading the weights once takes as
+        long as using each weight once per sequence (lecture 00:16:56-00:18:48, E1.5). Halving the
+        bytes per weight doubles the MAC rate on the same chip, so R barely moves with precision.
+        ``bytes_per_value`` overrides :data:`BYTES_PER_VALUE` (e.g. to count FP4 block scales).
+        """
+        macs = self.macs(fmt)  # validates fmt first
+        size = BYTES_PER_VALUE[fmt.lower()] if bytes_per_value is None else bytes_per_value
+        _positive(self.name, "bytes_per_value", size)
+        return macs * size / self.hbm_bandwidth
+
+    @property
+    def hbm_drain_time(self) -> float:
+        """Seconds to read all of HBM once: capacity / bandwidth (lecture E1.7, ≈ 20 ms)."""
+        return self.hbm_capacity / self.hbm_bandwidth
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class System:
+    """``n_chips`` copies of one chip joined by their scale-up network (NVLink domain, ICI pod)."""
+
+    name: str
+    chip: Chip
+    n_chips: int
+    scale_out_bandwidth: float | None = None  # per chip; None means the chip's own
+    price_per_hour: float | None = None       # USD per hour for the whole system
+    sources: Mapping[str, str] = dataclasses.field(default_factory=dict, hash=False, repr=False)
+    notes: str = dataclasses.field(default="", repr=False)
+
+    def __post_init__(self):
+        if not isinstance(self.chip, Chip):
+            raise ValueError(f"{self.name}: chip must be a hardware.Chip, got {self.chip!r}")
+        _whole(self.name, "n_chips", self.n_chips)
+        if self.n_chips > self.chip.scale_up_domain:
+            raise ValueError(f"{self.name}: n_chips must be <= {self.chip.scale_up_domain} "
+                             f"(the {self.chip.name} scale-up domain), got {self.n_chips}")
+        if self.scale_out_bandwidth is None:
+            object.__setattr__(self, "scale_out_bandwidth", self.chip.scale_out_bandwidth)
+        _positive(self.name, "scale_out_bandwidth", self.scale_out_bandwidth)
+        if self.price_per_hour is not None:
+            _positive(self.name, "price_per_hour", self.price_per_hour)
+        object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
+
+    @property
+    def flops(self) -> Mapping[str, float]:
+        """Dense peak FLOP/s of the whole system, per number format."""
+        return MappingProxyType({fmt: v * self.n_chips for fmt, v in self.chip.flops.items()})
+
+    @property
+    def hbm_bandwidth(self) -> float:
+        """Aggregate HBM bytes/s."""
+        return self.chip.hbm_bandwidth * self.n_chips
+
+    @property
+    def hbm_capacity(self) -> float:
+        """Aggregate HBM bytes."""
+        return self.chip.hbm_capacity * self.n_chips
+
+    @property
+    def scale_up_bandwidth(self) -> float:
+        """Aggregate one-direction scale-up bytes/s (vendors' "130 TB/s" for NVL72 is twice this)."""
+        return self.chip.scale_up_bandwidth * self.n_chips
+
+    @property
+    def hbm_drain_time(self) -> float:
+        """Seconds to read all HBM once; the same as one chip's, since both sides scale with n."""
+        return self.hbm_capacity / self.hbm_bandwidth
+
+
+# --- Sources ----------------------------------------------------------------------------------
+# Each string is "where, access date". "SB" is the scaling book, read through the course notes
+# /work/shared/reference/scaling_book_notes.md (§4.1 TPU table, §4.2 GPU and NVLink tables).
+_READ = "2026-11"
+SB_TPU = f"scaling book tpus.md 'TPU specs' table (jax-ml.github.io/scaling-book), {_READ}"
+SB_GPU = f"scaling book gpus.md GPU/NVLink/node tables (jax-ml.github.io/scaling-book), {_READ}"
+SB_PRICE = f"scaling book Ch8 price table (Google Cloud on-demand, Feb 2025), {_READ}"
+LAMBDA = ("lambda.ai/instances on-demand, 8-GPU instance, USD per GPU-hour (page text as "
+          f"transcribed 2026-09-20 in github.com/api-evangelist/lambda-labs plans file), {_READ}")
+NO_PRICE = f"no public on-demand per-chip price found (Lambda, Google Cloud, AWS lists), {_READ}"
+
+NV_A100 = ("NVIDIA A100 datasheet, 80GB SXM column (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"
+           f", tabulated at glennklockwood.com/garden/processors/A100), {_READ}")
+NV_H100 = ("NVIDIA H100 datasheet, SXM column, sparsity figures halved (tabulated at "
+           "archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html and "
+           f"glennklockwood.com/garden/processors/h100), {_READ}")
+NV_H200 = ("NVIDIA H200 datasheet, SXM: same Hopper compute as H100, 141 GB HBM3e at 4.8 TB/s "
+           f"(aiwiki.ai/wiki/nvidia_h200; ai-hpc.github.io 8x-H200 notes), {_READ}")
+NV_DGXB200 = ("NVIDIA DGX B200 datasheet: 8 GPUs, 1,440 GB HBM3e, 64 TB/s, FP4 72 PF dense, "
+              "NVLink 14.4 TB/s (nvidia.com/en-us/data-center/dgx-b200, summarised at "
+              f"brent-newsom-nvidia.github.io/AIPS-Boom/wiki/NVIDIA-DGX-B200), {_READ}")
+NV_HGXB200 = ("NVIDIA HGX B200 per-GPU dense peaks (FP4 9, FP8/INT8 4.5, BF16 2.25 PF, FP32 75 TF; "
+              f"verda.com/blog/gb300-nvl72-architecture; glennklockwood.com/garden/processors/B200), {_READ}")
+NV_NVL72 = ("NVIDIA GB200 NVL72 spec, rack totals / 72 and sparse figures halved: FP4 1,440 PF, "
+            "FP8/INT8 720, BF16 360 PF, FP32 5,760 TF, 13.4 TB HBM3e, 576 TB/s, NVLink 130 TB/s "
+            f"(aiwiki.ai/wiki/nvidia_gb200_nvl72; glennklockwood.com/garden/processors/B200), {_READ}")
+MLC_GB200 = ("MLCommons inference v6.1 system JSON GB200-NVL72_GB200-186GB (186 GB HBM3e per GPU; "
+             f"github.com/mlcommons/inference_results_v6.1), {_READ}")
+NV_GB300 = ("verda.com/blog/gb300-nvl72-architecture per-GPU table (dense: FP4 15, FP8 5, BF16 2.5 PF, "
+            f"FP32 80 TF, 279 GB, 8 TB/s; rack 20 TB, 576 TB/s, NVLink 130 TB/s), {_READ}")
+NV_RUBIN = ("NVIDIA Vera Rubin NVL72 (CES 2026; developer.nvidia.com/blog/inside-the-nvidia-rubin-"
+            "platform-six-new-chips-one-ai-supercomputer): per GPU 288 GB HBM4 at 22 TB/s, NVLink 6 "
+            "3.6 TB/s; rack 3.6 EF NVFP4 inference, 2.5 EF NVFP4 training, 20.7 TB, 260 TB/s "
+            f"(figures as reported by provide.ai/?p=50674 and jp.imgtag.co.kr/?p=929391), {_READ}")
+NV_RUBIN_FLOPS = ("NVIDIA rack training figures / 72 packages: NVFP4 2.5 EF -> 34.7 PF (CES 2026, "
+                  "jp.imgtag.co.kr/?p=929391), FP8 1.2 EF -> 16.7 PF (GTC 2025 NVL144 figure, "
+                  "megaobzor.com). The 50 PF 'NVFP4 inference' figure relies on Transformer Engine "
+                  "compression (about 3:2 over dense, per SemiAnalysis as cited in greaterwrong.com "
+                  f"Vladimir_Nesov shortform) and is not stored, {_READ}")
+NV_CX7 = f"DGX/HGX nodes: one 400 Gb/s ConnectX-7 NIC per GPU = 50e9 B/s; {SB_GPU}"
+
+GC_V4 = f"cloud.google.com/tpu/docs/v4 (275 TFLOPs bf16 or int8, 32 GiB, 1200 GBps, 4096-chip pod), {_READ}"
+GC_V5E = ("cloud.google.com/tpu/docs/v5e (197 TFLOPs bf16, 393 TOPs int8, 16 GB, 819 GBps, "
+          f"400 GBps bidirectional ICI per chip, 256-chip pod, 2 x 100 Gbps NIC per 8-chip host), {_READ}")
+GC_V5P = ("cloud.google.com/tpu/docs/v5p (459 TFLOPs bf16, 95 GB, 2765 GBps, 1200 GBps bidirectional "
+          f"ICI per chip, 50 Gbps DCN per chip, 8960-chip pod), {_READ}")
+GC_V6E = ("cloud.google.com/tpu/docs/v6e (918 TFLOPs bf16, 1836 TOPs int8, 32 GB, 1638 GBps, "
+          f"800 GBps bidirectional ICI per chip, 256-chip pod), {_READ}")
+GC_TPU7X = ("cloud.google.com/tpu/docs/tpu7x (2307 TFLOPs bf16, 4614 TFLOPs fp8, 192 GiB, 9216-chip "
+            f"pod; its table lists v5p/v6e 'FP8' at the BF16 rate, i.e. no native FP8), {_READ}")
+GC_IRONWOOD_ICI = ("Google Ironwood announcement (blog.google, 2025-04-09): ICI 1.2 TBps bidirectional "
+                   "per chip, 1.5x Trillium (reported as 9.6 Tb/s at binaryverseai.com and "
+                   f"artificial-intelligence-wiki.com), {_READ}")
+GC_PRICE_V4 = ("cloud.google.com/tpu/pricing, v4 on-demand $3.22 per chip-hour (recorded 2022-08-11 "
+               f"by infer-pub.com question 1114; not re-checked since), {_READ}")
+GC_PRICE_V6E = ("cloud.google.com/tpu/pricing, v6e (Trillium) on-demand $2.70 per chip-hour; the "
+                f"stored copies reached did not show it, so this value is unverified here, {_READ}")
+
+_LAUNCH = f"vendor launch/announcement year (NVIDIA and Google Cloud announcements), {_READ}"
+
+
+def _tpu_dcn(value_note: str) -> str:
+    return f"{value_note}; {SB_TPU}"
+
+
+# --- Chips, ordered by vendor then generation --------------------------------------------------
+_CHIP_LIST = [
+    Chip(
+        name="A100", generation="Ampere", release_year=2020,
+        flops={"fp32": 19.5e12, "bf16": 312e12, "int8": 624e12},
+        hbm_bandwidth=2.039e12, hbm_capacity=80e9,
+        scale_up_bandwidth=300e9,  # NVLink 3: 12 links x 25 GB/s each way ("600 GB/s" total)
+        scale_up_domain=8, scale_out_bandwidth=25e9,  # DGX A100: one 200 Gb/s HDR NIC per GPU
+        price_per_hour=2.79,
+        sources={"flops": NV_A100, "hbm_bandwidth": NV_A100, "hbm_capacity": NV_A100,
+                 "scale_up_bandwidth": f"NVLink 3 row (12 x 25 GB/s); {SB_GPU}",
+                 "scale_up_domain": f"HGX/DGX A100 node of 8; {SB_GPU}",
+                 "scale_out_bandwidth": f"DGX A100: 8 x 200 Gb/s HDR InfiniBand for 8 GPUs; {NV_A100}",
+                 "price_per_hour": LAMBDA, "release_year": _LAUNCH},
+        notes="80GB SXM part (2.039 TB/s); the 40GB part has 1.555 TB/s, giving R ≈ 200 not 153. "
+              "No FP8 or FP4 in hardware.",
+    ),
+    Chip(
+        name="H100", generation="Hopper", release_year=2022,
+        flops={"fp32": 66.9e12, "bf16": 989.4e12, "fp8": 1978.9e12, "int8": 1978.9e12},
+        hbm_bandwidth=3.35e12, hbm_capacity=80e9,
+        scale_up_bandwidth=450e9, scale_up_domain=8, scale_out_bandwidth=50e9,
+        price_per_hour=3.99,
+        sources={"flops": NV_H100, "hbm_bandwidth": NV_H100, "hbm_capacity": NV_H100,
+                 "scale_up_bandwidth": f"NVLink 4: 18 x 25 GB/s each way ('900 GB/s' both ways); {SB_GPU}",
+                 "scale_up_domain": f"HGX/DGX H100 node of 8; {SB_GPU}",
+                 "scale_out_bandwidth": NV_CX7, "price_per_hour": LAMBDA, "release_year": _LAUNCH},
+        notes="SXM part. Scaling book rounds to 9.9e14 and 3.4e12 in places (R = 295 with 3.35e12). "
+              "No FP4.",
+    ),
+    Chip(
+        name="H200", generation="Hopper", release_year=2024,
+        flops={"fp32": 66.9e12, "bf16": 989.4e12, "fp8": 1978.9e12, "int8": 1978.9e12},
+        hbm_bandwidth=4.8e12, hbm_capacity=141e9,
+        scale_up_bandwidth=450e9, scale_up_domain=8, scale_out_bandwidth=50e9,
+        price_per_hour=3.99,
+        sources={"flops": NV_H200, "hbm_bandwidth": NV_H200, "hbm_capacity": NV_H200,
+                 "scale_up_bandwidth": f"Hopper NVLink 4, same as H100; {SB_GPU}",
+                 "scale_up_domain": f"HGX/DGX H200 node of 8; {SB_GPU}",
+                 "scale_out_bandwidth": NV_CX7,
+                 "price_per_hour": "hyperstack.cloud/gpu-pricing on-demand H200 SXM $3.99/h (page "
+                                   "text transcribed 2026-08-26 in github.com/api-evangelist/"
+                                   f"nexgen-cloud plans file), {_READ}",
+                 "release_year": _LAUNCH},
+        notes="Same GH100 compute as H100 with more, faster HBM3e. No FP4.",
+    ),
+    Chip(
+        name="B200", generation="Blackwell", release_year=2024,
+        flops={"fp32": 75e12, "bf16": 2.25e15, "fp8": 4.5e15, "int8": 4.5e15, "fp4": 9e15},
+        hbm_bandwidth=8e12, hbm_capacity=180e9,
+        scale_up_bandwidth=900e9, scale_up_domain=8, scale_out_bandwidth=50e9,
+        price_per_hour=6.69,
+        sources={"flops": NV_HGXB200, "hbm_bandwidth": NV_DGXB200, "hbm_capacity": NV_DGXB200,
+                 "scale_up_bandwidth": f"NVLink 5: 18 x 50 GB/s each way ('1.8 TB/s'); {SB_GPU}",
+                 "scale_up_domain": f"HGX/DGX B200 node of 8; {SB_GPU}",
+                 "scale_out_bandwidth": NV_CX7, "price_per_hour": LAMBDA, "release_year": _LAUNCH},
+        notes="HGX/DGX B200 (1,000 W). Capacity is the shipping 180 GB (192 GB physical, as the "
+              "scaling book lists). Some tables give 7.7 TB/s; NVIDIA's DGX total 64 TB/s / 8 = 8 TB/s "
+              "is what gives the scaling book's R = 281 in FP4.",
+    ),
+    Chip(
+        name="GB200", generation="Blackwell", release_year=2024,
+        flops={"fp32": 80e12, "bf16": 2.5e15, "fp8": 5e15, "int8": 5e15, "fp4": 10e15},
+        hbm_bandwidth=8e12, hbm_capacity=186e9,
+        scale_up_bandwidth=900e9, scale_up_domain=72, scale_out_bandwidth=50e9,
+        price_per_hour=None,
+        sources={"flops": NV_NVL72, "hbm_bandwidth": NV_NVL72, "hbm_capacity": MLC_GB200,
+                 "scale_up_bandwidth": f"NVLink 5, 1.8 TB/s both ways per GPU; {NV_NVL72}",
+                 "scale_up_domain": NV_NVL72,
+                 "scale_out_bandwidth": f"GB200 NVL72 node egress 72 x 400 Gb/s; {SB_GPU}",
+                 "price_per_hour": NO_PRICE, "release_year": _LAUNCH},
+        notes="One Blackwell GPU of a GB200 superchip (1 Grace + 2 GPUs), as in NVL72 (1,200 W, "
+              "hence ~10% above B200). R in FP4 ≈ 312 (lecture notes).",
+    ),
+    Chip(
+        name="GB300", generation="Blackwell Ultra", release_year=2025,
+        flops={"fp32": 80e12, "bf16": 2.5e15, "fp8": 5e15, "fp4": 15e15},
+        hbm_bandwidth=8e12, hbm_capacity=279e9,
+        scale_up_bandwidth=900e9, scale_up_domain=72, scale_out_bandwidth=100e9,
+        price_per_hour=None,
+        sources={"flops": NV_GB300, "hbm_bandwidth": NV_GB300, "hbm_capacity": NV_GB300,
+                 "scale_up_bandwidth": f"NVLink 5, 900 GB/s each way; {NV_GB300}",
+                 "scale_up_domain": NV_GB300,
+                 "scale_out_bandwidth": "one 800 Gb/s ConnectX-8 per GPU (72x ConnectX-8 800G per "
+                                        f"rack, ai-infrastructure.net/nvidia-blackwell-platform), {_READ}",
+                 "price_per_hour": NO_PRICE, "release_year": _LAUNCH},
+        notes="Blackwell Ultra in GB300 NVL72. NVIDIA's headline is 288 GB per GPU; 279 GB usable "
+              "(20 TB per rack). INT8 is cut to a small fraction of FP8, so it is not listed.",
+    ),
+    Chip(
+        name="Rubin", generation="Rubin", release_year=2026,
+        flops={"fp8": 1.2e18 / 72, "fp4": 2.5e18 / 72},  # rack training figures / 72 GPUs
+        hbm_bandwidth=22e12, hbm_capacity=288e9,
+        scale_up_bandwidth=1.8e12, scale_up_domain=72, scale_out_bandwidth=200e9,
+        price_per_hour=None,
+        sources={"flops": NV_RUBIN_FLOPS, "hbm_bandwidth": NV_RUBIN, "hbm_capacity": NV_RUBIN,
+                 "scale_up_bandwidth": f"NVLink 6, 3.6 TB/s both ways per GPU; {NV_RUBIN}",
+                 "scale_up_domain": f"72 packages per Vera Rubin rack (NVL144 counted dies); {NV_RUBIN}",
+                 "scale_out_bandwidth": "two 800 Gb/s ConnectX-9 per Rubin GPU = 1.6 Tb/s "
+                                        f"(wheelersnetwork.com, 'Decoding Nvidia's Rubin Networking Math'), {_READ}",
+                 "price_per_hour": f"not shipping to clouds yet; {NO_PRICE}",
+                 "release_year": f"CES 2026 launch, volume H2 2026; {NV_RUBIN}"},
+        notes="Vera Rubin GPU package (2 dies), NVIDIA's announced figures. The lecture uses "
+              "288 GB / 20 TB/s = 14.4 ms (00:24:00); NVIDIA's latest figure is 22 TB/s, stored here "
+              "(13.1 ms). 'NVL144' counted dies: 72 packages x 2; NVIDIA now calls the rack NVL72. "
+              "No dense BF16 figure was found, so bf16 is not listed.",
+    ),
+    Chip(
+        name="TPU v4p", generation="TPU v4", release_year=2021,
+        flops={"bf16": 275e12, "int8": 275e12},
+        hbm_bandwidth=1.2e12, hbm_capacity=32e9,
+        scale_up_bandwidth=270e9, scale_up_domain=4096, scale_out_bandwidth=6.25e9,
+        price_per_hour=3.22,
+        sources={"flops": GC_V4, "hbm_bandwidth": GC_V4, "hbm_capacity": GC_V4,
+                 "scale_up_bandwidth": f"6 ICI links x 4.5e10 B/s one way; {SB_TPU}",
+                 "scale_up_domain": GC_V4,
+                 "scale_out_bandwidth": _tpu_dcn("DCN about 6.25e9 B/s per TPU"),
+                 "price_per_hour": GC_PRICE_V4, "release_year": _LAUNCH},
+        notes="Google calls it 'TPU v4' (the scaling book 'v4p'). Google labels HBM '32 GiB'; "
+              "stored as 32e9 like every other vendor 'GB'. INT8 runs at the BF16 rate; no FP8.",
+    ),
+    Chip(
+        name="TPU v5e", generation="TPU v5", release_year=2023,
+        flops={"bf16": 197e12, "int8": 393e12},
+        hbm_bandwidth=819e9, hbm_capacity=16e9,
+        scale_up_bandwidth=200e9, scale_up_domain=256, scale_out_bandwidth=3.125e9,
+        price_per_hour=1.20,
+        sources={"flops": GC_V5E, "hbm_bandwidth": GC_V5E, "hbm_capacity": GC_V5E,
+                 "scale_up_bandwidth": f"400 GBps bidirectional / 2 (4 ports x 50 GB/s); {GC_V5E}",
+                 "scale_up_domain": GC_V5E,
+                 "scale_out_bandwidth": _tpu_dcn(f"2 x 100 Gbps per 8-chip host = 25 Gb/s per chip; {GC_V5E}"),
+                 "price_per_hour": SB_PRICE, "release_year": _LAUNCH},
+        notes="Google's table also prints '800 GiBps'; 819 GB/s is its key-spec figure and the "
+              "scaling book's 8.2e11. No FP8.",
+    ),
+    Chip(
+        name="TPU v5p", generation="TPU v5", release_year=2023,
+        flops={"bf16": 459e12, "int8": 918e12},
+        hbm_bandwidth=2.765e12, hbm_capacity=95e9,
+        scale_up_bandwidth=600e9, scale_up_domain=8960, scale_out_bandwidth=6.25e9,
+        price_per_hour=4.20,
+        sources={"flops": f"bf16: {GC_V5P}; int8 9.18e14: {SB_TPU}", "hbm_bandwidth": GC_V5P,
+                 "hbm_capacity": GC_V5P,
+                 "scale_up_bandwidth": f"1200 GBps bidirectional / 2 (6 ports x 100 GB/s); {GC_V5P}",
+                 "scale_up_domain": GC_V5P, "scale_out_bandwidth": GC_V5P,
+                 "price_per_hour": SB_PRICE, "release_year": _LAUNCH},
+        notes="Scaling book lists 96 GB and 2.8e12; Google's key-spec table 95 GB and 2765 GBps. "
+              "Google lists 'FP8' at the BF16 rate (no native FP8), so fp8 is not listed.",
+    ),
+    Chip(
+        name="TPU v6e", generation="TPU v6 (Trillium)", release_year=2024,
+        flops={"bf16": 918e12, "int8": 1836e12},
+        hbm_bandwidth=1.638e12, hbm_capacity=32e9,
+        scale_up_bandwidth=400e9, scale_up_domain=256, scale_out_bandwidth=12.5e9,
+        price_per_hour=2.70,
+        sources={"flops": GC_V6E, "hbm_bandwidth": GC_V6E, "hbm_capacity": GC_V6E,
+                 "scale_up_bandwidth": f"800 GBps bidirectional / 2 (4 ports x 100 GB/s); {GC_V6E}",
+                 "scale_up_domain": GC_V6E,
+                 "scale_out_bandwidth": _tpu_dcn("DCN 12.5e9 B/s per chip on v6e"),
+                 "price_per_hour": GC_PRICE_V6E, "release_year": _LAUNCH},
+        notes="Trillium. Scaling book table: 9.20e14 and 1.6e12 (Ch1 text: 9.1e14). "
+              "Google lists 'FP8' at the BF16 rate (no native FP8), so fp8 is not listed.",
+    ),
+    Chip(
+        name="TPU7x", generation="TPU7x (Ironwood)", release_year=2025,
+        flops={"bf16": 2307e12, "fp8": 4614e12},
+        hbm_bandwidth=7.4e12, hbm_capacity=192e9,
+        scale_up_bandwidth=600e9, scale_up_domain=9216, scale_out_bandwidth=12.5e9,
+        price_per_hour=None,
+        sources={"flops": GC_TPU7X, "hbm_bandwidth": f"7.4e12 B/s; {SB_TPU}",
+                 "hbm_capacity": GC_TPU7X,
+                 "scale_up_bandwidth": f"1.2 TBps bidirectional / 2; {GC_IRONWOOD_ICI}",
+                 "scale_up_domain": f"9216 = 4 x 4 x 576; {GC_TPU7X}",
+                 "scale_out_bandwidth": _tpu_dcn("DCN 12.5e9 B/s per chip on TPU7x"),
+                 "price_per_hour": NO_PRICE, "release_year": _LAUNCH},
+        notes="Ironwood. Google's April 2025 blog said 7.2 TB/s HBM; the scaling book's 7.4e12 is "
+              "used. The scaling book also lists int8 4.61e15; Google publishes only BF16 and FP8.",
+    ),
+]
+
+CHIPS: dict[str, Chip] = {chip.name: chip for chip in _CHIP_LIST}
+"""Every chip preset, keyed by canonical name, ordered by vendor then generation."""
+
+_CHIP_ALIASES = {
+    "A100 80GB": "A100", "A100 SXM": "A100", "H100 SXM": "H100", "H200 SXM": "H200",
+    "Vera Rubin": "Rubin", "Rubin GPU": "Rubin",
+    "TPU v4": "TPU v4p", "v4": "TPU v4p", "v4p": "TPU v4p", "v5e": "TPU v5e", "v5p": "TPU v5p",
+    "v6e": "TPU v6e", "Trillium": "TPU v6e", "TPU v7": "TPU7x", "TPU v7x": "TPU7x",
+    "Ironwood": "TPU7x",
+}
+
+
+def _preset_system(name: str, chip: str, n_chips: int, source: str, notes: str = "") -> System:
+    """A preset system; its price is n_chips x the chip's per-chip list price (when there is one)."""
+    c = CHIPS[chip]
+    price = None if c.price_per_hour is None else c.price_per_hour * n_chips
+    return System(name=name, chip=c, n_chips=n_chips, price_per_hour=price,
+                  sources={"n_chips": source, "price_per_hour": c.sources["price_per_hour"]},
+                  notes=notes)
+
+
+_SYSTEM_LIST = [
+    # NVIDIA HGX/DGX nodes: 8 GPUs on one NVSwitch baseboard (scaling book gpus.md node table).
+    _preset_system("HGX A100", "A100", 8, f"HGX/DGX A100, 8 GPUs; {SB_GPU}"),
+    _preset_system("HGX H100", "H100", 8, f"HGX/DGX H100, 8 GPUs, 640 GB; {SB_GPU}"),
+    _preset_system("HGX H200", "H200", 8, f"HGX/DGX H200, 8 GPUs; {SB_GPU}"),
+    _preset_system("HGX B200", "B200", 8, NV_DGXB200),
+    # Rack-scale NVLink domains: 72 GPU packages each.
+    _preset_system("GB200 NVL72", "GB200", 72, NV_NVL72,
+                   notes="NVIDIA's 13.4 TB, 576 TB/s, 130 TB/s (NVLink, both directions)."),
+    _preset_system("GB300 NVL72", "GB300", 72, NV_GB300),
+    _preset_system("Vera Rubin NVL144", "Rubin", 72, NV_RUBIN,
+                   notes="72 Rubin packages = 144 dies; NVIDIA's NVL144 name counted dies, and at "
+                         "CES 2026 it renamed the rack Vera Rubin NVL72. 20.7 TB, 260 TB/s NVLink."),
+    # Google TPU ICI domains: full pods, or the 256-chip v5e/v6e pods.
+    _preset_system("TPU v4 pod", "TPU v4p", 4096, GC_V4),
+    _preset_system("TPU v5e-256", "TPU v5e", 256, GC_V5E),
+    _preset_system("TPU v5p pod", "TPU v5p", 8960, GC_V5P,
+                   notes="The largest single job Google schedules is 6144 chips (16x16x24)."),
+    _preset_system("TPU v6e-256", "TPU v6e", 256, GC_V6E),
+    _preset_system("TPU7x pod", "TPU7x", 9216, GC_TPU7X),
+]
+
+SYSTEMS: dict[str, System] = {system.name: system for system in _SYSTEM_LIST}
+"""Every scale-up system preset, keyed by canonical name."""
+
+_SYSTEM_ALIASES = {
+    "DGX A100": "HGX A100", "DGX H100": "HGX H100", "DGX H200": "HGX H200", "DGX B200": "HGX B200",
+    "NVL72": "GB200 NVL72", "Vera Rubin NVL72": "Vera Rubin NVL144", "Rubin NVL144": "Vera Rubin NVL144",
+    "TPU v4p pod": "TPU v4 pod", "TPU v5e pod": "TPU v5e-256", "TPU v6e pod": "TPU v6e-256",
+    "Trillium pod": "TPU v6e-256", "Ironwood pod": "TPU7x pod",
+}
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[\s_\-]+", "", name).lower()
+
+
+def _index(presets: dict, aliases: dict) -> dict[str, str]:
+    index = {_normalise(name): name for name in presets}
+    for alias, target in aliases.items():
+        if target not in presets or _normalise(alias) in index:
+            raise ValueError(f"bad alias {alias!r} -> {target!r}")
+        index[_normalise(alias)] = target
+    return index
+
+
+_CHIP_INDEX = _index(CHIPS, _CHIP_ALIASES)
+_SYSTEM_INDEX = _index(SYSTEMS, _SYSTEM_ALIASES)
+
+
+def _lookup(name, presets: dict, index: dict, kind: str):
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string naming a {kind}, got {name!r}")
+    key = index.get(_normalise(name))
+    if key is None:
+        raise KeyError(f"unknown {kind} {name!r}; known {kind}s: {', '.join(presets)}")
+    return presets[key]
+
+
+def get(name: str) -> Chip:
+    """The chip preset called ``name`` (case, spaces, hyphens, underscores ignored).
+
+    ``get("tpu-v5e") is get("TPU v5e")``; aliases include "TPU v4", "Trillium" and "Ironwood".
+    An unknown name raises ``KeyError`` listing the known ones.
+    """
+    return _lookup(name, CHIPS, _CHIP_INDEX, "chip")
+
+
+def get_system(name: str) -> System:
+    """The scale-up system preset called ``name`` (same matching rules as :func:`get`)."""
+    return _lookup(name, SYSTEMS, _SYSTEM_INDEX, "system")
+
+
+def chip_names() -> list[str]:
+    """Canonical chip names, NVIDIA then Google, each by generation."""
+    return list(CHIPS)
+
+
+def system_names() -> list[str]:
+    """Canonical system names, NVIDIA then Google, each by generation."""
+    return list(SYSTEMS)

@@ -362,7 +362,8 @@ _CHIP_LIST = [
         notes="Vera Rubin GPU package (2 dies), NVIDIA's announced figures. The lecture uses "
               "288 GB / 20 TB/s = 14.4 ms (00:24:00); NVIDIA's latest figure is 22 TB/s, stored here "
               "(13.1 ms). 'NVL144' counted dies: 72 packages x 2; NVIDIA now calls the rack NVL72. "
-              "No dense BF16 figure was found, so bf16 is not listed.",
+              "No dense BF16 figure was found, so bf16 is not listed. fp8 and fp4 come from "
+              "separately rounded rack totals, so their hardware ratios differ by about 4%.",
     ),
     Chip(
         name="TPU v4p", generation="TPU v4", release_year=2021,

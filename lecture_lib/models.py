@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 #: Bytes per stored value for the usual number formats. Block-scaled formats carry a little
 #: more (MXFP4 is 4.25 bits per value); pass the exact number if that matters.
@@ -253,9 +253,10 @@ class Model:
 
         MLA (DeepSeek-V2 section 2.1), with r = qk_rope_head_dim, n = qk_nope_head_dim,
         v = v_head_dim:
-        Q = ``d_model·q_lora_rank + q_lora_rank·n_heads·(n + r)`` (or ``d_model·n_heads·(n + r)``
-        when q_lora_rank = 0), KV down = ``d_model·(kv_lora_rank + r)``,
-        KV up = ``kv_lora_rank·n_heads·(n + v)``, O = ``n_heads·v·d_model``.
+        Q = ``d_model·q_lora_rank + q_lora_rank·n_heads·(n + r)``
+        (or ``d_model·n_heads·(n + r)`` when q_lora_rank = 0),
+        KV down = ``d_model·(kv_lora_rank + r)``, KV up = ``kv_lora_rank·n_heads·(n + v)``,
+        O = ``n_heads·v·d_model``.
         The two latent norms are counted under "norms".
         """
         h, d = self.n_heads, self.d_model
@@ -353,9 +354,11 @@ class Model:
 
     @property
     def sparsity(self) -> float:
-        """params_total / params_active (1 for a dense model with tied embeddings).
+        """params_total / params_active: the lecture's "sparsity" in B* ≈ 300 x sparsity.
 
-        The lecture's B* ≈ 300 x sparsity uses this ratio.
+        It is 1 for a dense model with tied embeddings, and slightly above 1 for a dense
+        model with untied ones (Llama-3.1-8B: 1.07), because the input table is stored but does
+        no FLOPs. DeepSeek-V3: about 18, not the lecture's 8.
         """
         return self.params_total / self.params_active
 
@@ -469,7 +472,9 @@ _PRESETS = [
         source=("config: huggingface.co/meta-llama/Meta-Llama-3-70B config.json (released "
                 "2024-04-18); Llama 3.1 70B (2024-07-23) has the same shapes. Published: "
                 "70.6B params, the Hub's safetensors count."),
-        notes="head_dim is not in this config; 128 = 8192 / 64 is Meta's published head size.",
+        notes=("The Llama 3 70B config has no head_dim (transformers uses 8192 / 64 = 128); "
+               "Llama 3.1 configs state head_dim = 128. Dense: the published size counts the "
+               "input embedding (1.05B)."),
     ),
     Model(
         name="llama-3-405b", n_layers=126, d_model=16384, d_ff=53248, n_heads=128,
@@ -518,11 +523,12 @@ _PRESETS = [
         n_kv_heads=8, d_head=64, vocab_size=201088,
         n_routed_experts=128, experts_per_token=4, d_ff_expert=2880,
         sliding_window=128, n_local_layers=18, attention_bias=True, attention_sinks=True,
-        published_params_total=116.8e9, published_params_active=5.1e9,
+        published_params_total=116.83e9, published_params_active=5.13e9,
         source=("config: huggingface.co/openai/gpt-oss-120b config.json and "
                 "original/config.json (released 2025-08-05). Published: gpt-oss-120b & "
-                "gpt-oss-20b Model Card, arXiv 2508.10925 (2025-08-05): 116.8B total, 5.1B "
-                "active, which counts the unembedding but not the embedding."),
+                "gpt-oss-20b Model Card, arXiv 2508.10925 (2025-08-05), Table 1: 116.83B "
+                "total, 5.13B active; 'Unembedding parameters are counted towards active, "
+                "but not embeddings.'"),
         notes=("Attention alternates a 128-token banded window with full attention (layer 0 "
                "is banded), so 18 of 36 layers are local. Counted: QKVO biases, one sink per "
                "head. Not counted: expert and router biases (about 0.04B). d_ff = 2880 is the "

@@ -61,9 +61,18 @@ def workloads() -> dict[str, Workload]:
     return {item.label: item for item in items}
 
 
+PRECISION_ORDER = ("fp4", "fp8", "bf16", "fp32")
+
+
 def compute_format(chip, weight_format: str) -> str:
-    """Multiply in the weights' format when the chip has units for it, else in bf16."""
-    return weight_format if weight_format in chip.flops else "bf16"
+    """Multiply in the weights' format when the chip has units for it; otherwise in the narrowest
+    format it has that still holds the weights exactly (fp8 weights on an A100 multiply in bf16),
+    or failing that its widest format (bf16 weights on Rubin, whose presets list fp8 and fp4 only)."""
+    if weight_format in chip.flops:
+        return weight_format
+    available = [fmt for fmt in PRECISION_ORDER if fmt in chip.flops]
+    wider = [fmt for fmt in available if BYTES.get(fmt, 4.0) >= BYTES[weight_format]]
+    return wider[0] if wider else available[-1]
 
 
 def _nice_ceiling(x: float) -> float:

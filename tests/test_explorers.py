@@ -1,0 +1,106 @@
+"""Chapter 1's explorers: built once, every control changes what the learner sees, curves come
+from the library's Formulas, and bad input is refused (the in-process half of the slider tests)."""
+
+import asyncio
+
+import ipywidgets as widgets
+import numpy as np
+import pytest
+
+from lecture_lib import hardware, roofline
+from lecture_lib import roofline_explorers as rx
+
+EXPLORERS = [rx.BatchExplorer, rx.FastModeExplorer, rx.ContextExplorer]
+
+
+def _other_value(control):
+    if isinstance(control, widgets.Dropdown):
+        values = [o[1] if isinstance(o, tuple) else o for o in control.options]
+        return next(v for v in values if v != control.value)
+    if isinstance(control, widgets.FloatLogSlider):
+        return control.base ** (control.max if control.value < control.base ** control.max / 2 else control.min)
+    return control.max if control.value != control.max else control.min
+
+
+@pytest.fixture(scope="module")
+def built():
+    return {cls: cls() for cls in EXPLORERS}
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_every_control_changes_the_figure_or_the_readout(cls, built):
+    explorer = built[cls]
+    for name, control in explorer.controls.items():
+        before = (explorer.view.widget.value, explorer.readout.value)
+        original = control.value
+        control.value = _other_value(control)
+        after = (explorer.view.widget.value, explorer.readout.value)
+        assert after != before, f"{cls.__name__}: moving {name!r} changed nothing"
+        assert "color:#b00" not in explorer.readout.value, explorer.readout.value
+        control.value = original
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
+def test_every_preset_combination_renders(cls):
+    explorer = cls()
+    for chip in hardware.chip_names():
+        explorer.controls["chip"].value = chip
+        for model in explorer.controls["model"].options:
+            explorer.controls["model"].value = model
+            assert bytes(explorer.view.widget.value[:4]) == b"\x89PNG"
+            assert "color:#b00" not in explorer.readout.value, (chip, model, explorer.readout.value)
+    explorer.view.figure.clear()
+
+
+def test_batch_explorer_curves_are_the_library_formulas(built):
+    explorer = built[rx.BatchExplorer]
+    r = explorer.resolve(explorer.values)
+    w = r["workload"]
+    x, y = explorer.lines["total"].get_data()
+    expected = roofline.T_STEP(B=x, N_active=w.n_active, N_total=w.n_total, FLOPs=r["flops"], mem_bw=r["mem_bw"],
+                               bytes_param=r["bytes_param"], len_ctx=explorer.values["len_ctx"],
+                               bytes_tok=w.kv_bytes_per_token(r["kv_bytes"], explorer.values["len_ctx"]))
+    assert np.allclose(y, expected * 1e3)
+
+
+def test_board_example_reproduces_the_lecture_balance_batch():
+    explorer = rx.BatchExplorer(chip="GB200", weights="fp4")
+    assert "2,500" in explorer.readout.value      # 312 × 8; the board's 300 × 8 = 2,400
+
+
+def test_unknown_control_is_refused():
+    with pytest.raises(ValueError, match="unknown control"):
+        rx.BatchExplorer(batchsize=3)
+
+
+def test_out_of_range_slider_values_are_clamped_by_the_widget():
+    explorer = rx.BatchExplorer()
+    explorer.controls["len_ctx"].value = 10 ** 12
+    assert explorer.controls["len_ctx"].value <= 1_048_576 * 1.0001
+    explorer.view.figure.clear()
+
+
+def test_fast_drag_is_coalesced_into_one_redraw():
+    explorer = rx.ContextExplorer()
+
+    async def drag():
+        start = explorer.render_count
+        for value in np.geomspace(1000, 100_000, 25):
+            explorer.controls["len_ctx"].value = float(value)
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        return explorer.render_count - start
+
+    assert asyncio.run(drag()) == 1
+
+
+def test_compute_format_falls_back_sensibly():
+    assert rx.compute_format(hardware.get("A100"), "fp8") == "bf16"
+    assert rx.compute_format(hardware.get("Rubin"), "bf16") in hardware.get("Rubin").flops
+    assert rx.compute_format(hardware.get("B200"), "fp4") == "fp4"
+
+
+def test_balance_table_covers_every_chip():
+    table = rx.balance_table()
+    assert [row["chip"] for row in table] == [hardware.get(n).name for n in hardware.chip_names()]
+    assert table[0]["fp8"] is None        # A100 has no FP8 units

@@ -1,0 +1,116 @@
+"""`make bench`: the course's performance figures against DESIGN.md's budgets.
+
+Prints (1) import time, (2) each notebook's headless run time, (3) each explorer's in-process
+update time beside a naive update that re-creates the matplotlib figure, and (4) slider-to-pixels
+latency in a real JupyterLab + Chromium (tools/bench_browser.py). Not part of `make test`.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+def report(line: str = "") -> None:
+    print(line, flush=True)
+
+
+def import_times() -> None:
+    report("== import time (budget: import lecture_lib <= 1 s) ==")
+    for statement in ("import lecture_lib", "from lecture_lib import hardware, models, roofline"):
+        code = f"import time; t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
+        runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+                for _ in range(3)]
+        report(f"  {statement:<55} {min(runs) * 1e3:8.1f} ms (best of 3)")
+
+
+def notebook_times() -> None:
+    from test_notebooks import execute
+
+    report("== notebooks, headless (budget: <= 10 s each, <= 60 s together) ==")
+    total = 0.0
+    for folder in ("notebooks", "solutions", "exercises"):
+        for path in sorted((ROOT / folder).glob("*.ipynb")):
+            _, seconds = execute(path)
+            total += seconds
+            verdict = "ok" if seconds <= 10 else "OVER BUDGET"
+            report(f"  {folder}/{path.name:<45} {seconds:6.1f} s  {verdict}")
+    report(f"  all together {total:.1f} s  {'ok' if total <= 60 else 'OVER BUDGET'}")
+
+
+def naive_update(explorer) -> float:
+    """What a plain `interact` does per change: a brand-new pyplot figure, drawn and encoded."""
+    import matplotlib.pyplot as plt
+
+    started = time.perf_counter()
+    figure, axes = plt.subplots(1, len(explorer.view.figure.axes), figsize=explorer.view.figure.get_size_inches())
+    axes = axes if hasattr(axes, "__len__") else [axes]
+    for source, target in zip(explorer.view.figure.axes, axes):
+        for line in source.get_lines():
+            x, y = line.get_data()
+            target.plot(x, y, color=line.get_color(), lw=line.get_linewidth())
+        target.set_xscale(source.get_xscale())
+        target.set_yscale(source.get_yscale())
+        target.legend([l.get_label() for l in source.get_lines()][:6], loc="upper left")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    return time.perf_counter() - started
+
+
+def explorer_times(moves: int = 15) -> None:
+    import ipywidgets as widgets
+    import numpy as np
+
+    from lecture_lib import roofline_explorers as rx
+
+    report("== explorer update in process: ours (blit + in-place) vs naive re-created figure ==")
+    for cls in (rx.BatchExplorer, rx.FastModeExplorer, rx.ContextExplorer):
+        explorer = cls()
+        ours = []
+        for name, control in explorer.controls.items():
+            if not isinstance(control, (widgets.FloatSlider, widgets.FloatLogSlider, widgets.IntSlider)):
+                continue
+            low, high = (control.base ** control.min, control.base ** control.max) if isinstance(
+                control, widgets.FloatLogSlider) else (control.min, control.max)
+            values = np.geomspace(low, high, moves) if isinstance(control, widgets.FloatLogSlider) else \
+                np.linspace(low, high, moves)
+            for value in values:
+                started = time.perf_counter()
+                control.value = type(control.value)(value)
+                ours.append(time.perf_counter() - started)
+        naive = [naive_update(explorer) for _ in range(moves)]
+        ours_ms, naive_ms = statistics.median(ours) * 1e3, statistics.median(naive) * 1e3
+        report(f"  {cls.__name__:<18} ours median {ours_ms:6.1f} ms (p90 {np.percentile(ours, 90) * 1e3:5.1f})"
+               f"   naive {naive_ms:6.1f} ms   ratio {naive_ms / ours_ms:4.1f}×")
+
+
+def browser_times() -> None:
+    if not Path("/usr/bin/chromium").exists():
+        report("== browser: skipped (no /usr/bin/chromium; apt-get install -y chromium) ==")
+        return
+    import bench_browser
+
+    report("== slider to pixels in a real JupyterLab + Chromium (budget: median <= 50 ms, >= 3x naive) ==")
+    bench_browser.run(report)
+
+
+def main() -> None:
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    import_times()
+    notebook_times()
+    explorer_times()
+    browser_times()
+
+
+if __name__ == "__main__":
+    main()

@@ -15,7 +15,8 @@ from . import explore, hardware, models, roofline, units
 from .plots import COLORS
 from .roofline import BALANCE_BATCH, GOLDILOCKS_CONTEXT, HARDWARE_RATIO, MFU, T_COMPUTE, T_KV, T_WEIGHTS
 
-BYTES = {"fp4": 0.5, "fp8": 1.0, "bf16": 2.0}
+WEIGHT_FORMATS = ("fp4", "fp8", "bf16")
+BYTES = {fmt: hardware.BYTES_PER_VALUE[fmt] for fmt in WEIGHT_FORMATS + ("fp32",)}
 PER_MILLION = 1e6
 
 
@@ -71,7 +72,7 @@ def compute_format(chip, weight_format: str) -> str:
     if weight_format in chip.flops:
         return weight_format
     available = [fmt for fmt in PRECISION_ORDER if fmt in chip.flops]
-    wider = [fmt for fmt in available if BYTES.get(fmt, 4.0) >= BYTES[weight_format]]
+    wider = [fmt for fmt in available if BYTES[fmt] >= BYTES[weight_format]]
     return wider[0] if wider else available[-1]
 
 
@@ -88,7 +89,7 @@ def _hardware_controls(chip: str = "GB200", n_chips: int = 72, weights: str = "f
     return {
         "chip": explore.dropdown("chip", hardware.chip_names(), chip),
         "n_chips": explore.int_slider("chips working together", n_chips, 1, 144),
-        "weights": explore.dropdown("weight format", list(BYTES), weights),
+        "weights": explore.dropdown("weight format", list(WEIGHT_FORMATS), weights),
         "kv": explore.dropdown("KV-cache format", ["fp8", "bf16"], kv),
     }
 

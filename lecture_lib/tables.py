@@ -11,7 +11,6 @@ import html
 from . import hardware, models, roofline, symbols, units
 
 FORMATS = ("bf16", "fp8", "fp4")
-BYTES = {"fp32": 4.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5}
 
 
 def _html_table(header: list[str], rows: list[list[str]], *, caption: str = "") -> "IPython.display.HTML":
@@ -99,7 +98,7 @@ def balance_batches():
         chip = hardware.get(name)
         cells = [f"<b>{html.escape(chip.name)}</b>"]
         for fmt in FORMATS:
-            cells.append(f"{roofline.hardware_ratio(chip, fmt, BYTES[fmt]):,.0f}" if fmt in chip.flops else "—")
+            cells.append(f"{roofline.hardware_ratio(chip, fmt, hardware.BYTES_PER_VALUE[fmt]):,.0f}" if fmt in chip.flops else "—")
         rows.append(cells)
     return _html_table(["chip"] + [f"ratio, {fmt} weights and multiplies" for fmt in FORMATS], rows,
                        caption="Ratio = (FLOP/s ÷ 2) × bytes per weight ÷ HBM bytes/s; B* = ratio × sparsity.")

@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8888
+# JupyterLab refuses to run as root unless told; containers and CI machines often are root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: lab test test-fast exercises bench clean-venv help
 
@@ -27,7 +29,7 @@ $(VENV)/.test-installed: pyproject.toml | $(PY)
 
 lab: $(VENV)/.course-installed
 	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
-		--ServerApp.root_dir="$(CURDIR)" notebooks/00_start_here.ipynb
+		--ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) notebooks/00_start_here.ipynb
 
 test: $(VENV)/.test-installed
 	MPLBACKEND=Agg $(PY) -m pytest

@@ -1,0 +1,749 @@
+"""The practice-problem checker: ``check("1.3", answer)`` says kindly whether an answer is right.
+
+Every problem of ``solutions/NN_*.ipynb`` (and so of the generated ``exercises/``) ends with a check
+cell such as ``check("1.3", answer)``. The expected answer is **not** in the notebook: it lives in
+:data:`PROBLEMS`, where it is computed from the library (a chip preset, a model preset, a Formula)
+when the check runs. A learner who reads this file can of course find it; the point is only that
+working the exercise notebook never shows it.
+
+Three kinds of answer:
+
+- ``"number"``: a float within a relative tolerance chosen per problem.
+- ``"expression"``: a SymPy expression (or a string SymPy can parse using the course's symbol
+  names, e.g. ``"FLOPs*N_total*bytes_param/(2*N_active*mem_bw)"``), accepted when it is
+  *equivalent* to the expected one: ``simplify`` of the difference is zero, or, failing that,
+  the two agree at random positive values of every symbol.
+- ``"choice"``: a word or short phrase, compared ignoring case, spaces, hyphens and punctuation,
+  with alternate spellings allowed.
+
+Feedback is one of four statuses: ``correct``; ``unanswered`` (the answer is still ``...`` or
+``None``); ``wrong``, with a nudge that never contains the answer (off by ~1000×: check units;
+off by 2: FLOPs vs multiplies; off by 8: bits vs bytes; wrong sign; known mistakes of that
+problem; otherwise only "too high" or "too low"); ``invalid`` (a list, a string where a number
+belongs, NaN...). Nothing the learner passes produces a traceback.
+
+Strict mode: with the environment variable ``LECTURE_STRICT=1`` (the tests run the solutions that
+way), or while nbgrader validates or autogrades (``NBGRADER_EXECUTION`` set), anything but
+``correct`` raises ``AssertionError``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import numbers
+import os
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import sympy as sp
+
+from . import hardware, models, roofline
+from . import symbols as _symbols
+
+__all__ = ["CheckResult", "Mistake", "PROBLEMS", "Problem", "UnknownProblemError", "check",
+           "problem_ids", "strict_mode"]
+
+STATUSES = ("correct", "wrong", "unanswered", "invalid")
+KINDS = ("number", "expression", "choice")
+
+
+# ================================================================================ registry types
+
+@dataclass(frozen=True)
+class Mistake:
+    """A wrong value learners often reach, and what to tell them when they do.
+
+    ``value`` is computed from the library like the expected answer (a callable), so the nudge
+    follows the presets. Only used by number problems; matched within ``rtol``.
+    """
+
+    value: Callable[[], float]
+    message: str
+    rtol: float = 0.01
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One practice problem: its kind, how to compute its answer, and how to judge one.
+
+    ``expected`` is a zero-argument callable (evaluated at check time, never stored in a notebook):
+    a float for ``"number"``, a SymPy expression for ``"expression"``, a string for ``"choice"``.
+    ``options`` lists every allowed choice (an answer outside them is "invalid", not "wrong");
+    ``alternates`` maps a choice to other spellings that mean the same thing. ``wrong_hint`` is
+    added to the feedback of any wrong answer; ``unit`` names what a number is measured in.
+    """
+
+    title: str
+    kind: str
+    expected: Callable[[], Any]
+    rtol: float = 0.02
+    unit: str = ""
+    mistakes: tuple[Mistake, ...] = ()
+    options: tuple[str, ...] = ()
+    alternates: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    wrong_hint: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {list(KINDS)}, got {self.kind!r}")
+        if not callable(self.expected):
+            raise ValueError("expected must be a zero-argument callable (computed, not typed in)")
+        if not (isinstance(self.rtol, (int, float)) and 0 < self.rtol < 1):
+            raise ValueError(f"rtol must be a number in (0, 1), got {self.rtol!r}")
+        if self.kind == "choice" and not self.options:
+            raise ValueError("a choice problem needs its options")
+
+    def __repr__(self) -> str:   # keeps the expected answer out of casual printing
+        return f"Problem({self.title!r}, kind={self.kind!r})"
+
+
+PROBLEMS: dict[str, Problem] = {}
+"""Every problem of every chapter, by id ("1.3" is Chapter 1, problem 3)."""
+
+
+def _register(problem_id: str, problem: Problem) -> None:
+    if not re.fullmatch(r"\d+\.\d+", problem_id):
+        raise ValueError(f"problem ids look like '1.3', got {problem_id!r}")
+    if problem_id in PROBLEMS:
+        raise ValueError(f"problem {problem_id} is registered twice")
+    PROBLEMS[problem_id] = problem
+
+
+def problem_ids(chapter: int | None = None) -> list[str]:
+    """Registered ids in numeric order, optionally only one chapter's."""
+    ids = sorted(PROBLEMS, key=lambda pid: tuple(int(part) for part in pid.split(".")))
+    return [pid for pid in ids if chapter is None or pid.split(".")[0] == str(chapter)]
+
+
+# ================================================================================ the result
+
+class UnknownProblemError(KeyError, AssertionError):
+    """Raised in strict mode for an id that is not in :data:`PROBLEMS` (a KeyError and an
+    AssertionError, so either ``except`` catches it)."""
+
+    def __str__(self) -> str:   # KeyError would print the repr of the message
+        return str(self.args[0]) if self.args else ""
+
+
+_ICONS = {"correct": "✅", "wrong": "❌", "unanswered": "✏️", "invalid": "⚠️"}
+_COLOURS = {"correct": ("#2ca02c", "#f3faf3"), "wrong": ("#d62728", "#fff5f5"),
+            "unanswered": ("#7f7f7f", "#f7f7f7"), "invalid": ("#ff7f0e", "#fff8f0")}
+
+
+class CheckResult:
+    """What :func:`check` decided: ``.status`` (one of ``correct``, ``wrong``, ``unanswered``,
+    ``invalid``), ``.message`` (the feedback shown) and ``.problem_id``. It never holds the
+    expected answer."""
+
+    def __init__(self, problem_id: str, status: str, message: str):
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {list(STATUSES)}, got {status!r}")
+        self.problem_id = problem_id
+        self.status = status
+        self.message = message
+        self._shown_in = None   # execution count of the cell that already displayed it
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "correct"
+
+    def text(self) -> str:
+        return f"{_ICONS[self.status]} Problem {self.problem_id}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"CheckResult(problem_id={self.problem_id!r}, status={self.status!r})"
+
+    def _repr_html_(self) -> str:
+        border, background = _COLOURS[self.status]
+        return (f"<div style='border-left:4px solid {border};background:{background};padding:6px 12px'>"
+                f"{_ICONS[self.status]} <b>Problem {html.escape(self.problem_id)}</b>: "
+                f"{html.escape(self.message)}</div>")
+
+    def _mimebundle(self) -> dict:
+        return {"text/plain": self.text(), "text/html": self._repr_html_()}
+
+    def _ipython_display_(self):
+        """Show the feedback, unless :func:`check` already showed it in this same cell (so the
+        result returned by the last line of a check cell does not appear twice)."""
+        from IPython.display import display
+
+        if self._shown_in is not None and self._shown_in == _execution_count():
+            return
+        display(self._mimebundle(), raw=True)
+
+
+def _execution_count():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return None if shell is None else shell.execution_count
+
+
+def _show(result: CheckResult) -> None:
+    """HTML (with a plain-text twin) under IPython; a printed line anywhere else."""
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is None:
+        print(result.text())
+        return
+    from IPython.display import display
+
+    display(result._mimebundle(), raw=True)
+    result._shown_in = shell.execution_count
+
+
+def strict_mode() -> bool:
+    """True when a non-correct answer must raise: ``LECTURE_STRICT=1``, or nbgrader validating or
+    autograding the notebook (it sets ``NBGRADER_EXECUTION``)."""
+    flag = os.environ.get("LECTURE_STRICT", "").strip().lower()
+    return flag in {"1", "true", "yes", "on"} or bool(os.environ.get("NBGRADER_EXECUTION"))
+
+
+# ================================================================================ check()
+
+class _Verdict(Exception):
+    """Internal: carries a (status, message) out of the judging code."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def check(problem_id, answer) -> CheckResult:
+    """Judge ``answer`` for ``problem_id``, show kind feedback, and return a :class:`CheckResult`.
+
+    Never raises for a bad answer (whatever its type), except in strict mode
+    (:func:`strict_mode`), where anything but a correct answer raises ``AssertionError``.
+    """
+    key = _normalise_id(problem_id)
+    if key not in PROBLEMS:
+        known = ", ".join(problem_ids()) or "none"
+        message = (f"There is no problem {problem_id!r}. Check the first argument of check(); "
+                   f"known problems: {known}.")
+        result = CheckResult(str(problem_id), "invalid", message)
+        _show(result)
+        if strict_mode():
+            raise UnknownProblemError(message)
+        return result
+    problem = PROBLEMS[key]
+    try:
+        status, message = _judge(problem, answer)
+    except _Verdict as verdict:
+        status, message = verdict.status, verdict.message
+    except Exception as error:   # a learner's odd object must never produce a traceback
+        status = "invalid"
+        message = (f"The checker could not read this answer ({type(error).__name__}). "
+                   f"{_what_to_pass(problem)}")
+    result = CheckResult(key, status, message)
+    _show(result)
+    if strict_mode() and status != "correct":
+        raise AssertionError(f"Problem {key}: {status}: {message}")
+    return result
+
+
+def _normalise_id(problem_id) -> str:
+    if isinstance(problem_id, bool):
+        return repr(problem_id)
+    if isinstance(problem_id, numbers.Real):
+        return repr(float(problem_id)) if not isinstance(problem_id, numbers.Integral) else str(problem_id)
+    return str(problem_id).strip().removeprefix("Problem ").strip()
+
+
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
+
+
+def _what_to_pass(problem: Problem) -> str:
+    if problem.kind == "number":
+        unit = f" in {problem.unit}" if problem.unit else ""
+        return f"This problem wants one number{unit}, e.g. answer = 0.25."
+    if problem.kind == "expression":
+        return ("This problem wants a SymPy expression built from the course's symbols "
+                "(from lecture_lib.symbols import ...), or a string such as \"N_total / N_active\".")
+    return f"This problem wants one of: {', '.join(repr(o) for o in problem.options)}."
+
+
+def _expected(problem: Problem):
+    """The problem's expected answer; a failure here is the library's fault, and is said so."""
+    try:
+        return problem.expected()
+    except Exception as error:
+        raise _Verdict("invalid", f"The checker could not work out this problem's own answer "
+                                  f"({type(error).__name__}: {error}). That is a bug in lecture_lib, not "
+                                  "in your work; please report it.") from None
+
+
+def _judge(problem: Problem, answer) -> tuple[str, str]:
+    if answer is None or answer is Ellipsis:
+        return "unanswered", ("Not answered yet: in the work cell above, replace the ... after "
+                              "'answer =' with your answer, run that cell, then run this check again.")
+    judge = {"number": _judge_number, "expression": _judge_expression, "choice": _judge_choice}
+    return judge[problem.kind](problem, answer)
+
+
+# ================================================================================ numbers
+
+_SCALES = [(1e3, "1,000"), (1e6, "a million"), (1e9, "a billion"), (1e12, "10^12")]
+
+
+def _as_number(problem: Problem, answer) -> float:
+    """The learner's answer as a float, or a _Verdict("invalid") saying what went wrong."""
+    unit = f" in {problem.unit}" if problem.unit else ""
+    if isinstance(answer, bool) or type(answer).__name__ == "bool_":
+        raise _Verdict("invalid", f"{answer} is a yes/no value; this problem wants a number{unit}.")
+    if isinstance(answer, (str, bytes)):
+        text = answer.decode(errors="replace") if isinstance(answer, bytes) else answer
+        try:
+            float(text)
+            advice = "remove the quotes"
+        except ValueError:
+            advice = f"the checker does not read units or words, so give a plain number{unit}"
+        raise _Verdict("invalid", f"That is text ({text[:40]!r}); {advice}.")
+    if isinstance(answer, (list, tuple, set, dict, range)):
+        raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}; pass a single number{unit}, "
+                                  "not a collection.")
+    if isinstance(answer, sp.Basic):
+        if getattr(answer, "free_symbols", None):
+            names = ", ".join(sorted(s.name for s in answer.free_symbols))
+            raise _Verdict("invalid", f"Your answer still contains symbols ({names}); substitute "
+                                      f"numbers so it becomes a single number{unit}.")
+        if isinstance(answer, sp.logic.boolalg.Boolean):
+            raise _Verdict("invalid", f"That is an equation or a condition; pass the number{unit} itself.")
+        if answer.has(sp.nan):
+            value = complex(math.nan)
+        elif answer.has(sp.zoo, sp.oo, -sp.oo):
+            value = complex(math.inf)
+        else:
+            value = complex(sp.N(answer))
+    elif hasattr(answer, "shape") and hasattr(answer, "dtype"):   # NumPy scalars and arrays
+        import numpy as np
+
+        array = np.asarray(answer)
+        if array.size != 1:
+            raise _Verdict("invalid", f"That is an array of {array.size} values; pass a single "
+                                      f"number{unit} (e.g. pick one element, or use float(...)).")
+        if array.dtype.kind not in "biufc":
+            raise _Verdict("invalid", f"That array holds {array.dtype} values, not numbers.")
+        if array.dtype.kind == "b":
+            raise _Verdict("invalid", f"That is a yes/no value; this problem wants a number{unit}.")
+        value = complex(array.reshape(()).item())
+    elif isinstance(answer, numbers.Number):
+        value = complex(answer)
+    else:
+        try:
+            value = complex(float(answer))
+        except Exception:
+            raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}, not a number. "
+                                      f"{_what_to_pass(problem)}") from None
+    if value.imag != 0:
+        raise _Verdict("invalid", "That is a complex number; every answer here is real.")
+    real = value.real
+    if math.isnan(real):
+        raise _Verdict("invalid", "Your answer is NaN (not a number): somewhere a 0/0, an inf - inf "
+                                  "or a missing value crept into the calculation.")
+    if math.isinf(real):
+        raise _Verdict("invalid", "Your answer is infinite: look for a division by zero.")
+    return real
+
+
+def _near(value: float, target: float, rtol: float) -> bool:
+    return abs(value - target) <= rtol * abs(target)
+
+
+def _judge_number(problem: Problem, answer) -> tuple[str, str]:
+    value = _as_number(problem, answer)
+    expected = float(_expected(problem))
+    if _near(value, expected, problem.rtol):
+        return "correct", f"Correct (the check allows ±{problem.rtol:.0%}). Well done."
+    for mistake in problem.mistakes:
+        if _near(value, float(mistake.value()), mistake.rtol):
+            return "wrong", _wrong(problem, mistake.message)
+    return "wrong", _wrong(problem, _number_nudge(value, expected, problem))
+
+
+def _number_nudge(value: float, expected: float, problem: Problem) -> str:
+    unit = f" in {problem.unit}" if problem.unit else ""
+    if value == 0:
+        return "Zero cannot be right: this quantity is not zero. Check for a factor that vanished."
+    if (value > 0) != (expected > 0):
+        positive = "positive" if expected > 0 else "negative"
+        return f"Check the sign: this quantity is {positive}."
+    ratio = abs(value / expected)
+    tolerance = max(2 * problem.rtol, 0.05)
+
+    def about(factor):
+        return abs(ratio / factor - 1) <= tolerance or abs(ratio * factor - 1) <= tolerance
+
+    for factor, words in _SCALES:
+        if about(factor):
+            return (f"You are off by a factor of about {words}: check your units (ms vs s, GB vs bytes, "
+                    f"TB/s vs B/s, per token vs per million tokens). The answer is wanted{unit}.")
+    if about(3600):
+        return "You are off by a factor of about 3,600: hours vs seconds?"
+    if about(8):
+        return "You are off by a factor of about 8: bits vs bytes?"
+    if about(2):
+        return ("You are off by a factor of about 2: FLOPs vs multiplies (one multiply-add is 2 FLOPs)? "
+                "Or 2 bytes vs 1 byte per value?")
+    if about(1000 * 2) or about(1000 * 8):
+        return "You are off by a unit prefix and a small factor: check units first, then FLOPs vs multiplies."
+    direction = "too high" if abs(value) > abs(expected) else "too low"
+    return f"Your answer is {direction}."
+
+
+def _wrong(problem: Problem, nudge: str) -> str:
+    extra = f" {problem.wrong_hint}" if problem.wrong_hint else ""
+    return f"Not quite. {nudge}{extra}"
+
+
+# ================================================================================ expressions
+
+def _course_symbols() -> dict[str, sp.Symbol]:
+    return {name: row.symbol for name, row in _symbols.TABLE.items()}
+
+
+def _as_expression(answer) -> sp.Expr:
+    from .formula import Formula
+
+    names = _course_symbols()
+    if isinstance(answer, Formula):
+        answer = answer.rhs
+    if isinstance(answer, bool):
+        raise _Verdict("invalid", "That is a yes/no value; this problem wants an expression.")
+    if isinstance(answer, bytes):
+        answer = answer.decode(errors="replace")
+    if isinstance(answer, str):
+        from sympy.parsing.sympy_parser import (convert_xor, implicit_multiplication_application,
+                                                parse_expr, standard_transformations)
+
+        text = answer.strip()
+        if not text:
+            raise _Verdict("invalid", "That is an empty string; write the expression, e.g. \"N_total / N_active\".")
+        try:
+            parsed = parse_expr(text, local_dict=dict(names),
+                                transformations=standard_transformations + (convert_xor,))
+        except Exception:
+            try:
+                parsed = parse_expr(text, local_dict=dict(names), transformations=(
+                    standard_transformations + (convert_xor, implicit_multiplication_application)))
+            except Exception:
+                raise _Verdict("invalid", f"SymPy could not parse {text[:60]!r}. Use * for products, / for "
+                                          "division and the course's symbol names (B, N_active, FLOPs, "
+                                          "mem_bw, ...).") from None
+        answer = parsed
+    if isinstance(answer, sp.Equality):
+        answer = answer.rhs
+    if isinstance(answer, (list, tuple, set, dict)):
+        raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}; if it came from sp.solve, "
+                                  "take one solution, e.g. sp.solve(...)[0].")
+    if isinstance(answer, (numbers.Number,)) or (hasattr(answer, "dtype") and hasattr(answer, "shape")):
+        try:
+            answer = sp.sympify(answer)
+        except Exception:
+            raise _Verdict("invalid", "That is not something SymPy can read as an expression.") from None
+    if not isinstance(answer, sp.Expr):
+        raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}, not a SymPy expression. Build it "
+                                  "from the course's symbols (from lecture_lib.symbols import B, ...) or "
+                                  "pass a string.")
+    # A learner's own sp.Symbol("B") (no assumptions) means the course's B.
+    swap = {s: names[s.name] for s in answer.free_symbols
+            if isinstance(s, sp.Symbol) and s.name in names and s != names[s.name]}
+    if swap:
+        answer = answer.xreplace(swap)
+    unknown = sorted(s.name for s in answer.free_symbols if s.name not in names)
+    if unknown:
+        some = ", ".join(sorted(names)[:12])
+        raise _Verdict("invalid", f"Your expression uses {', '.join(unknown)}, which the course does not "
+                                  f"define. Use the names in lecture_lib.symbols (e.g. {some}, ...).")
+    if answer.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        raise _Verdict("invalid", "Your expression contains nan or infinity: look for a division by zero.")
+    return answer
+
+
+def _spot_check(a: sp.Expr, b: sp.Expr, trials: int = 6) -> bool:
+    """True when a and b agree at several random positive points (for what simplify misses)."""
+    free = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
+    rng = random.Random(20260429)
+    for _ in range(trials):
+        point = {s: sp.Float(rng.uniform(0.3, 3.0)) for s in free}
+        try:
+            x = complex(a.evalf(subs=point))
+            y = complex(b.evalf(subs=point))
+        except (TypeError, ValueError):
+            return False
+        if not (math.isfinite(abs(x)) and math.isfinite(abs(y))):
+            return False
+        if abs(x - y) > 1e-9 * max(abs(x), abs(y), 1e-300):
+            return False
+    return True
+
+
+def _equivalent(a: sp.Expr, b: sp.Expr) -> bool:
+    try:
+        if sp.simplify(a - b) == 0:
+            return True
+    except Exception:
+        pass
+    return _spot_check(a, b)
+
+
+def _judge_expression(problem: Problem, answer) -> tuple[str, str]:
+    given = _as_expression(answer)
+    expected = sp.sympify(_expected(problem))
+    if _equivalent(given, expected):
+        return "correct", "Correct: your expression is equivalent to the expected one. Well done."
+    return "wrong", _wrong(problem, _expression_nudge(given, expected))
+
+
+def _expression_nudge(given: sp.Expr, expected: sp.Expr) -> str:
+    if not given.free_symbols and expected.free_symbols:
+        return ("Your answer is a plain number, but this problem wants an expression in the course's "
+                "symbols (leave them as symbols).")
+    try:
+        ratio = sp.simplify(given / expected)
+    except Exception:
+        ratio = None
+    if ratio is not None and not ratio.free_symbols and ratio.is_number:
+        value = complex(ratio)
+        if value.imag == 0 and value.real != 0:
+            r = value.real
+            if r < 0:
+                return "Check the sign: the expected expression is positive for positive inputs."
+            for factor, words in _SCALES:
+                if math.isclose(r, factor, rel_tol=1e-9) or math.isclose(r, 1 / factor, rel_tol=1e-9):
+                    return f"You are off by a constant factor of {words}: check your units."
+            if math.isclose(r, 2, rel_tol=1e-9) or math.isclose(r, 0.5, rel_tol=1e-9):
+                return ("You are off by a constant factor of 2: FLOPs vs multiplies (one multiply-add is "
+                        "2 FLOPs)?")
+            if math.isclose(r, 8, rel_tol=1e-9) or math.isclose(r, 0.125, rel_tol=1e-9):
+                return "You are off by a constant factor of 8: bits vs bytes?"
+            return "The symbols are right but a constant factor is off: a number went missing or appears twice."
+    try:
+        product = sp.simplify(given * expected)
+        if not product.free_symbols:
+            return "Your expression is upside down: swap numerator and denominator."
+    except Exception:
+        pass
+    missing = sorted(s.name for s in expected.free_symbols - given.free_symbols)
+    extra = sorted(s.name for s in given.free_symbols - expected.free_symbols)
+    if missing:
+        return f"Your expression does not depend on {', '.join(missing)}, but the answer does."
+    if extra:
+        return f"Your expression depends on {', '.join(extra)}, which the answer does not need."
+    return ("The right symbols, but not an equivalent expression: check which quantities go in the "
+            "numerator and which in the denominator, and each exponent.")
+
+
+# ================================================================================ choices
+
+def _loose(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "", text.casefold())
+
+
+def _judge_choice(problem: Problem, answer) -> tuple[str, str]:
+    options = ", ".join(repr(o) for o in problem.options)
+    if isinstance(answer, bytes):
+        answer = answer.decode(errors="replace")
+    if not isinstance(answer, str):
+        raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}; answer with a word in quotes, "
+                                  f"one of: {options}.")
+    given = _loose(answer)
+    if not given:
+        raise _Verdict("invalid", f"That is an empty string; answer with one of: {options}.")
+    canonical = {}
+    for option in problem.options:
+        canonical[_loose(option)] = option
+        for alternate in problem.alternates.get(option, ()):
+            canonical[_loose(alternate)] = option
+    if given not in canonical:
+        raise _Verdict("invalid", f"{answer.strip()[:40]!r} is not one of the choices: {options}.")
+    expected = str(_expected(problem))
+    if canonical[given] == expected:
+        return "correct", "Correct. Well done."
+    return "wrong", _wrong(problem, "That is not the one.")
+
+
+# ================================================================================ Chapter 1
+# Problems of solutions/01_batch_size_cost_and_speed.ipynb. Every expected value is computed from
+# the library's presets and Formulas, with the inputs the problem statement names.
+
+def _deepseek():
+    return models.get("deepseek-v3")
+
+
+def _h100_drain() -> float:
+    return hardware.get("H100").hbm_drain_time
+
+
+def _gb300_worst_case() -> float:
+    step = hardware.get_system("GB300 NVL72").hbm_drain_time
+    return roofline.WORST_CASE_LATENCY(t_wait=step, t_step=step)
+
+
+def _a100_ratio() -> float:
+    return roofline.hardware_ratio(hardware.get("A100"), "bf16", 2)
+
+
+def _deepseek_balance(sparsity: float | None = None) -> float:
+    used = _deepseek().sparsity if sparsity is None else sparsity
+    return roofline.balance_batch(hardware.get("H100"), weight_bytes=1, compute_dtype="fp8", sparsity=used)
+
+
+def _kimi_floor(*, params: str = "total", chips: int | None = None) -> float:
+    kimi = models.get("kimi-k2")
+    rack = hardware.get_system("GB200 NVL72")
+    n = kimi.params_total if params == "total" else kimi.params_active
+    bandwidth = rack.hbm_bandwidth if chips is None else rack.chip.hbm_bandwidth * chips
+    return roofline.T_WEIGHTS(N_total=n, bytes_param=1, mem_bw=bandwidth)
+
+
+def _rack_throughput(step: float | None = None) -> float:
+    if step is None:
+        step = hardware.get_system("GB200 NVL72").hbm_drain_time
+    return roofline.THROUGHPUT(B=3000, t_step=step)
+
+
+def _cost_per_million(n_chips: int = 72) -> float:
+    return roofline.cost_per_token(step_time=20e-3, batch=2400, n_chips=n_chips, price_chip_hour=2.0) * 1e6
+
+
+FIT_CANDIDATES = ("llama-3-405b", "deepseek-v3", "qwen3-235b-a22b", "mixtral-8x22b")
+
+
+def _does_not_fit() -> str:
+    capacity = hardware.get_system("HGX H200").hbm_capacity
+    too_big = [name for name in FIT_CANDIDATES if models.get(name).weight_bytes("bf16") > capacity]
+    if len(too_big) != 1:
+        raise RuntimeError(f"problem 1.9 needs exactly one model that does not fit, got {too_big}")
+    return too_big[0]
+
+
+def _kv_equals_weights_batch() -> sp.Expr:
+    B = _symbols.B
+    return sp.solve(sp.Eq(roofline.T_KV.rhs, roofline.T_WEIGHTS.rhs), B)[0]
+
+
+def _goldilocks_deepseek() -> float:
+    deepseek, chip = _deepseek(), hardware.get("GB200")
+    return roofline.GOLDILOCKS_CONTEXT(N_active=deepseek.params_active, FLOPs=chip.flops["fp8"],
+                                       mem_bw=chip.hbm_bandwidth, bytes_tok=deepseek.kv_bytes_per_token("fp8"))
+
+
+# The figure of problem 1.12: DeepSeek-V3 on a GB200 NVL72, fp4 weights and multiplies, fp8 KV cache.
+PLOT_CONTEXTS = {"left": 1024, "right": 32768}
+PLOT_MAX_BATCH = 65536
+
+
+def _memory_bound_panels() -> str:
+    deepseek, rack = _deepseek(), hardware.get_system("GB200 NVL72")
+    stuck = []
+    for panel, context in PLOT_CONTEXTS.items():
+        kink = roofline.balance_batch_with_kv(
+            n_active=deepseek.params_active, n_total=deepseek.params_total, flops=rack.flops["fp4"],
+            mem_bw=rack.hbm_bandwidth, bytes_param=0.5, len_ctx=context,
+            bytes_tok=deepseek.kv_bytes_per_token("fp8", context_len=context))
+        if kink > PLOT_MAX_BATCH:
+            stuck.append(panel)
+    if len(stuck) == 1:
+        return stuck[0]
+    return "both" if stuck else "neither"
+
+
+def _fast_mode_kv_to_weights() -> sp.Expr:
+    """Normal mode's KV time / weight time implied by 6x price for 2.5x speed, memory-bound step.
+
+    Step time in units of the weight fetch: t = 1 + x, where x = B * (KV time per sequence) / t_w.
+    The fast batch is (batch ratio) times smaller, so x_normal = ratio * x_fast.
+    """
+    ratio = roofline.FAST_MODE_BATCH_RATIO.subs(price_ratio=6, speed_ratio=sp.Rational(5, 2))
+    x = sp.Symbol("x_fast", positive=True)
+    x_fast = sp.solve(sp.Eq((1 + ratio * x) / (1 + x), sp.Rational(5, 2)), x)[0]
+    return ratio * x_fast
+
+
+def _fast_mode_ceiling() -> float:
+    return float(1 + _fast_mode_kv_to_weights())
+
+
+def _tier_price() -> sp.Expr:
+    s = _symbols.speed_ratio
+    k = _fast_mode_kv_to_weights()
+    x_fast = (1 + k) / s - 1                       # the fast step is (1 + k)/s weight-fetch times long
+    batch_ratio = k / x_fast
+    return sp.solve(sp.Eq(roofline.FAST_MODE_BATCH_RATIO.rhs, batch_ratio), _symbols.price_ratio)[0]
+
+
+_register("1.1", Problem(
+    "The 20 ms rule on an H100", "number", _h100_drain, rtol=0.02, unit="seconds"))
+_register("1.2", Problem(
+    "Waiting for the train on a GB300 NVL72", "number", _gb300_worst_case, rtol=0.02, unit="seconds",
+    mistakes=(Mistake(lambda: hardware.get_system("GB300 NVL72").hbm_drain_time,
+                      "That is the ride alone. A request that just missed a departure also waits on the "
+                      "platform for the next one."),)))
+_register("1.3", Problem(
+    "The hardware ratio of an A100", "number", _a100_ratio, rtol=0.02,
+    wrong_hint="The ratio is multiplies per second x bytes per weight / bytes per second."))
+_register("1.4", Problem(
+    "Derive the balance batch", "expression", lambda: roofline.BALANCE_BATCH.rhs,
+    wrong_hint="Set the compute time equal to the weight-fetch time and solve for B."))
+_register("1.5", Problem(
+    "The balance batch of the real DeepSeek-V3", "number", _deepseek_balance, rtol=0.03, unit="sequences",
+    mistakes=(Mistake(lambda: _deepseek_balance(8),
+                      "That uses the lecture's sparsity of 8. The real DeepSeek-V3 activates fewer of its "
+                      "parameters: take the sparsity from the model preset."),
+              Mistake(lambda: _deepseek_balance(1),
+                      "That is the hardware ratio alone; B* also scales with the model's sparsity."))))
+_register("1.6", Problem(
+    "The latency floor of Kimi K2 on a rack", "number", _kimi_floor, rtol=0.02, unit="seconds",
+    mistakes=(Mistake(lambda: _kimi_floor(chips=1),
+                      "That is one GPU's bandwidth. All 72 GPUs read their share of the weights at "
+                      "the same time."),
+              Mistake(lambda: _kimi_floor(params="active"),
+                      "Every step must read all the weights, not only the active ones: different "
+                      "sequences in the batch route to different experts."))))
+_register("1.7", Problem(
+    "Tokens per second from one rack", "number", _rack_throughput, rtol=0.02, unit="tokens per second",
+    mistakes=(Mistake(lambda: _rack_throughput(20e-3),
+                      "That uses the round 20 ms. Use this rack's own drain time."),)))
+_register("1.8", Problem(
+    "Dollars per million tokens", "number", _cost_per_million, rtol=0.02, unit="dollars per million tokens",
+    mistakes=(Mistake(lambda: _cost_per_million(1),
+                      "That pays for one GPU, but the step runs on the whole rack."),)))
+_register("1.9", Problem(
+    "Which model does not fit?", "choice", _does_not_fit, options=FIT_CANDIDATES,
+    alternates={"llama-3-405b": ("llama 3.1 405b", "llama-3.1-405b", "llama 405b", "llama"),
+                "deepseek-v3": ("deepseek", "deepseek v3"),
+                "qwen3-235b-a22b": ("qwen3-235b", "qwen3", "qwen"),
+                "mixtral-8x22b": ("mixtral",)},
+    wrong_hint="Compare total parameters x 2 bytes with the HBM of all 8 GPUs together."))
+_register("1.10", Problem(
+    "When the KV cache outweighs the weights", "expression", _kv_equals_weights_batch,
+    wrong_hint="Set the KV-fetch time equal to the weight-fetch time and solve for B."))
+_register("1.11", Problem(
+    "DeepSeek-V3's Goldilocks context", "number", _goldilocks_deepseek, rtol=0.02, unit="tokens",
+    wrong_hint="Remember which format the KV cache is stored in."))
+_register("1.12", Problem(
+    "Read the plot: memory-bound for good?", "choice", _memory_bound_panels,
+    options=("left", "right", "both", "neither"),
+    alternates={"left": ("left panel", "1024", "1k"), "right": ("right panel", "32768", "32k")},
+    wrong_hint="Look for a place where the grey step-time curve leaves the orange memory line for the blue compute line."))
+_register("1.13", Problem(
+    "Fast Mode's ceiling", "number", _fast_mode_ceiling, rtol=0.01,
+    mistakes=(Mistake(lambda: float(_fast_mode_kv_to_weights()),
+                      "That is the ratio of KV time to weight time in normal mode, a step on the way. "
+                      "Now ask how short the step could get."),
+              Mistake(lambda: float(roofline.FAST_MODE_BATCH_RATIO(price_ratio=6, speed_ratio=2.5)),
+                      "That is how much smaller the fast batch is, not how much faster its steps are."))))
+_register("1.14", Problem(
+    "Pricing another speed tier", "expression", _tier_price,
+    wrong_hint="Check your formula against what you know: at speed_ratio = 5/2 it must give 6, and it "
+               "must give 1 at speed_ratio = 1."))

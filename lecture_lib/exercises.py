@@ -1,0 +1,323 @@
+"""Generate the exercise notebooks from the solution notebooks (``make exercises``).
+
+``solutions/NN_<topic>.ipynb`` is the single source of each chapter's problems. Each problem is a
+markdown cell starting ``### Problem N.M`` (an optional hint inside ``<details>``), a work cell
+whose answer sits between nbgrader's markers ``### BEGIN SOLUTION`` and ``### END SOLUTION``, and a
+check cell calling ``check("N.M", answer)``. A problem may put figure or set-up code cells between
+its heading and its work cell.
+
+``exercises/NN_<topic>.ipynb`` is the same notebook with
+
+- every solution region (markers included) replaced by the stub ``answer = ...  # your work here``
+  at the indentation of its ``BEGIN`` marker. As in nbgrader, any line *containing* a marker is a
+  marker line, so markers may appear nowhere else (not in markdown, not in strings);
+- outputs and execution counts removed, and the ``execution`` timing metadata dropped;
+- the solutions' banner cell (tagged ``banner``) replaced by a banner for learners;
+
+and nothing else changed: markdown, cell ids and other metadata are kept. The output is
+deterministic (nbformat's JSON layout with sorted keys, plus a final newline), so regenerating a
+clean tree changes nothing. Command line::
+
+    python -m lecture_lib.exercises generate solutions exercises
+    python -m lecture_lib.exercises check solutions exercises    # exit 1 if generate would change anything
+
+Only nbformat and the standard library are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+STUB = "answer = ...  # your work here"
+BANNER_TAG = "banner"
+BANNER_ID = "exercises-banner"
+NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
+
+_PROBLEM_HEADING = re.compile(r"^###\s+Problem\s+(\d+\.\d+)\b[ \t:.·—-]*(.*)$")
+_CHECK_CALL = re.compile(r"""\bcheck\(\s*["'](\d+\.\d+)["']\s*,\s*answer\s*\)""")
+
+
+class FormatError(ValueError):
+    """A solutions notebook breaks the problem format (unbalanced markers, a problem without its
+    work or check cell, ...). The message names the notebook and the cell."""
+
+
+# ================================================================================ one code cell
+
+def _marker_line(line: str, marker: str) -> bool:
+    """nbgrader's rule: a line containing the marker anywhere is a marker line."""
+    return marker in line
+
+
+def strip_solutions(source: str, *, where: str = "a cell") -> str:
+    """``source`` with each solution region (markers included) replaced by :data:`STUB`.
+
+    The stub takes the indentation of its ``BEGIN`` marker. Unbalanced or nested markers raise
+    :class:`FormatError`.
+    """
+    out: list[str] = []
+    inside = False
+    for number, line in enumerate(source.split("\n"), start=1):
+        if _marker_line(line, BEGIN):
+            if inside:
+                raise FormatError(f"{where}, line {number}: nested {BEGIN!r}")
+            inside = True
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(indent + STUB)
+        elif _marker_line(line, END):
+            if not inside:
+                raise FormatError(f"{where}, line {number}: {END!r} without {BEGIN!r}")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise FormatError(f"{where}: {BEGIN!r} is never closed by {END!r}")
+    return "\n".join(out)
+
+
+def solution_regions(source: str) -> list[str]:
+    """The text inside each solution region of a cell (markers excluded)."""
+    regions, current = [], None
+    for line in source.split("\n"):
+        if _marker_line(line, BEGIN):
+            current = []
+        elif _marker_line(line, END) and current is not None:
+            regions.append("\n".join(current))
+            current = None
+        elif current is not None:
+            current.append(line)
+    return regions
+
+
+def has_solution(source: str) -> bool:
+    return any(_marker_line(line, BEGIN) for line in source.split("\n"))
+
+
+# ================================================================================ problems
+
+@dataclass(frozen=True)
+class ProblemCells:
+    """Where one problem sits in a notebook: indices of its heading, work and check cells."""
+
+    problem_id: str
+    title: str
+    heading: int
+    work: int
+    check: int
+    hint: bool
+
+
+def problems(notebook, *, where: str = "notebook") -> list[ProblemCells]:
+    """Parse the problem format of a solutions (or exercises) notebook; :class:`FormatError` if broken.
+
+    After each ``### Problem N.M`` heading come optional code cells (figures, set-up), the work
+    cell (the first code cell with a solution region, or in an exercise the stub), and the check
+    cell ``check("N.M", answer)``, before the next markdown cell. Ids must be unique.
+    """
+    found: list[ProblemCells] = []
+    cells = notebook.cells
+    seen = set()
+    index = 0
+    while index < len(cells):
+        cell = cells[index]
+        first = cell.source.split("\n", 1)[0] if cell.cell_type == "markdown" else ""
+        match = _PROBLEM_HEADING.match(first)
+        if not match:
+            if cell.cell_type == "code" and has_solution(cell.source):
+                raise FormatError(f"{where}, cell {index}: a solution region outside any problem")
+            index += 1
+            continue
+        problem_id, title = match.group(1), match.group(2).strip()
+        if problem_id in seen:
+            raise FormatError(f"{where}, cell {index}: problem {problem_id} appears twice")
+        seen.add(problem_id)
+        hint = "<summary>" in cell.source
+        if hint:
+            _check_hint_layout(cell.source, f"{where}, cell {index} (problem {problem_id})")
+        work = check = None
+        j = index + 1
+        while j < len(cells) and cells[j].cell_type == "code":
+            source = cells[j].source
+            if work is None and (has_solution(source) or _is_stub_cell(source)):
+                if len(solution_regions(source)) > 1:
+                    raise FormatError(f"{where}, cell {j}: problem {problem_id} has two solution regions")
+                work = j
+            elif _CHECK_CALL.search(source):
+                called = _CHECK_CALL.search(source).group(1)
+                if called != problem_id:
+                    raise FormatError(f"{where}, cell {j}: problem {problem_id} checks {called!r}")
+                if work is None:
+                    raise FormatError(f"{where}, cell {j}: problem {problem_id} checks before its work cell")
+                check = j
+                break
+            elif has_solution(source):
+                raise FormatError(f"{where}, cell {j}: problem {problem_id} has a second solution cell")
+            j += 1
+        if work is None or check is None:
+            missing = "work cell" if work is None else "check cell"
+            raise FormatError(f"{where}, cell {index}: problem {problem_id} has no {missing}")
+        found.append(ProblemCells(problem_id, title, index, work, check, hint))
+        index = check + 1
+    return found
+
+
+def _is_stub_cell(source: str) -> bool:
+    return any(line.strip() == STUB for line in source.split("\n"))
+
+
+def _check_hint_layout(source: str, where: str) -> None:
+    """``<details>`` and ``<summary>`` on their own lines with blank lines around, so that JupyterLab
+    renders the markdown inside (jupyterlab #7527)."""
+    lines = source.split("\n")
+    for tag in ("<details>", "</details>"):
+        positions = [i for i, line in enumerate(lines) if line.strip() == tag]
+        if len(positions) != 1:
+            raise FormatError(f"{where}: the hint needs exactly one {tag} on a line of its own")
+        i = positions[0]
+        before_ok = i == 0 or lines[i - 1].strip() == ""
+        after_ok = i == len(lines) - 1 or lines[i + 1].strip() == ""
+        if not (before_ok and after_ok):
+            raise FormatError(f"{where}: put a blank line before and after {tag}")
+    summary = [i for i, line in enumerate(lines) if line.strip().startswith("<summary>")]
+    if len(summary) != 1 or lines[summary[0] + 1].strip() != "":
+        raise FormatError(f"{where}: put <summary>...</summary> on its own line, followed by a blank line")
+
+
+# ================================================================================ notebooks
+
+def banner_text(solution_name: str) -> str:
+    return (
+        "<div style=\"border-left:4px solid #1f77b4;padding:6px 12px;background:#f5f9ff\">\n"
+        "\n"
+        "**Exercises.** Work each problem in its cell: replace `answer = ...` with your own work, then run "
+        "the check cell below it. The check says whether you are right and, if not, gives a nudge, never "
+        "the answer. Hints unfold under each problem.\n"
+        "\n"
+        f"Worked solutions: [`solutions/{solution_name}`](../solutions/{solution_name}). This notebook is "
+        "generated from that one by `make exercises`, so edits here are yours alone; to change a problem, "
+        "edit the solutions notebook.\n"
+        "\n"
+        "</div>"
+    )
+
+
+def exercise_notebook(solution, *, name: str):
+    """The exercise version of a solutions notebook (a new NotebookNode; the input is unchanged)."""
+    notebook = copy.deepcopy(solution)
+    problems(notebook, where=name)   # refuse to publish a broken format
+    banner = nbformat.v4.new_markdown_cell(banner_text(name))
+    banner["id"] = BANNER_ID
+    cells = []
+    replaced = False
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code" and (BEGIN in cell.source or END in cell.source):
+            raise FormatError(f"{name}, cell {index}: solution markers belong in code cells only "
+                              "(nbgrader would treat this text as a solution region)")
+        if BANNER_TAG in cell.get("metadata", {}).get("tags", []):
+            if not replaced:
+                cells.append(banner)
+                replaced = True
+            continue
+        if cell.cell_type == "code":
+            cell.source = strip_solutions(cell.source, where=f"{name}, cell {index}")
+            cell.outputs = []
+            cell.execution_count = None
+        cell.get("metadata", {}).pop("execution", None)
+        cells.append(cell)
+    if not replaced:
+        cells.insert(0, banner)
+    notebook.cells = cells
+    nbformat.validate(notebook)
+    return notebook
+
+
+def serialise(notebook) -> bytes:
+    """nbformat's own layout (indent 1, sorted keys), one final newline, UTF-8."""
+    text = nbformat.writes(notebook, version=nbformat.NO_CONVERT)
+    if not text.endswith("\n"):
+        text += "\n"
+    return text.encode("utf-8")
+
+
+def render(solutions_dir: Path) -> dict[str, bytes]:
+    """Every exercise notebook's bytes, by file name, from ``solutions_dir``."""
+    rendered = {}
+    for path in sorted(Path(solutions_dir).glob(NOTEBOOK_GLOB)):
+        solution = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+        rendered[path.name] = serialise(exercise_notebook(solution, name=path.name))
+    return rendered
+
+
+def generate(solutions_dir, exercises_dir) -> list[Path]:
+    """Write ``exercises_dir/NN_*.ipynb`` from ``solutions_dir``; returns the files that changed."""
+    exercises_dir = Path(exercises_dir)
+    exercises_dir.mkdir(parents=True, exist_ok=True)
+    changed = []
+    for name, data in render(Path(solutions_dir)).items():
+        target = exercises_dir / name
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
+            changed.append(target)
+    return changed
+
+
+def differences(solutions_dir, exercises_dir) -> list[str]:
+    """What :func:`generate` would change, one line per file (empty when up to date)."""
+    exercises_dir = Path(exercises_dir)
+    rendered = render(Path(solutions_dir))
+    problems_found = []
+    for name, data in rendered.items():
+        target = exercises_dir / name
+        if not target.exists():
+            problems_found.append(f"{target}: missing")
+        elif target.read_bytes() != data:
+            problems_found.append(f"{target}: differs from what {Path(solutions_dir) / name} generates")
+    for path in sorted(exercises_dir.glob(NOTEBOOK_GLOB)):
+        if path.name not in rendered:
+            problems_found.append(f"{path}: has no source in {solutions_dir}")
+    return problems_found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m lecture_lib.exercises",
+        description="Write exercises/ from solutions/ (solution regions become stubs, outputs stripped).")
+    parser.add_argument("command", choices=["generate", "check"],
+                        help="generate: write the exercise notebooks; check: exit 1 if they are stale")
+    parser.add_argument("solutions", type=Path, help="folder of solutions/NN_*.ipynb")
+    parser.add_argument("exercises", type=Path, help="folder of exercises/NN_*.ipynb")
+    args = parser.parse_args(argv)
+    if not args.solutions.is_dir():
+        parser.error(f"no such folder: {args.solutions}")
+    try:
+        if args.command == "generate":
+            changed = generate(args.solutions, args.exercises)
+            for path in changed:
+                print(f"wrote {path}")
+            if not changed:
+                print(f"{args.exercises}: up to date")
+            return 0
+        stale = differences(args.solutions, args.exercises)
+    except FormatError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if stale:
+        print("exercises are out of date; run `make exercises`:", file=sys.stderr)
+        for line in stale:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    print(f"{args.exercises}: up to date with {args.solutions}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

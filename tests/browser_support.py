@@ -1,0 +1,640 @@
+"""Drive a real JupyterLab in headless Chromium: shared by ``tests/test_browser.py`` and
+``tools/bench_browser.py``.
+
+* :class:`LabServer` starts ``jupyter lab`` from this Python environment on a free localhost port,
+  token auth on, in a temporary copy of the course's notebooks, with its own (empty) Jupyter
+  config, settings, workspaces and runtime directories so nothing on the machine leaks in, and no
+  news or update pop-ups.
+* :func:`launch_browser` starts Debian's ``/usr/bin/chromium`` through Playwright
+  (``playwright install`` cannot download browsers here).
+* :class:`NotebookSession` opens one notebook in a fresh browser context, runs all cells, lists the
+  errors on the page, finds every slider, moves one with the keyboard and tells whether its
+  explorer's figure or readout changed, and measures slider-to-pixels latency.
+
+JupyterLab is started with ``--LabApp.expose_app_in_browser=True`` so the page exposes
+``window.jupyterapp``; the notebook is driven through its command registry and session context,
+which is far less brittle than clicking menus.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOKS = REPO / "notebooks"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+INSTALL_HINT = "install it with: apt-get install -y chromium"
+VIEWPORT = {"width": 1500, "height": 1000}
+
+# Selectors of what the course's explorers render (lecture_lib/explore.py).
+EXPLORER = ".lecture-explorer"
+FIGURE_IMG = ".lecture-figure"          # ipywidgets.Image renders the <img> itself
+READOUT = ".lecture-readout"
+SLIDER = ".widget-slider"               # ipywidgets 8: Int/Float/FloatLog sliders (noUiSlider)
+HANDLE = ".noUi-handle"
+
+
+# --- Environment checks -------------------------------------------------------------------------
+def in_ci() -> bool:
+    """True when the environment variable CI holds a truthy value (CI=true, CI=1, ...)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def browser_unavailable() -> str | None:
+    """Why the browser tests cannot run here, or ``None`` when they can."""
+    if not Path(CHROMIUM).exists():
+        return f"Chromium not found at {CHROMIUM}; {INSTALL_HINT}"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except Exception as error:  # pragma: no cover - depends on the machine
+        return (f"Playwright for Python cannot be imported ({error}); install the test extra "
+                f"(pip install -e '.[test]') and Chromium ({INSTALL_HINT})")
+    return None
+
+
+def notebook_names(folder: Path = NOTEBOOKS) -> list[str]:
+    """The course notebooks present now, by file name, in chapter order."""
+    return sorted(p.name for p in folder.glob("*.ipynb") if not p.name.startswith("."))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- The JupyterLab server ----------------------------------------------------------------------
+_LAB_SETTINGS = {
+    # no toasts over the sliders: no news, no update check, no notifications
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
+        {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
+    # attach every cell to the DOM, so every explorer is rendered and findable
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+
+
+class LabServer:
+    """``jupyter lab`` on a free localhost port over a temporary copy of the course's notebooks.
+
+    Use as a context manager, or call :meth:`start` / :meth:`stop`. ``root / "notebooks"`` holds
+    the copies; :meth:`add_notebook` writes extra (scratch) notebooks there.
+    """
+
+    def __init__(self, notebooks: Path = NOTEBOOKS, *, startup_timeout: float = 90.0):
+        self.source = Path(notebooks)
+        self.startup_timeout = startup_timeout
+        self.base = Path(tempfile.mkdtemp(prefix="lecture-lab-"))
+        self.root = self.base / "root"
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.process: subprocess.Popen | None = None
+        self.log_path = self.base / "jupyter-lab.log"
+
+    # layout
+    def _prepare(self) -> None:
+        ignore = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+        shutil.copytree(self.source, self.root / "notebooks", ignore=ignore)
+        settings = self.base / "lab-settings"
+        for relative, values in _LAB_SETTINGS.items():
+            path = settings / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(values))
+        for name in ("config", "data", "runtime", "workspaces", "ipython"):
+            (self.base / name).mkdir(exist_ok=True)
+
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        env.pop("MPLBACKEND", None)      # the notebooks pick their own canvas; force nothing
+        env.pop("JUPYTER_PATH", None)
+        env.update({
+            "JUPYTER_CONFIG_DIR": str(self.base / "config"),
+            "JUPYTER_DATA_DIR": str(self.base / "data"),
+            "JUPYTER_RUNTIME_DIR": str(self.base / "runtime"),
+            "JUPYTERLAB_SETTINGS_DIR": str(self.base / "lab-settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(self.base / "workspaces"),
+            "IPYTHONDIR": str(self.base / "ipython"),
+            "PYTHONUNBUFFERED": "1",
+        })
+        return env
+
+    def command(self) -> list[str]:
+        extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+        return [
+            sys.executable, "-m", "jupyterlab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.expose_app_in_browser=True",
+        ] + extra
+
+    def start(self) -> "LabServer":
+        self._prepare()
+        log = open(self.log_path, "wb")
+        self.process = subprocess.Popen(self.command(), cwd=self.root, env=self._env(), stdout=log,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log.close()
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                self.api("GET", "/api/status", timeout=2)
+                return self
+            except (OSError, urllib.error.URLError):
+                time.sleep(0.25)
+        self.stop()
+        raise RuntimeError(f"jupyter lab did not answer /api/status within {self.startup_timeout:.0f} s:\n"
+                           f"{self.log_tail()}")
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=15)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def __enter__(self) -> "LabServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    # REST
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def api(self, method: str, path: str, *, timeout: float = 10):
+        request = urllib.request.Request(self.url(path), method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def shutdown_sessions(self) -> None:
+        """End every session and kernel (each test leaves the 2-core machine quiet for the next)."""
+        try:
+            for session in self.api("GET", "/api/sessions"):
+                self.api("DELETE", f"/api/sessions/{session['id']}", timeout=30)
+            for kernel in self.api("GET", "/api/kernels"):
+                self.api("DELETE", f"/api/kernels/{kernel['id']}", timeout=30)
+        except (OSError, urllib.error.URLError):
+            pass
+
+    def add_notebook(self, name: str, cells: list[str]) -> str:
+        """Write a scratch notebook of code cells next to the course's copies; returns its name."""
+        import nbformat
+
+        notebook = nbformat.v4.new_notebook()
+        notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+        notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                           "language": "python"}
+        nbformat.write(notebook, self.root / "notebooks" / name)
+        return name
+
+    def notebook_url(self, name: str) -> str:
+        # a workspace of its own, reset: no other tab is restored beside this notebook
+        workspace = "t" + secrets.token_hex(4)
+        return self.url(f"/lab/workspaces/{workspace}/tree/notebooks/{name}?reset&token={self.token}")
+
+
+# --- The browser --------------------------------------------------------------------------------
+def launch_browser(playwright):
+    """Headless Debian Chromium through Playwright (each launch gets a fresh temporary profile)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+
+
+# --- One notebook in the browser ----------------------------------------------------------------
+_PANEL_JS = """
+(name) => {
+  const app = window.jupyterapp;
+  if (!app) return null;
+  for (const w of app.shell.widgets('main')) {
+    if (w.context && w.context.path && w.context.path.endsWith(name) && w.content && w.sessionContext) return w;
+  }
+  return null;
+}
+"""
+
+_ERRORS_JS = """
+(name) => {
+  const found = [];
+  const text = (el) => (el.innerText || el.textContent || '').trim();
+  for (const el of document.querySelectorAll('.jp-OutputArea-output[data-mime-type*="error"]'))
+    found.push('error output: ' + text(el).slice(0, 800));
+  for (const el of document.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')) {
+    const t = text(el);
+    if (/Traceback|Error:|Exception/.test(t)) found.push('stderr: ' + t.slice(0, 800));
+  }
+  if ((document.body.textContent || '').includes('Error displaying widget')) {
+    for (const el of document.querySelectorAll('.jp-OutputArea-output'))
+      if ((el.textContent || '').includes('Error displaying widget')) found.push(text(el).slice(0, 300));
+    if (!found.some(s => s.includes('Error displaying widget'))) found.push('Error displaying widget (somewhere on the page)');
+  }
+  for (const el of document.querySelectorAll('.lecture-readout pre'))
+    found.push('explorer readout: ' + text(el).slice(0, 500));
+  // the notebook model too: an error output is an error even if it rendered oddly
+  const panel = (%s)(name);
+  if (panel) {
+    const cells = panel.content.model.cells;
+    for (let i = 0; i < cells.length; i++) {
+      const cell = cells.get(i).toJSON();
+      for (const out of (cell.outputs || []))
+        if (out.output_type === 'error') found.push(`cell ${i}: ${out.ename}: ${out.evalue}`);
+    }
+  }
+  return found;
+}
+""" % _PANEL_JS
+
+# Tag every slider (and the explorer, or failing that the cell output, that it drives) with ids,
+# and return what Python needs to move it and name it.
+_TAG_SLIDERS_JS = """
+() => {
+  const sliders = [];
+  let containers = 0;
+  const containerOf = (el) => el.closest('.lecture-explorer') || el.closest('.widget-interact')
+                              || el.closest('.jp-OutputArea') || document.body;
+  for (const el of document.querySelectorAll('.widget-slider')) {
+    const handle = el.querySelector('.noUi-handle');
+    if (!handle) continue;
+    const box = containerOf(el);
+    if (!box.hasAttribute('data-lt-container')) box.setAttribute('data-lt-container', String(containers++));
+    const index = sliders.length;
+    el.setAttribute('data-lt-slider', String(index));
+    const label = el.querySelector('.widget-label');
+    const explorer = box.classList.contains('lecture-explorer');
+    const heading = explorer ? box.querySelector(':scope > .widget-html') : null;
+    sliders.push({index, container: box.getAttribute('data-lt-container'), explorer,
+                  title: heading ? (heading.textContent || '').trim() : '',
+                  label: label ? (label.textContent || '').trim() : `(slider ${index}, no label)`});
+  }
+  return sliders;
+}
+"""
+
+# What the learner sees of a container: every image's source plus the readouts' text (for an
+# explorer) or the container's text without the controls (for anything else).
+_SNAPSHOT_JS = """
+(id) => {
+  const box = document.querySelector(`[data-lt-container="${id}"]`);
+  if (!box) return null;
+  const images = [...box.querySelectorAll('img')].map(img => img.currentSrc || img.src).join('|');
+  let text;
+  if (box.classList.contains('lecture-explorer')) {
+    text = [...box.querySelectorAll('.lecture-readout')].map(e => e.textContent).join('|');
+  } else {
+    const copy = box.cloneNode(true);
+    for (const c of copy.querySelectorAll('.widget-slider, .widget-dropdown, .widget-readout')) c.remove();
+    text = copy.textContent;
+  }
+  return images + '\\n' + text;
+}
+"""
+
+# Latency probes: keydown time (event timestamp) and, per container, each image load and the
+# animation frame after it (the frame in which the new pixels are painted).
+_PROBE_JS = """
+() => {
+  if (window.__lt) return;
+  const lt = window.__lt = {key: null, frames: {}};
+  document.addEventListener('keydown', (e) => { lt.key = e.timeStamp; }, true);
+  document.addEventListener('load', (e) => {
+    const img = e.target;
+    if (!img || img.tagName !== 'IMG') return;
+    const box = img.closest('[data-lt-container]');
+    if (!box) return;
+    const id = box.getAttribute('data-lt-container');
+    const loaded = performance.now();
+    requestAnimationFrame(() => {
+      (lt.frames[id] = lt.frames[id] || []).push({loaded, painted: performance.now()});
+    });
+  }, true);
+}
+"""
+
+
+@dataclass
+class Slider:
+    index: int
+    container: str
+    label: str
+    explorer: bool
+    title: str = ""
+
+    def describe(self) -> str:
+        where = f"explorer {self.title!r}" if self.title else (
+            f"explorer #{self.container}" if self.explorer else f"output #{self.container}")
+        return f"slider {self.label!r} ({where})"
+
+
+@dataclass
+class Move:
+    """The outcome of one keyboard move of a slider."""
+    slider: Slider
+    key: str
+    changed: bool
+    value_before: str | None = None
+    value_after: str | None = None
+    error: str | None = None            # exception text in the explorer's readout after the move
+    error_before: str | None = None     # ... and before it (an explorer already broken)
+
+
+@dataclass
+class NotebookSession:
+    """One notebook open in its own browser context (close it to end its kernel too)."""
+
+    server: LabServer
+    browser: object
+    name: str
+    context: object = None
+    page: object = None
+    console: list = field(default_factory=list)
+    run_seconds: float = float("nan")
+
+    def open(self, *, timeout: float = 90.0) -> "NotebookSession":
+        self.context = self.browser.new_context(viewport=VIEWPORT)
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(timeout * 1000)
+        self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}") if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
+        self.page.goto(self.server.notebook_url(self.name), wait_until="domcontentloaded")
+        self.page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started !== undefined",
+                                    timeout=timeout * 1000)
+        self.page.wait_for_function(f"() => ({_PANEL_JS})({json.dumps(self.name)}) !== null",
+                                    timeout=timeout * 1000, polling=200)
+        # the document and the kernel: ready, then idle
+        self.page.evaluate(
+            """async (name) => {
+                 const panel = (%s)(name);
+                 await panel.context.ready;
+                 await panel.sessionContext.ready;
+                 window.jupyterapp.shell.activateById(panel.id);
+               }""" % _PANEL_JS, self.name)
+        self.wait_idle(timeout)
+        return self
+
+    def kernel_status(self) -> str:
+        return self.page.evaluate(
+            """(name) => { const p = (%s)(name);
+                 const k = p && p.sessionContext.session && p.sessionContext.session.kernel;
+                 return k ? k.status : 'none'; }""" % _PANEL_JS, self.name)
+
+    def wait_idle(self, timeout: float = 60.0, settle: float = 0.3) -> None:
+        """Wait until the kernel has been idle for ``settle`` seconds."""
+        deadline = time.monotonic() + timeout
+        idle_since = None
+        while time.monotonic() < deadline:
+            if self.kernel_status() == "idle":
+                idle_since = idle_since or time.monotonic()
+                if time.monotonic() - idle_since >= settle:
+                    return
+            else:
+                idle_since = None
+            time.sleep(0.1)
+        raise TimeoutError(f"{self.name}: kernel not idle after {timeout:.0f} s (status {self.kernel_status()!r})")
+
+    def execute_in_kernel(self, code: str, expression: str | None = None):
+        """Run code in this notebook's kernel, silently; return ``eval(expression)`` as text."""
+        return self.page.evaluate(
+            """async ([name, code, expr]) => {
+                 const kernel = (%s)(name).sessionContext.session.kernel;
+                 const future = kernel.requestExecute({code, silent: false, store_history: false,
+                                                       user_expressions: expr ? {r: expr} : {}});
+                 const reply = await future.done;
+                 const c = reply.content;
+                 if (c.status !== 'ok') return {error: c.ename + ': ' + c.evalue};
+                 if (!expr) return {value: null};
+                 const r = c.user_expressions.r;
+                 if (r.status !== 'ok') return {error: r.ename + ': ' + r.evalue};
+                 return {value: r.data['text/plain']};
+               }""" % _PANEL_JS, [self.name, code, expression])
+
+    def run_all(self, *, timeout: float = 120.0) -> float:
+        """Clear outputs, Run All, wait until every code cell ran, the kernel is idle and every
+        widget output has rendered (or shown its error). Returns the seconds it took."""
+        started = time.monotonic()
+        self.page.evaluate(
+            """async (name) => {
+                 const panel = (%s)(name);
+                 window.jupyterapp.shell.activateById(panel.id);
+                 await window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs');
+                 window.__ltRun = window.jupyterapp.commands.execute('notebook:run-all-cells')
+                   .then(ok => { window.__ltRunDone = {ok}; },
+                         err => { window.__ltRunDone = {ok: false, err: String(err)}; });
+               }""" % _PANEL_JS, self.name)
+        deadline = started + timeout
+        state = None
+        while time.monotonic() < deadline:
+            state = self.page.evaluate(
+                """(name) => {
+                     const panel = (%s)(name);
+                     const cells = panel.content.model.cells;
+                     let pending = 0, errors = 0, views = 0;
+                     for (let i = 0; i < cells.length; i++) {
+                       const cell = cells.get(i);
+                       if (cell.type !== 'code') continue;
+                       const json = cell.toJSON();
+                       if (json.execution_count === null || json.execution_count === undefined) pending++;
+                       for (const out of json.outputs || []) {
+                         if (out.output_type === 'error') errors++;
+                         if (out.data && out.data['application/vnd.jupyter.widget-view+json']) views++;
+                       }
+                     }
+                     // a widget view renders as .jp-OutputArea-output > .jupyter-widgets (no data-mime-type)
+                     let rendered = 0;
+                     for (const o of document.querySelectorAll('.jp-OutputArea-output'))
+                       if (o.querySelector(':scope > .jupyter-widgets')
+                           || (o.textContent || '').includes('Error displaying widget')) rendered++;
+                     const k = panel.sessionContext.session && panel.sessionContext.session.kernel;
+                     return {pending, errors, views, rendered, done: window.__ltRunDone || null,
+                             status: k ? k.status : 'none'};
+                   }""" % _PANEL_JS, self.name)
+            if state["errors"]:
+                break       # a cell failed: later cells will never run; report the error
+            if (state["done"] and state["pending"] == 0 and state["status"] == "idle"
+                    and state["rendered"] >= state["views"]):
+                break
+            time.sleep(0.2)
+        else:
+            raise TimeoutError(f"{self.name}: Run All did not finish within {timeout:.0f} s: {state}")
+        if not state["errors"]:
+            self.wait_idle(30)
+            self.wait_images()
+        self.run_seconds = time.monotonic() - started
+        return self.run_seconds
+
+    def wait_images(self, timeout: float = 20.0) -> None:
+        """Wait until every explorer figure has a loaded image."""
+        self.page.wait_for_function(
+            """() => [...document.querySelectorAll('.lecture-figure')].every(img =>
+                 (img.src || '').length > 0 && img.complete && img.naturalWidth > 0)""",
+            timeout=timeout * 1000, polling=100)
+
+    def errors(self) -> list[str]:
+        return self.page.evaluate(_ERRORS_JS, self.name)
+
+    def counts(self) -> dict:
+        return self.page.evaluate(
+            """() => ({explorers: document.querySelectorAll('.lecture-explorer').length,
+                       figures: document.querySelectorAll('.lecture-figure').length,
+                       sliders: document.querySelectorAll('.widget-slider').length,
+                       dropdowns: document.querySelectorAll('.widget-dropdown').length})""")
+
+    def sliders(self) -> list[Slider]:
+        return [Slider(**s) for s in self.page.evaluate(_TAG_SLIDERS_JS)]
+
+    def handle(self, slider: Slider):
+        return self.page.locator(f'[data-lt-slider="{slider.index}"] {HANDLE}').first
+
+    def snapshot(self, slider: Slider) -> str | None:
+        return self.page.evaluate(_SNAPSHOT_JS, slider.container)
+
+    def slider_value(self, slider: Slider) -> tuple[str | None, float | None, float | None]:
+        """(readout text, aria value, aria max) of a slider's handle."""
+        return self.page.evaluate(
+            """(i) => {
+                 const el = document.querySelector(`[data-lt-slider="${i}"]`);
+                 const h = el.querySelector('.noUi-handle');
+                 const r = el.querySelector('.widget-readout');
+                 const num = (a) => { const v = h.getAttribute(a); return v === null ? null : parseFloat(v); };
+                 return [r ? (r.textContent || r.value || '').trim() : null, num('aria-valuenow'), num('aria-valuemax')];
+               }""", slider.index)
+
+    def key_for(self, slider: Slider, previous: str | None = None) -> str:
+        """ArrowRight, unless the slider sits at its maximum (then ArrowLeft)."""
+        _, now, high = self.slider_value(slider)
+        if now is not None and high is not None and now >= high - 1e-9 * max(1.0, abs(high)):
+            return "ArrowLeft"
+        return "ArrowRight"
+
+    def move(self, slider: Slider, *, timeout: float = 8.0) -> Move:
+        """Move a slider one step with the keyboard; report whether its figure or readout changed."""
+        handle = self.handle(slider)
+        handle.scroll_into_view_if_needed()
+        error_before = self.readout_error(slider)
+        before = self.snapshot(slider)
+        value_before, _, _ = self.slider_value(slider)
+        key = self.key_for(slider)
+        handle.focus()
+        handle.press(key)
+        changed = True
+        try:
+            self.page.wait_for_function(
+                """([id, before]) => (%s)(id) !== before""" % _SNAPSHOT_JS.strip(),
+                arg=[slider.container, before], timeout=timeout * 1000, polling=50)
+        except Exception:
+            changed = False
+        value_after, _, _ = self.slider_value(slider)
+        return Move(slider, key, changed, value_before, value_after, self.readout_error(slider), error_before)
+
+    def readout_error(self, slider: Slider) -> str | None:
+        """The exception an explorer printed into its readout (``<pre style='color:#b00'>``), if any."""
+        return self.page.evaluate(
+            """(id) => { const box = document.querySelector(`[data-lt-container="${id}"]`);
+                 const pre = box && box.querySelector('.lecture-readout pre');
+                 return pre ? pre.textContent : null; }""", slider.container)
+
+    # latency ------------------------------------------------------------------------------------
+    def install_probes(self) -> None:
+        self.page.evaluate(_PROBE_JS)
+
+    def measure_latency(self, slider: Slider, presses: int = 12, *, timeout: float = 10.0,
+                        pause: float = 0.08) -> list[dict]:
+        """Press the slider's keys ``presses`` times (right, left, ... from where it is) and time
+        each from the keydown to the animation frame after the explorer's new image loaded."""
+        self.install_probes()
+        handle = self.handle(slider)
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        first = self.key_for(slider)
+        other = "ArrowLeft" if first == "ArrowRight" else "ArrowRight"
+        samples = []
+        for i in range(presses):
+            key = first if i % 2 == 0 else other
+            seen = self.page.evaluate("(id) => (window.__lt.frames[id] || []).length", slider.container)
+            handle.press(key)
+            try:
+                self.page.wait_for_function(
+                    "([id, n]) => (window.__lt.frames[id] || []).length > n",
+                    arg=[slider.container, seen], timeout=timeout * 1000, polling="raf")
+            except Exception:
+                samples.append({"key": key, "ms": None, "load_ms": None})
+                continue
+            sample = self.page.evaluate(
+                """([id, n]) => { const f = window.__lt.frames[id][n];
+                     return {ms: f.painted - window.__lt.key, load_ms: f.loaded - window.__lt.key}; }""",
+                [slider.container, seen])
+            sample["key"] = key
+            samples.append(sample)
+            time.sleep(pause)   # let the readout and any trailing messages land
+            self.wait_idle(10, settle=0.05)
+        return samples
+
+    def close(self) -> None:
+        try:
+            if self.page is not None:
+                self.page.evaluate(
+                    """async (name) => { const p = (%s)(name);
+                         if (p) { p.context.model.dirty = false; await p.sessionContext.shutdown(); } }"""
+                    % _PANEL_JS, self.name)
+        except Exception:
+            pass
+        if self.context is not None:
+            self.context.close()
+        self.context = self.page = None
+        self.server.shutdown_sessions()
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) by linear interpolation; NaN for no values."""
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    position = q * (len(values) - 1)
+    low = int(position)
+    high = min(low + 1, len(values) - 1)
+    return values[low] + (values[high] - values[low]) * (position - low)
+
+
+def median(values: list[float]) -> float:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else float("nan")

@@ -1,0 +1,50 @@
+"""Shared fixtures. The browser ones start a real JupyterLab and headless Chromium once per session
+(helpers in ``browser_support.py``); they skip with an install hint when Chromium or Playwright is
+missing, except under CI (``CI`` set to a truthy value), where a missing browser is a failure."""
+
+from __future__ import annotations
+
+import pytest
+
+import browser_support
+
+
+def _require_browser() -> None:
+    reason = browser_support.browser_unavailable()
+    if reason is None:
+        return
+    if browser_support.in_ci():
+        pytest.fail(f"browser tests cannot run under CI: {reason}", pytrace=False)
+    pytest.skip(f"browser tests skipped: {reason}")
+
+
+@pytest.fixture(scope="session")
+def lab_server():
+    """``jupyter lab`` on a free localhost port, token auth on, over a temporary copy of notebooks/."""
+    _require_browser()
+    server = browser_support.LabServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's headless Chromium driven by Playwright (``executable_path=/usr/bin/chromium``)."""
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    try:
+        chromium = browser_support.launch_browser(playwright)
+    except Exception:
+        playwright.stop()
+        raise
+    try:
+        yield chromium
+    finally:
+        try:
+            chromium.close()
+        finally:
+            playwright.stop()

@@ -1,0 +1,56 @@
+"""Every chapter in a real JupyterLab, in headless Chromium (DESIGN.md, "Testing layers" 4).
+
+For each notebook in ``notebooks/``: open it, Run All, find no error output, no "Error displaying
+widget" and no exception in an explorer's readout; then move **every** slider one step with the
+keyboard and see its explorer's figure or readout change. Run with ``pytest -m browser``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from browser_support import NotebookSession, notebook_names
+
+pytestmark = pytest.mark.browser
+
+NOTEBOOKS = notebook_names()
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS or [pytest.param("(none)", marks=pytest.mark.skip("no notebooks"))])
+def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, browser):
+    started = time.monotonic()
+    session = NotebookSession(lab_server, browser, name)
+    try:
+        session.open()
+        run_seconds = session.run_all()
+        errors = session.errors()
+        assert not errors, f"{name}: errors on the page after Run All:\n" + "\n".join(errors) + _context(session)
+
+        failures = []
+        sliders = session.sliders()
+        for slider in sliders:
+            move = session.move(slider)
+            if move.error and move.error == move.error_before:
+                failures.append(f"{slider.describe()}: its explorer already shows an exception: {move.error}")
+            elif move.error:
+                failures.append(f"{slider.describe()}: {move.key} put an exception in the readout: {move.error}")
+            elif not move.changed:
+                how = ("the slider's value did not move" if move.value_before == move.value_after
+                       else f"value {move.value_before} -> {move.value_after}")
+                failures.append(f"{slider.describe()}: {move.key} changed neither the figure nor the "
+                                f"readout within the timeout ({how})")
+        errors = session.errors()
+        assert not failures and not errors, (
+            f"{name}: {len(failures)} of {len(sliders)} sliders failed:\n" + "\n".join(failures + errors)
+            + _context(session))
+        print(f"{name}: Run All {run_seconds:.1f} s, {len(sliders)} sliders moved, "
+              f"{session.counts()}, total {time.monotonic() - started:.1f} s")
+    finally:
+        session.close()
+
+
+def _context(session: NotebookSession) -> str:
+    lines = session.console[-10:]
+    return ("\nbrowser console errors:\n" + "\n".join(lines)) if lines else ""

@@ -1,0 +1,257 @@
+"""Slider-to-pixels latency in a real JupyterLab (headless Chromium), beside a naive ``interact``.
+
+For every slider of every notebook in ``notebooks/`` the page records the keydown's timestamp and,
+for the slider's explorer, the moment its new ``<img>`` has loaded and the animation frame after it
+(when the new pixels are painted). Each slider is pressed ``presses`` times, alternating direction,
+waiting for each frame and for the kernel to go idle before the next press, so what is measured is
+one change's latency, not a queue.
+
+Beside it, in the same JupyterLab and browser, a generated scratch notebook measures the naive
+approach: ``%matplotlib inline`` and ``ipywidgets.interact`` over a FloatSlider whose callback
+creates a new figure with a few lines over 300 points and calls ``plt.show()``.
+
+Budget (DESIGN.md, "Performance budgets"): median <= 50 ms and >= 3x faster than the naive one.
+
+    python tools/bench_browser.py [--presses N] [notebook.ipynb ...]
+
+``run(report)`` is what ``tools/bench.py`` calls; ``report`` prints one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import browser_support as bs  # noqa: E402
+
+BUDGET_MS = 50.0
+BUDGET_RATIO = 3.0
+NAIVE_NAME = "zz_naive_interact_reference.ipynb"
+
+# The naive reference, sized like the course's explorer figures (about 1008 x 365 px at 96 dpi).
+NAIVE_CELLS = [
+    "%matplotlib inline\n"
+    "import time\n"
+    "import numpy as np\n"
+    "import matplotlib.pyplot as plt\n"
+    "import ipywidgets as widgets\n"
+    "plt.rcParams['figure.dpi'] = 96\n"
+    "batch = np.logspace(0, 5, 300)\n"
+    "naive_seconds = []",
+    "def naive(scale=1.0):\n"
+    "    started = time.perf_counter()\n"
+    "    fig, ax = plt.subplots(figsize=(10.5, 3.8))\n"
+    "    compute = 2e-6 * batch * scale\n"
+    "    weights = np.full_like(batch, 0.02)\n"
+    "    kv = 1e-6 * batch\n"
+    "    ax.loglog(batch, compute, label='compute')\n"
+    "    ax.loglog(batch, weights, label='weight fetch')\n"
+    "    ax.loglog(batch, kv, label='KV fetch')\n"
+    "    ax.loglog(batch, np.maximum(compute, weights + kv), 'k', lw=3, label='step time')\n"
+    "    ax.set_xlabel('batch B (sequences)')\n"
+    "    ax.set_ylabel('time per step (s)')\n"
+    "    ax.legend()\n"
+    "    plt.show()\n"
+    "    naive_seconds.append(time.perf_counter() - started)\n"
+    "\n"
+    "widgets.interact(naive, scale=widgets.FloatSlider(value=1.0, min=0.5, max=2.0, step=0.05,\n"
+    "                                                  description='naive scale'));",
+]
+
+# Kernel-side timing of the course's explorers (wraps lecture_lib.explore in the kernel only; the
+# library's files are untouched): where a change's time goes before it leaves the kernel.
+INSTRUMENT = r"""
+import time as _lt_time
+import lecture_lib.explore as _lt_explore
+_lt_times = {"refresh": [], "render": [], "png": []}
+def _lt_wrap(cls, name, key):
+    original = getattr(cls, name)
+    if getattr(original, "_lt_wrapped", False):
+        return
+    def wrapper(self, *args, **kwargs):
+        started = _lt_time.perf_counter()
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _lt_times[key].append(_lt_time.perf_counter() - started)
+    wrapper._lt_wrapped = True
+    setattr(cls, name, wrapper)
+_lt_wrap(_lt_explore.Explorer, "refresh", "refresh")
+_lt_wrap(_lt_explore.FigureView, "render", "render")
+_lt_wrap(_lt_explore.FigureView, "png_bytes", "png")
+"""
+
+
+def _kernel_times(session: bs.NotebookSession, expression: str) -> dict[str, list[float]]:
+    result = session.execute_in_kernel("import json", expression)
+    if not result or "value" not in result or result["value"] is None:
+        return {}
+    text = result["value"]
+    # user_expressions come back as repr() of a str
+    import ast
+
+    return json.loads(ast.literal_eval(text))
+
+
+def _ms(values) -> str:
+    return f"{values:.1f}" if values == values else "n/a"
+
+
+def measure_notebook(server, browser, name: str, presses: int, report, *, instrument: bool) -> dict:
+    session = bs.NotebookSession(server, browser, name)
+    try:
+        session.open()
+        if instrument:
+            result = session.execute_in_kernel(INSTRUMENT)
+            if result.get("error"):
+                report(f"  ({name}: kernel instrumentation unavailable: {result['error']})")
+                instrument = False
+        run_seconds = session.run_all()
+        errors = session.errors()
+        if errors:
+            report(f"  {name}: errors after Run All, not measured: {errors[:3]}")
+            return {"name": name, "sliders": 0, "samples": [], "run_seconds": run_seconds, "errors": errors}
+        if instrument:
+            session.execute_in_kernel("for _v in _lt_times.values(): _v.clear()")
+        sliders = session.sliders()
+        samples, per_slider = [], {}
+        for slider in sliders:
+            got = session.measure_latency(slider, presses)
+            per_slider[slider.describe()] = got
+            samples.extend(got)
+        kernel = {}
+        if instrument:
+            kernel = _kernel_times(session, "json.dumps(_lt_times)")
+        return {"name": name, "sliders": len(sliders), "samples": samples, "per_slider": per_slider,
+                "run_seconds": run_seconds, "kernel": kernel, "errors": []}
+    finally:
+        session.close()
+
+
+def measure_naive(server, browser, presses: int) -> dict:
+    server.add_notebook(NAIVE_NAME, NAIVE_CELLS)
+    session = bs.NotebookSession(server, browser, NAIVE_NAME)
+    try:
+        session.open()
+        session.run_all()
+        errors = session.errors()
+        if errors:
+            raise RuntimeError(f"the naive reference notebook failed: {errors}")
+        sliders = session.sliders()
+        session.execute_in_kernel("naive_seconds.clear()")
+        samples = session.measure_latency(sliders[0], presses)
+        kernel = _kernel_times(session, "json.dumps({'callback': naive_seconds})")
+        return {"name": "naive interact", "sliders": len(sliders), "samples": samples, "kernel": kernel}
+    finally:
+        session.close()
+
+
+def _stats(samples: list[dict], key: str = "ms") -> tuple[float, float, int, int]:
+    values = [s[key] for s in samples if s.get(key) is not None]
+    missed = sum(1 for s in samples if s.get(key) is None)
+    return bs.median(values), bs.percentile(values, 0.9), len(values), missed
+
+
+def run(report=print, *, presses: int = 12, notebooks: list[str] | None = None,
+        naive_presses: int = 20, instrument: bool = True) -> dict | None:
+    """Measure and print; returns the figures (None when no browser is available)."""
+    reason = bs.browser_unavailable()
+    if reason:
+        report(f"browser latency: not measured ({reason})")
+        return None
+    from playwright.sync_api import sync_playwright
+
+    names = notebooks or bs.notebook_names()
+    report(f"slider -> pixels in JupyterLab + headless Chromium ({bs.CHROMIUM}); "
+           f"{presses} key presses per slider, naive reference {naive_presses} presses")
+    started = time.monotonic()
+    results = []
+    with bs.LabServer() as server, sync_playwright() as playwright:
+        browser = bs.launch_browser(playwright)
+        try:
+            naive = measure_naive(server, browser, naive_presses)
+            for name in names:
+                results.append(measure_notebook(server, browser, name, presses, report, instrument=instrument))
+        finally:
+            browser.close()
+
+    naive_median, naive_p90, naive_n, naive_missed = _stats(naive["samples"])
+    naive_cb = naive.get("kernel", {}).get("callback", [])
+    report(f"naive interact (re-create the figure, %matplotlib inline): median {_ms(naive_median)} ms, "
+           f"p90 {_ms(naive_p90)} ms over {naive_n} presses"
+           + (f" ({naive_missed} without a new image)" if naive_missed else "")
+           + (f"; its callback in the kernel: median {_ms(1e3 * bs.median(naive_cb))} ms" if naive_cb else ""))
+    header = (f"{'notebook':<40} {'sliders':>7} {'median ms':>10} {'p90 ms':>8} {'naive median ms':>16} "
+              f"{'naive/ours':>11}  verdict")
+    report(header)
+    report("-" * len(header))
+    all_ok = True
+    for result in results:
+        median, p90, n, missed = _stats(result["samples"])
+        ratio = naive_median / median if median == median and median > 0 else float("nan")
+        result.update(median_ms=median, p90_ms=p90, presses=n, missed=missed, ratio=ratio,
+                      naive_median_ms=naive_median)
+        if result["sliders"] == 0:
+            verdict = "errors (see above)" if result["errors"] else "no sliders"
+            ok = not result["errors"]
+        else:
+            ok = median <= BUDGET_MS and ratio >= BUDGET_RATIO and missed == 0
+            problems = []
+            if median > BUDGET_MS:
+                problems.append(f"median > {BUDGET_MS:.0f} ms")
+            if not ratio >= BUDGET_RATIO:
+                problems.append(f"ratio < {BUDGET_RATIO:.0f}x")
+            if missed:
+                problems.append(f"{missed} presses without a new image")
+            verdict = "within budget" if ok else "MISSES: " + ", ".join(problems)
+        result["ok"] = ok
+        all_ok &= ok
+        report(f"{result['name']:<40} {result['sliders']:>7} {_ms(median):>10} {_ms(p90):>8} "
+               f"{_ms(naive_median):>16} {(f'{ratio:.1f}x' if ratio == ratio else 'n/a'):>11}  {verdict}")
+    report(f"budget: median <= {BUDGET_MS:.0f} ms and >= {BUDGET_RATIO:.0f}x faster than naive -> "
+           + ("every notebook within budget" if all_ok else "NOT MET (details below)"))
+
+    # where the time goes
+    for result in results:
+        if not result["samples"]:
+            continue
+        load_median, _, _, _ = _stats(result["samples"], "load_ms")
+        line = (f"  {result['name']}: Run All in the browser {result['run_seconds']:.1f} s; "
+                f"keydown -> image loaded median {_ms(load_median)} ms, -> next frame {_ms(result['median_ms'])} ms")
+        kernel = result.get("kernel") or {}
+        refresh, render, png = (kernel.get(k, []) for k in ("refresh", "render", "png"))
+        if refresh:
+            r, d, p = (1e3 * bs.median(v) for v in (refresh, render, png))
+            line += (f"; in the kernel per change: {r:.1f} ms (formulas + readout {r - d:.1f}, "
+                     f"draw/blit {d - p:.1f}, PNG encode {p:.1f}); outside the kernel "
+                     f"(widget messages, image decode, paint) ~{result['median_ms'] - r:.1f} ms")
+        report(line)
+        slow = sorted(((bs.median([s['ms'] for s in got if s.get('ms') is not None]), label)
+                       for label, got in result.get("per_slider", {}).items()), reverse=True)[:3]
+        if slow and slow[0][0] == slow[0][0]:
+            report("    slowest sliders (median ms): " + "; ".join(f"{label} {value:.1f}" for value, label in slow))
+    report(f"(browser benchmark took {time.monotonic() - started:.0f} s)")
+    return {"naive": naive, "notebooks": results, "ok": all_ok, "naive_median_ms": naive_median,
+            "naive_p90_ms": naive_p90}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", help="notebook file names in notebooks/ (default: all)")
+    parser.add_argument("--presses", type=int, default=12, help="key presses per slider (default 12)")
+    parser.add_argument("--naive-presses", type=int, default=20)
+    parser.add_argument("--no-instrument", action="store_true",
+                        help="do not time the explorers' refresh/render/PNG steps inside the kernel")
+    args = parser.parse_args(argv)
+    run(print, presses=args.presses, notebooks=args.notebooks or None, naive_presses=args.naive_presses,
+        instrument=not args.no_instrument)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

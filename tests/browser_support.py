@@ -163,15 +163,17 @@ class LabServer:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"jupyter lab exited with {self.process.returncode}:\n{self.log_tail()}")
+                message = f"jupyter lab exited with {self.process.returncode}:\n{self.log_tail()}"
+                self.stop()
+                raise RuntimeError(message)
             try:
                 self.api("GET", "/api/status", timeout=2)
                 return self
             except (OSError, urllib.error.URLError):
                 time.sleep(0.25)
+        message = f"jupyter lab did not answer /api/status within {self.startup_timeout:.0f} s:\n{self.log_tail()}"
         self.stop()
-        raise RuntimeError(f"jupyter lab did not answer /api/status within {self.startup_timeout:.0f} s:\n"
-                           f"{self.log_tail()}")
+        raise RuntimeError(message)
 
     def stop(self) -> None:
         process, self.process = self.process, None
@@ -260,7 +262,7 @@ _ERRORS_JS = """
     found.push('error output: ' + text(el).slice(0, 800));
   for (const el of document.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')) {
     const t = text(el);
-    if (/Traceback|Error:|Exception/.test(t)) found.push('stderr: ' + t.slice(0, 800));
+    if (/Traceback/.test(t)) found.push('stderr: ' + t.slice(0, 800));
   }
   if ((document.body.textContent || '').includes('Error displaying widget')) {
     for (const el of document.querySelectorAll('.jp-OutputArea-output'))
@@ -328,24 +330,26 @@ _SNAPSHOT_JS = """
 }
 """
 
-# Latency probes: keydown time (event timestamp) and, per container, each image load and the
-# animation frame after it (the frame in which the new pixels are painted).
+# Latency probes: keydown time (the event's timestamp) and, per container, each image load and each
+# readout change, with the animation frame after it (the frame in which the new pixels are painted).
 _PROBE_JS = """
 () => {
   if (window.__lt) return;
-  const lt = window.__lt = {key: null, frames: {}};
+  const lt = window.__lt = {key: null, images: {}, readouts: {}};
+  const painted = (store, id, at) =>
+    requestAnimationFrame(() => { (store[id] = store[id] || []).push({at, painted: performance.now()}); });
   document.addEventListener('keydown', (e) => { lt.key = e.timeStamp; }, true);
   document.addEventListener('load', (e) => {
     const img = e.target;
     if (!img || img.tagName !== 'IMG') return;
     const box = img.closest('[data-lt-container]');
-    if (!box) return;
-    const id = box.getAttribute('data-lt-container');
-    const loaded = performance.now();
-    requestAnimationFrame(() => {
-      (lt.frames[id] = lt.frames[id] || []).push({loaded, painted: performance.now()});
-    });
+    if (box) painted(lt.images, box.getAttribute('data-lt-container'), performance.now());
   }, true);
+  for (const readout of document.querySelectorAll('[data-lt-container] .lecture-readout')) {
+    const id = readout.closest('[data-lt-container]').getAttribute('data-lt-container');
+    new MutationObserver(() => painted(lt.readouts, id, performance.now()))
+      .observe(readout, {childList: true, subtree: true, characterData: true});
+  }
 }
 """
 
@@ -537,7 +541,7 @@ class NotebookSession:
                  return [r ? (r.textContent || r.value || '').trim() : null, num('aria-valuenow'), num('aria-valuemax')];
                }""", slider.index)
 
-    def key_for(self, slider: Slider, previous: str | None = None) -> str:
+    def key_for(self, slider: Slider) -> str:
         """ArrowRight, unless the slider sits at its maximum (then ArrowLeft)."""
         _, now, high = self.slider_value(slider)
         if now is not None and high is not None and now >= high - 1e-9 * max(1.0, abs(high)):
@@ -575,37 +579,61 @@ class NotebookSession:
     def install_probes(self) -> None:
         self.page.evaluate(_PROBE_JS)
 
+    def _probe_counts(self, slider: Slider) -> list[int]:
+        return self.page.evaluate(
+            "(id) => [(window.__lt.images[id] || []).length, (window.__lt.readouts[id] || []).length]",
+            slider.container)
+
+    def _wait_probe(self, slider: Slider, seen: list[int], streams: tuple[str, ...], timeout: float) -> bool:
+        try:
+            self.page.wait_for_function(
+                """([id, seen, streams]) => streams.some((s, i) =>
+                     (window.__lt[s][id] || []).length > seen[s === 'images' ? 0 : 1])""",
+                arg=[slider.container, seen, list(streams)], timeout=timeout * 1000, polling="raf")
+            return True
+        except Exception:
+            return False
+
     def measure_latency(self, slider: Slider, presses: int = 12, *, timeout: float = 10.0,
-                        pause: float = 0.08) -> list[dict]:
-        """Press the slider's keys ``presses`` times (right, left, ... from where it is) and time
-        each from the keydown to the animation frame after the explorer's new image loaded."""
+                        pause: float = 0.08) -> tuple[str, list[dict]]:
+        """Press the slider's keys ``presses`` times (one way, then back, ...) and time each from the
+        keydown to the animation frame after the explorer's new image loaded.
+
+        Returns ``(kind, samples)``: kind ``"figure"`` when the slider redraws the figure,
+        ``"readout"`` when it only changes the readout (then the readout's change is timed), or
+        ``"none"`` when the first press changed nothing. Each sample has ``ms`` (to the painted
+        frame), ``load_ms`` (to the image load or readout mutation) and ``key``.
+        """
         self.install_probes()
         handle = self.handle(slider)
         handle.scroll_into_view_if_needed()
         handle.focus()
         first = self.key_for(slider)
         other = "ArrowLeft" if first == "ArrowRight" else "ArrowRight"
+        kind = None
         samples = []
         for i in range(presses):
             key = first if i % 2 == 0 else other
-            seen = self.page.evaluate("(id) => (window.__lt.frames[id] || []).length", slider.container)
+            seen = self._probe_counts(slider)
             handle.press(key)
-            try:
-                self.page.wait_for_function(
-                    "([id, n]) => (window.__lt.frames[id] || []).length > n",
-                    arg=[slider.container, seen], timeout=timeout * 1000, polling="raf")
-            except Exception:
+            if kind is None:
+                if not self._wait_probe(slider, seen, ("images", "readouts"), timeout):
+                    return "none", [{"key": key, "ms": None, "load_ms": None}]
+                self.wait_idle(10, settle=0.3)      # the image follows the readout within one refresh
+                kind = "figure" if self._probe_counts(slider)[0] > seen[0] else "readout"
+            elif not self._wait_probe(slider, seen, ("images",) if kind == "figure" else ("readouts",), timeout):
                 samples.append({"key": key, "ms": None, "load_ms": None})
                 continue
+            stream, n = ("images", seen[0]) if kind == "figure" else ("readouts", seen[1])
             sample = self.page.evaluate(
-                """([id, n]) => { const f = window.__lt.frames[id][n];
-                     return {ms: f.painted - window.__lt.key, load_ms: f.loaded - window.__lt.key}; }""",
-                [slider.container, seen])
+                """([stream, id, n]) => { const f = window.__lt[stream][id][n];
+                     return {ms: f.painted - window.__lt.key, load_ms: f.at - window.__lt.key}; }""",
+                [stream, slider.container, n])
             sample["key"] = key
             samples.append(sample)
             time.sleep(pause)   # let the readout and any trailing messages land
             self.wait_idle(10, settle=0.05)
-        return samples
+        return kind, samples
 
     def close(self) -> None:
         try:

@@ -18,6 +18,7 @@ from .roofline import BALANCE_BATCH, GOLDILOCKS_CONTEXT, HARDWARE_RATIO, MFU, T_
 WEIGHT_FORMATS = ("fp4", "fp8", "bf16")
 BYTES = {fmt: hardware.BYTES_PER_VALUE[fmt] for fmt in WEIGHT_FORMATS + ("fp32",)}
 PER_MILLION = 1e6
+DEFAULT_CHIPS = 72   # one Blackwell NVL72 rack, the lecture's unit (00:02:40)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ class _RooflineExplorer(explore.Explorer):
         chip = hardware.get(values["chip"])
         workload = self._workloads[values["model"]]
         fmt = compute_format(chip, values["weights"])
-        n = values["n_chips"]
+        n = values.get("n_chips", DEFAULT_CHIPS)
         return {
             "chip": chip, "workload": workload, "compute_format": fmt,
             "flops": chip.flops[fmt] * n, "mem_bw": chip.hbm_bandwidth * n,
@@ -144,10 +145,10 @@ class BatchExplorer(_RooflineExplorer):
             lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls="--", lw=1.5,
                                                      label="B* with KV")
             lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
-        latency.legend(loc="upper left")
+        legend = latency.legend(loc="upper left", framealpha=0.9, frameon=True)
         self.lines = lines
         self.axes = (latency, cost)
-        view.animate(*lines.values())
+        view.animate(*lines.values(), legend)   # legend last, so the moving lines pass behind it
         return view
 
     def update(self, values):
@@ -294,6 +295,9 @@ class ContextExplorer(_RooflineExplorer):
     def controls_(self):
         controls = {"model": self.model_control()}
         controls.update(_hardware_controls())
+        # Every term of the step time scales as 1/chips, so MFU does not depend on the chip count:
+        # a slider for it would move nothing. The explorer uses one NVL72 rack.
+        del controls["n_chips"]
         controls["batch"] = explore.log_slider("batch B (sequences)", 8192, 64, 100_000)
         controls["len_ctx"] = explore.log_slider("your context (tokens)", 32768, 128, 4_194_304)
         return controls

@@ -177,10 +177,7 @@ class Explorer:
     def _on_change(self, change) -> None:
         if self._scheduled:
             return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
+        loop = _kernel_loop()
         if loop is None:
             self.refresh()
             return
@@ -199,6 +196,20 @@ class Explorer:
         from IPython.display import display
 
         display(self.widget)
+
+
+def _kernel_loop():
+    """The running event loop of the IPython kernel we are in, or None (scripts, tests, nbclient
+    preprocessing outside a kernel). Only a kernel's loop is sure to run the deferred redraw."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return loop if shell is not None and getattr(shell, "kernel", None) is not None else None
 
 
 def set_limits(axis, xlim, ylim, *, pad: float = 1.0) -> bool:

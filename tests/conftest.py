@@ -18,7 +18,7 @@ def _require_browser() -> None:
     pytest.skip(f"browser tests skipped: {reason}")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab_server():
     """``jupyter lab`` on a free localhost port, token auth on, over a temporary copy of notebooks/."""
     _require_browser()
@@ -29,7 +29,7 @@ def lab_server():
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
     """Debian's headless Chromium driven by Playwright (``executable_path=/usr/bin/chromium``)."""
     _require_browser()

@@ -80,8 +80,11 @@ def test_out_of_range_slider_values_are_clamped_by_the_widget():
     explorer.view.figure.clear()
 
 
-def test_fast_drag_is_coalesced_into_one_redraw():
+def test_fast_drag_is_coalesced_into_one_redraw(monkeypatch):
+    from lecture_lib import explore
+
     explorer = rx.ContextExplorer()
+    monkeypatch.setattr(explore, "_kernel_loop", lambda: asyncio.get_running_loop())
 
     async def drag():
         start = explorer.render_count
@@ -91,7 +94,26 @@ def test_fast_drag_is_coalesced_into_one_redraw():
         await asyncio.sleep(0)
         return explorer.render_count - start
 
-    assert asyncio.run(drag()) == 1
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(drag()) == 1
+    finally:
+        loop.close()
+
+
+def test_outside_a_kernel_changes_redraw_at_once_even_with_a_foreign_event_loop():
+    explorer = rx.ContextExplorer()
+
+    async def move():
+        start = explorer.render_count
+        explorer.controls["batch"].value = 2048.0
+        return explorer.render_count - start
+
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(move()) == 1
+    finally:
+        loop.close()
 
 
 def test_compute_format_falls_back_sensibly():

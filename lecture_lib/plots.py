@@ -30,7 +30,7 @@ COLORS = {
     "balance": "#9467bd",   # purple: balance points (B*, Goldilocks)
 }
 
-DPI = 96
+DPI = 80   # fewer pixels per frame: explorer frames encode, travel and decode faster
 
 
 def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):

@@ -145,10 +145,10 @@ class BatchExplorer(_RooflineExplorer):
             lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls="--", lw=1.5,
                                                      label="B* with KV")
             lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
-        legend = latency.legend(loc="upper left", framealpha=0.9, frameon=True)
+        latency.legend(loc="upper left", framealpha=0.9, frameon=True)
         self.lines = lines
         self.axes = (latency, cost)
-        view.animate(*lines.values(), legend)   # legend last, so the moving lines pass behind it
+        view.animate(*lines.values())
         return view
 
     def update(self, values):

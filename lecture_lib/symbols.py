@@ -33,6 +33,8 @@ TABLE: dict[str, Notation] = {}
 
 
 def _define(name: str, latex: str, meaning: str, unit: str, chapter: int = 1) -> sp.Symbol:
+    if name in TABLE:
+        raise ValueError(f"symbol {name!r} is defined twice in the notation table")
     symbol = sp.Symbol(name, positive=True, real=True)
     TABLE[name] = Notation(symbol, latex, meaning, unit, chapter)
     return symbol
@@ -60,15 +62,6 @@ hbm_capacity = _define("hbm_capacity", r"C_\mathrm{HBM}", "HBM capacity of the c
 t_wait = _define("t_wait", r"t_\mathrm{wait}", "time a request waits for the next batch to depart", "s")
 t_step = _define("t_step", r"t_\mathrm{step}", "time between batch departures (one decode step)", "s")
 
-
-def rows(chapter: int | None = None) -> list[Notation]:
-    """The table's rows, optionally only those a chapter introduces."""
-    return [row for row in TABLE.values() if chapter is None or row.chapter == chapter]
-
-
-def latex_names() -> dict[sp.Symbol, str]:
-    """Symbol -> LaTeX, for ``sympy.latex(expr, symbol_names=...)``."""
-    return {row.symbol: row.latex for row in TABLE.values()}
 mults = _define("mults", r"\mathrm{FLOPs}_\mathrm{board}", "the board's 'FLOPs': multiplies per second (= FLOP/s / 2)", "multiplies/s")
 mfu = _define("mfu", r"\mathrm{MFU}", "model FLOPs utilisation: t_compute / t", "-")
 len_ctx_star = _define("len_ctx_star", r"\mathrm{len}^{*}_\mathrm{ctx}", "Goldilocks context: KV slope equals compute slope", "tokens")
@@ -80,3 +73,31 @@ t_worst = _define("t_worst", r"t_\mathrm{worst}", "worst-case latency of the fix
 price_ratio = _define("price_ratio", r"r_\mathrm{price}", "fast-mode price per token / normal price per token", "-")
 speed_ratio = _define("speed_ratio", r"r_\mathrm{speed}", "fast-mode tokens/s per sequence / normal", "-")
 batch_ratio = _define("batch_ratio", r"B_\mathrm{normal}/B_\mathrm{fast}", "how many times smaller the fast-mode batch is", "-")
+
+# --- Chapter 2: MoE across racks (lecture_lib.moe) ---
+# (chapter 2 symbols go here)
+
+# --- Chapter 3: pipeline parallelism (lecture_lib.pipeline) ---
+# (chapter 3 symbols go here)
+
+# --- Chapter 4: pipelining is not wise (lecture_lib.pipeline) ---
+# (chapter 4 symbols go here)
+
+# --- Chapter 5: RL over-training beyond Chinchilla (lecture_lib.scaling) ---
+# (chapter 5 symbols go here)
+
+# --- Chapter 6: long context from API pricing (lecture_lib.context) ---
+# (chapter 6 symbols go here)
+
+# --- Chapter 7: neural nets and ciphers (lecture_lib.reversible) ---
+# (chapter 7 symbols go here)
+
+
+def rows(chapter: int | None = None) -> list[Notation]:
+    """The table's rows, optionally only those a chapter introduces."""
+    return [row for row in TABLE.values() if chapter is None or row.chapter == chapter]
+
+
+def latex_names() -> dict[sp.Symbol, str]:
+    """Symbol -> LaTeX, for ``sympy.latex(expr, symbol_names=...)``."""
+    return {row.symbol: row.latex for row in TABLE.values()}

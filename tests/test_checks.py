@@ -10,7 +10,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lecture_lib import checks, roofline
+from lecture_lib import checks, hardware, roofline
 from lecture_lib.checks import PROBLEMS, CheckResult, Mistake, Problem, UnknownProblemError, check
 from lecture_lib.symbols import B, FLOPs, N_active, N_total, bytes_param, mem_bw, speed_ratio
 
@@ -117,7 +117,7 @@ def test_otherwise_only_a_direction():
 
 
 def test_known_mistakes_get_their_own_nudge():
-    lecture_sparsity = roofline.balance_batch(checks.hardware.get("H100"), weight_bytes=1,
+    lecture_sparsity = roofline.balance_batch(hardware.get("H100"), weight_bytes=1,
                                               compute_dtype="fp8", sparsity=8)
     assert "sparsity" in check("1.5", lecture_sparsity).message
     one_gpu = check("1.6", expected("1.6") * 72)

@@ -30,7 +30,6 @@ _SUBMODULES = (
     "pipeline_memory_explorers",
     "plots",
     "pricing",
-    "pricing_explorers",
     "reversible",
     "reversible_explorers",
     "roofline",

@@ -198,6 +198,25 @@ class Explorer:
         display(self.widget)
 
 
+def explorer_classes() -> list[type]:
+    """Every public Explorer of every chapter's ``lecture_lib.*_explorers`` module (tests and
+    ``make bench`` walk them all, so a new chapter's explorers are covered without listing them)."""
+    import importlib
+    import inspect
+
+    from . import _SUBMODULES
+
+    found = []
+    for name in _SUBMODULES:
+        if not name.endswith("_explorers"):
+            continue
+        module = importlib.import_module(f"{__package__}.{name}")
+        found += [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+                  if issubclass(cls, Explorer) and cls.__module__ == module.__name__
+                  and not cls.__name__.startswith("_")]
+    return found
+
+
 def _kernel_loop():
     """The running event loop of the IPython kernel we are in, or None (scripts, tests, nbclient
     preprocessing outside a kernel). Only a kernel's loop is sure to run the deferred redraw."""

@@ -71,10 +71,10 @@ def explorer_times(moves: int = 15) -> None:
     import ipywidgets as widgets
     import numpy as np
 
-    from lecture_lib import roofline_explorers as rx
-
     report("== explorer update in process: ours (blit + in-place) vs naive re-created figure ==")
-    for cls in (rx.BatchExplorer, rx.FastModeExplorer, rx.ContextExplorer):
+    from lecture_lib.explore import explorer_classes
+
+    for cls in explorer_classes():
         explorer = cls()
         ours = []
         for name, control in explorer.controls.items():
@@ -90,7 +90,7 @@ def explorer_times(moves: int = 15) -> None:
                 ours.append(time.perf_counter() - started)
         naive = [naive_update(explorer) for _ in range(moves)]
         ours_ms, naive_ms = statistics.median(ours) * 1e3, statistics.median(naive) * 1e3
-        report(f"  {cls.__name__:<18} ours median {ours_ms:6.1f} ms (p90 {np.percentile(ours, 90) * 1e3:5.1f})"
+        report(f"  {cls.__name__:<26} ours median {ours_ms:6.1f} ms (p90 {np.percentile(ours, 90) * 1e3:5.1f})"
                f"   naive {naive_ms:6.1f} ms   ratio {naive_ms / ours_ms:4.1f}×")
 
 

@@ -231,6 +231,14 @@ NV_RUBIN_FLOPS = ("NVIDIA rack training figures / 72 packages: NVFP4 2.5 EF -> 3
                   "megaobzor.com). The 50 PF 'NVFP4 inference' figure relies on Transformer Engine "
                   "compression (about 3:2 over dense, per SemiAnalysis as cited in greaterwrong.com "
                   f"Vladimir_Nesov shortform) and is not stored, {_READ}")
+NV_RUBIN_ULTRA = ("NVIDIA GTC 2025 (2025-03-18) roadmap, Rubin Ultra NVL576 for H2 2027: 144 packages of 4 "
+                  "reticle-sized GPU dies (NVIDIA counts the 576 dies), 1 TB HBM4e per package, rack 4.6 PB/s "
+                  "HBM4e, 15 EF FP4 inference, 5 EF FP8 training, 365 TB fast memory, NVLink 7 1.5 PB/s, 600 kW "
+                  "(futuretechstocks.com 'Nvidia lays out two-year AI roadmap'; technews.lt; semianalysis-based "
+                  f"summaries quoting 4.6 PB/s), {_READ}")
+NV_RUBIN_ULTRA_CHANGE = ("SemiAnalysis report (2026-06-30, summarised at c114pro.com/chip/175293.html, 2026-07-01): "
+                         "the 4-die Rubin Ultra package may be replaced by a 2-die one; the GTC 2025 targets are "
+                         f"kept here as announced, {_READ}")
 NV_CX7 = f"DGX/HGX nodes: one 400 Gb/s ConnectX-7 NIC per GPU = 50e9 B/s; {SB_GPU}"
 
 GC_V4 = f"cloud.google.com/tpu/docs/v4 (275 TFLOPs bf16 or int8, 32 GiB, 1200 GBps, 4096-chip pod), {_READ}"
@@ -366,6 +374,30 @@ _CHIP_LIST = [
               "separately rounded rack totals, so their hardware ratios differ by about 4%.",
     ),
     Chip(
+        name="Rubin Ultra", generation="Rubin Ultra", release_year=2027,
+        flops={"fp8": 5e18 / 144, "fp4": 2 * 5e18 / 144},  # FP8 training figure / 144 packages
+        hbm_bandwidth=4.6e15 / 144, hbm_capacity=1e12,
+        scale_up_bandwidth=1.5e15 / 144 / 2, scale_up_domain=144, scale_out_bandwidth=400e9,
+        price_per_hour=None,
+        sources={"flops": f"FP8 5 EF training / 144 packages; fp4 = 2 x fp8 (see notes); {NV_RUBIN_ULTRA}",
+                 "hbm_bandwidth": f"4.6 PB/s / 144 packages; {NV_RUBIN_ULTRA}",
+                 "hbm_capacity": f"1 TB HBM4e per package (16 stacks); {NV_RUBIN_ULTRA}",
+                 "scale_up_bandwidth": f"NVLink 7 1.5 PB/s both ways / 144 packages / 2; {NV_RUBIN_ULTRA}",
+                 "scale_up_domain": f"144 packages = 576 dies in one NVLink domain; {NV_RUBIN_ULTRA}",
+                 "scale_out_bandwidth": "not published; assumed the Rubin package's ConnectX-9 rate per die "
+                                        "(2 x 800 Gb/s per 2 dies -> 4 x 800 Gb/s per 4-die package = 400 GB/s; "
+                                        f"wheelersnetwork.com 'Decoding Nvidia's Rubin Networking Math'), {_READ}",
+                 "price_per_hour": f"announced for H2 2027, not sold yet; {NO_PRICE}",
+                 "release_year": f"planned H2 2027 (announced at GTC 2025); {NV_RUBIN_ULTRA}"},
+        notes="Rubin Ultra package (4 dies) as announced at GTC 2025 for the NVL576 'Kyber' rack: the "
+              "lecture's 'Rubin, 500 and something' (00:41:16). NVL576 counts dies: 144 packages x 4, "
+              "against NVL72's 72 x 2 = 144 dies, hence the lecture's 'genuine 4x' (00:41:53). NVIDIA "
+              "publishes FP4 only as a 15 EF 'inference' figure that relies on Transformer Engine "
+              "compression (see Rubin), so fp4 is stored as 2 x the FP8 training rate, the FP4:FP8 ratio "
+              "of every Blackwell preset. Scale-out is an assumption (see sources). "
+              + NV_RUBIN_ULTRA_CHANGE,
+    ),
+    Chip(
         name="TPU v4p", generation="TPU v4", release_year=2021,
         flops={"bf16": 275e12, "int8": 275e12},
         hbm_bandwidth=1.2e12, hbm_capacity=32e9,
@@ -472,6 +504,10 @@ _SYSTEM_LIST = [
     _preset_system("Vera Rubin NVL144", "Rubin", 72, NV_RUBIN,
                    notes="72 Rubin packages = 144 dies; NVIDIA's NVL144 name counted dies, and at "
                          "CES 2026 it renamed the rack Vera Rubin NVL72. 20.7 TB, 260 TB/s NVLink."),
+    _preset_system("Rubin Ultra NVL576", "Rubin Ultra", 144, NV_RUBIN_ULTRA,
+                   notes="144 Rubin Ultra packages = 576 dies (NVIDIA's count), planned H2 2027: 144 TB "
+                         "HBM4e, 4.6 PB/s, NVLink 7 1.5 PB/s. The lecture's 'five hundred and something' "
+                         "(00:41:16); die for die 576 / 144 = 4x an NVL72."),
     # Google TPU ICI domains: full pods, or the 256-chip v5e/v6e pods.
     _preset_system("TPU v4 pod", "TPU v4p", 4096, GC_V4),
     _preset_system("TPU v5e-256", "TPU v5e", 256, GC_V5E),
@@ -487,6 +523,7 @@ SYSTEMS: dict[str, System] = {system.name: system for system in _SYSTEM_LIST}
 _SYSTEM_ALIASES = {
     "DGX A100": "HGX A100", "DGX H100": "HGX H100", "DGX H200": "HGX H200", "DGX B200": "HGX B200",
     "NVL72": "GB200 NVL72", "Vera Rubin NVL72": "Vera Rubin NVL144", "Rubin NVL144": "Vera Rubin NVL144",
+    "NVL576": "Rubin Ultra NVL576", "Vera Rubin Ultra NVL576": "Rubin Ultra NVL576",
     "TPU v4p pod": "TPU v4 pod", "TPU v5e pod": "TPU v5e-256", "TPU v6e pod": "TPU v6e-256",
     "Trillium pod": "TPU v6e-256", "Ironwood pod": "TPU7x pod",
 }

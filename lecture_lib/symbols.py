@@ -119,7 +119,7 @@ t_scale_up = _chapter_3("t_scale_up", r"t_\text{scale-up}", "in-rack expert traf
 t_scale_out = _chapter_3("t_scale_out", r"t_\text{scale-out}", "rack-boundary traffic time of one stage, per token", "s")
 r_stage = _chapter_3("r_stage", r"\frac{t_\text{scale-up}}{t_\text{scale-out}}", "in-rack time / rack-boundary time at a stage boundary (want >= 1)", "-")
 L_stage_min = _chapter_3("L_stage_min", r"L_\mathrm{stage}^\mathrm{min}", "fewest MoE layers per stage with r_stage >= 1", "layers")
-r_bw = _chapter_3("r_bw", r"\frac{\mathrm{bw}_\mathrm{up}}{\mathrm{bw}_\mathrm{out}}", "scale-up / scale-out bandwidth (about 8)", "-")
+link_ratio = _chapter_3("link_ratio", r"r_\mathrm{link}", "how many times faster scale-up is than scale-out (board: about 8)", "-")
 n_micro_min = _chapter_3("n_micro_min", r"m_\mathrm{min}", "fewest micro-batches that keep the bubble at or below a target", "micro-batches")
 bytes_stage = _chapter_3("bytes_stage", r"\mathrm{bytes}_\mathrm{stage}", "weight bytes one pipeline stage (rack) stores", "bytes")
 

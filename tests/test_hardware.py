@@ -354,3 +354,27 @@ def test_system_aggregates_scale_linearly_with_chip_count(chip, data):
     assert system.scale_up_bandwidth == pytest.approx(n * chip.scale_up_bandwidth)
     assert system.flops == pytest.approx({f: n * v for f, v in chip.flops.items()})
     assert system.hbm_drain_time == pytest.approx(chip.hbm_drain_time)
+
+
+# --- Rubin Ultra NVL576 (added for Chapter 2) --------------------------------------------------
+
+def test_rubin_ultra_nvl576_matches_nvidia_gtc_2025_figures():
+    # GTC 2025 roadmap: 144 packages x 4 dies = "NVL576", 1 TB HBM4e per package, rack 4.6 PB/s,
+    # 5 EF FP8 training, NVLink 7 1.5 PB/s (both directions)
+    rack = hardware.get_system("Rubin Ultra NVL576")
+    assert rack.n_chips == 144 and rack.chip.scale_up_domain == 144
+    assert rack.hbm_capacity == pytest.approx(144e12)
+    assert rack.hbm_bandwidth == pytest.approx(4.6e15)
+    assert rack.flops["fp8"] == pytest.approx(5e18)
+    assert 2 * rack.scale_up_bandwidth == pytest.approx(1.5e15)
+    assert hardware.get_system("NVL576") is rack
+    assert hardware.get("rubin-ultra") is rack.chip
+
+
+def test_rubin_ultra_sits_after_rubin_and_its_assumed_figures_say_so():
+    names = hardware.chip_names()
+    assert names.index("Rubin Ultra") == names.index("Rubin") + 1
+    chip = hardware.get("Rubin Ultra")
+    assert "assumed" in chip.sources["scale_out_bandwidth"]
+    assert "2 x fp8" in chip.sources["flops"]
+    assert chip.hbm_drain_time == pytest.approx(1e12 / (4.6e15 / 144))

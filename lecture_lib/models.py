@@ -108,6 +108,14 @@ class Model:
       only (Gemma 3: 5 local : 1 global, window 1024; gpt-oss: alternating, window 128).
     - ``attention_bias`` adds Q/K/V/O biases. ``attention_sinks`` adds one learned logit per
       head per layer (gpt-oss).
+    - Cross-layer KV sharing: ``kv_share_group`` consecutive layers (of the same kind, local or
+      global) read one shared KV cache, so only one of them stores it (Cross-Layer Attention,
+      Brandon et al. 2024, arXiv 2405.12981; Character.AI's serving note of 2024-06-20 shares KV
+      across 2-3 neighbouring layers). 1 = no sharing. Parameter counts are unchanged.
+    - Sparse attention: ``attention_topk`` > 0 means each new token attends to (and reads) at most
+      that many earlier tokens per layer, picked by an indexer (DeepSeek-V3.2's DSA, index_topk
+      = 2048). Every token is still *stored*; only the bytes *read* and the attention FLOPs shrink.
+      The indexer's own small cache and weights are not counted.
     """
 
     name: str
@@ -137,6 +145,9 @@ class Model:
     n_local_layers: int = 0
     attention_bias: bool = False
     attention_sinks: bool = False
+    # KV sharing across layers and sparse attention (Chapter 6; defaults change nothing)
+    kv_share_group: int = 1
+    attention_topk: int = 0
     # Metadata: published figures (0 = not published) and where every number came from
     published_params_total: float = field(default=0, repr=False)
     published_params_active: float = field(default=0, repr=False)
@@ -165,6 +176,11 @@ class Model:
         for name in ("source", "notes"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a str, got {_describe(getattr(self, name))}")
+        set_(self, "kv_share_group", _whole("kv_share_group", self.kv_share_group, minimum=1))
+        if self.kv_share_group > self.n_layers:
+            raise ValueError(f"kv_share_group must be between 1 and n_layers={self.n_layers}, "
+                             f"got {self.kv_share_group}")
+        set_(self, "attention_topk", _whole("attention_topk", self.attention_topk, minimum=0))
         self._check_attention()
         self._check_moe()
         self._check_local_attention()
@@ -398,23 +414,43 @@ class Model:
             return self.kv_lora_rank + self.qk_rope_head_dim
         return 2 * self.n_kv_heads * self.d_head
 
+    @property
+    def n_kv_global_layers(self) -> int:
+        """Global layers that store their own KV cache: ceil(n_global_layers / kv_share_group)."""
+        return -(-self.n_global_layers // self.kv_share_group)
+
+    @property
+    def n_kv_local_layers(self) -> int:
+        """Local layers that store their own KV cache: ceil(n_local_layers / kv_share_group)."""
+        return -(-self.n_local_layers // self.kv_share_group)
+
+    @property
+    def n_kv_layers(self) -> int:
+        """Layers with a unique KV cache (the lecture's "unique-KV layers", 01:38:48).
+
+        n_layers without cross-layer sharing; ceil(n_global / g) + ceil(n_local / g) with
+        ``kv_share_group`` = g.
+        """
+        return self.n_kv_global_layers + self.n_kv_local_layers
+
     def kv_values_per_token(self, *, context_len=None) -> float:
-        """Values cached per token of context, summed over all layers.
+        """Values cached per token of context, summed over the layers that store a KV cache.
 
         Without ``context_len``, every layer counts as full: each token is cached in every
         layer, which is what one token adds while the context is shorter than the window.
         With ``context_len``, a sliding-window layer holds only min(window, context_len)
         tokens, so on average per token of context it costs
-        min(window, context_len) / context_len of a full layer.
+        min(window, context_len) / context_len of a full layer. Layers that share a KV cache
+        (``kv_share_group`` > 1) count once per group.
         """
         per_layer = self.kv_values_per_layer()
         if context_len is None or not self.n_local_layers:
             if context_len is not None:
                 _whole("context_len", context_len, minimum=1)
-            return float(self.n_layers * per_layer)
+            return float(self.n_kv_layers * per_layer)
         context_len = _whole("context_len", context_len, minimum=1)
         local_share = min(self.sliding_window, context_len) / context_len
-        return per_layer * (self.n_global_layers + self.n_local_layers * local_share)
+        return per_layer * (self.n_kv_global_layers + self.n_kv_local_layers * local_share)
 
     def kv_bytes_per_token(self, bytes_per_value, *, context_len=None) -> float:
         """KV-cache bytes per token of context: :meth:`kv_values_per_token` · bytes_per_value.
@@ -427,6 +463,41 @@ class Model:
         """
         size = _bytes_per("bytes_per_value", bytes_per_value)
         return self.kv_values_per_token(context_len=context_len) * size
+
+    def kv_bytes_read_per_token(self, bytes_per_value, *, context_len) -> float:
+        """KV bytes one decode step *reads* per token of context (what memory bandwidth pays).
+
+        Equal to :meth:`kv_bytes_per_token` at ``context_len`` for dense attention. With sparse
+        attention (``attention_topk`` = k) each layer reads only min(k, context_len) of the
+        stored tokens, so per token of context it reads min(k, L) / L of what it stores: the
+        lecture's "times a 1/sparsity factor" (01:40:38), with sparsity = L / k.
+        """
+        stored = self.kv_bytes_per_token(bytes_per_value, context_len=context_len)
+        if not self.attention_topk:
+            return stored
+        return stored * min(self.attention_topk, context_len) / context_len
+
+    def attention_flops_per_token(self, context_len) -> float:
+        """FLOPs of attention itself (QKᵀ and AV) for one new token at ``context_len``.
+
+        Per layer, each query head takes a dot product with every key it attends to (d_qk
+        multiply-adds each) and sums as many values (d_v each): 2·n_heads·(d_qk + d_v)·L_eff
+        FLOPs (2 per multiply-add), with L_eff = context_len for a global layer,
+        min(window, context_len) for a local one, and at most ``attention_topk`` with sparse
+        attention. d_qk = d_v = d_head for MHA/GQA/MQA; for MLA d_qk = qk_nope_head_dim +
+        qk_rope_head_dim and d_v = v_head_dim (the un-absorbed form, DeepSeek-V2 section 2.1).
+        Linear in the context per token, so quadratic over a whole sequence (lecture 01:51:01).
+        """
+        context_len = _whole("context_len", context_len, minimum=1)
+        if self.kv_lora_rank:
+            d_qk, d_v = self.qk_nope_head_dim + self.qk_rope_head_dim, self.v_head_dim
+        else:
+            d_qk = d_v = self.d_head
+        cap = self.attention_topk or context_len
+        global_len = min(cap, context_len)
+        local_len = min(cap, self.sliding_window, context_len) if self.n_local_layers else 0
+        attended = self.n_global_layers * global_len + self.n_local_layers * local_len
+        return float(2 * self.n_heads * (d_qk + d_v) * attended)
 
 
 # ---------------------------------------------------------------------------------- presets

@@ -440,3 +440,52 @@ def test_context_len_is_checked(bad):
 def test_weight_bytes_per_param_is_checked(bad):
     with pytest.raises(ValueError, match="bytes_per_param"):
         models.get("llama-3.1-8b").weight_bytes(bad)
+
+
+# ------------------------------------------------------------------ Chapter 6: KV sharing, sparse attention
+
+def test_new_fields_default_to_no_change():
+    for name in models.names():
+        m = models.get(name)
+        assert m.kv_share_group == 1 and m.attention_topk == 0
+        assert m.n_kv_layers == m.n_layers
+        assert m.kv_bytes_read_per_token(1, context_len=100_000) == m.kv_bytes_per_token(1, context_len=100_000)
+
+
+def test_cross_layer_sharing_counts_one_cache_per_group():
+    llama = models.get("llama-3-70b")
+    for group, unique in ((2, 40), (3, 27), (80, 1)):
+        shared = dataclasses.replace(llama, kv_share_group=group)
+        assert shared.n_kv_layers == unique
+        assert shared.kv_bytes_per_token(1) == unique * 2 * 8 * 128
+        assert shared.params_total == llama.params_total      # sharing saves cache, not weights
+
+
+def test_sharing_applies_to_local_and_global_layers_separately():
+    gemma = dataclasses.replace(models.get("gemma-3-27b"), kv_share_group=2)   # 52 local + 10 global
+    assert (gemma.n_kv_local_layers, gemma.n_kv_global_layers) == (26, 5)
+    assert gemma.kv_bytes_per_token(2, context_len=10_240) == pytest.approx(
+        (5 + 26 * 1024 / 10_240) * 2 * 16 * 128 * 2)
+
+
+def test_sparse_attention_reads_top_k_but_stores_everything():
+    dsa = dataclasses.replace(models.get("deepseek-v3"), attention_topk=2048)
+    assert dsa.kv_bytes_per_token(1, context_len=128_000) == 61 * 576
+    assert dsa.kv_bytes_read_per_token(1, context_len=128_000) == pytest.approx(61 * 576 * 2048 / 128_000)
+    assert dsa.kv_bytes_read_per_token(1, context_len=1000) == 61 * 576      # shorter than k: reads all
+
+
+def test_attention_flops_hand_count_llama_3_70b():
+    # 80 layers x 64 query heads x (128 + 128) x 2 FLOPs x 8,192 earlier tokens
+    assert models.get("llama-3-70b").attention_flops_per_token(8192) == 80 * 64 * 256 * 2 * 8192
+
+
+def test_attention_flops_mla_uses_192_and_128():
+    assert models.get("deepseek-v3").attention_flops_per_token(1000) == 61 * 128 * (192 + 128) * 2 * 1000
+
+
+@pytest.mark.parametrize("field, value", [("kv_share_group", 0), ("kv_share_group", 81), ("kv_share_group", 1.5),
+                                          ("attention_topk", -1), ("attention_topk", True)])
+def test_new_fields_are_validated(field, value):
+    with pytest.raises(ValueError, match=field):
+        dataclasses.replace(models.get("llama-3-70b"), **{field: value})

@@ -1,0 +1,123 @@
+"""Chapter 6's practice problems (solutions/06_long_context_from_api_pricing.ipynb).
+
+Every expected value is computed from the library (price sheets, model presets, tiers, Formulas)
+with the inputs the problem statement names; see :mod:`lecture_lib.checks` for how answers are judged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from . import context, hardware, models, pricing
+from .checks import Mistake, Problem, _register
+
+TIER_OPTIONS = ("rematerialise", "HBM", "host DRAM", "flash", "disk")
+
+
+def _gpt_step_bytes(*, bytes_per_multiply: float = 1.0, slip: bool = False) -> float:
+    step = pricing.get("gpt-5.4").long_context_threshold
+    if slip:
+        return context.KV_BYTES_BOARD_SLIP(mem_bw=1, mults=context.LECTURE_RATIO, N_active=100e9, len_ctx=step)
+    return context.infer_kv_bytes(crossover_context=step, n_active=100e9, bytes_per_multiply=bytes_per_multiply)
+
+
+def _gpt_decode_mfu(mfu_prefill: float = 0.5) -> float:
+    sheet = pricing.get("gpt-5.4")
+    return context.decode_mfu_from_prices(price_input=sheet.input, price_output=sheet.output, mfu_prefill=mfu_prefill)
+
+
+def _shared_mqa(share: int = 4) -> float:
+    model = dataclasses.replace(models.get("llama-3-70b"), n_kv_heads=1, kv_share_group=share)
+    return model.kv_bytes_per_token("fp8")
+
+
+def _gemma_bytes(context_len: int | None = 131_072) -> float:
+    return models.get("gemma-3-27b").kv_bytes_per_token("bf16", context_len=context_len)
+
+
+def _qwen_attention_parity(*, active: float | None = None) -> float:
+    qwen = models.get("qwen3-235b-a22b")
+    return context.ATTENTION_EQUALS_WEIGHTS(N_active=active or qwen.params_active, attn_layers=qwen.n_layers,
+                                            q_heads=qwen.n_heads, head_dim=qwen.d_head)
+
+
+def _deepseek_pass_crossover(*, batch: float = 64, kv_format: float = 1.0) -> float:
+    deepseek, rack = models.get("deepseek-v3"), hardware.get_system("GB200 NVL72")
+    times = context.pass_times(len_pass=1, batch=batch, n_active=deepseek.params_active,
+                               n_total=deepseek.params_total, flops=rack.flops["fp8"], mem_bw=rack.hbm_bandwidth,
+                               bytes_param=1, len_ctx=32_768, bytes_tok=deepseek.kv_bytes_per_token(kv_format))
+    return times["crossover"]
+
+
+TIER_SETTINGS = dict(bytes_tok=context.infer_kv_bytes(crossover_context=context.LECTURE_CROSSOVER),
+                     n_active=100e9, price_chip_hour=2.0)
+
+
+def _tier_kw():
+    return dict(TIER_SETTINGS, flops=hardware.get("GB200").flops["fp8"])
+
+
+def _hbm_to_dram() -> float:
+    steps = context.envelope_crossovers(**_tier_kw())
+    return next(when for when, before, after in steps if (before, after) == ("HBM", "host DRAM"))
+
+
+def _one_hour_tier() -> str:
+    return context.cheapest_tier(3600, **_tier_kw())
+
+
+_register("6.1", Problem(
+    "Which price went up 50%?", "choice", lambda: "output", options=("input", "output", "both", "neither"),
+    alternates={"output": ("output price", "outputs", "the output price")},
+    wrong_hint="Compare pricing.get('gemini-3.1-pro').long_input / .input with .long_output / .output."))
+_register("6.2", Problem(
+    "Bytes per token from GPT-5.4's price step", "number", _gpt_step_bytes, rtol=0.02, unit="bytes per token",
+    mistakes=(Mistake(lambda: _gpt_step_bytes(slip=True),
+                      "The context is on the wrong side of the fraction: the lecture's own slip. More context at "
+                      "the same crossover must mean fewer bytes per token."),
+              Mistake(lambda: context.infer_kv_bytes(crossover_context=200e3),
+                      "That is the lecture's 200K step. This sheet's step is elsewhere: read it from the sheet."))))
+_register("6.3", Problem(
+    "Derive bytes per token from the crossover", "expression", lambda: context.KV_BYTES_FROM_PRICE_STEP_BOARD.rhs,
+    wrong_hint="Set the KV-fetch time B len_ctx bytes_tok / mem_bw equal to the board's compute time "
+               "B N_active / mults and solve for bytes_tok: B should cancel."))
+_register("6.4", Problem(
+    "Decode MFU from GPT-5.4's prices", "number", _gpt_decode_mfu, rtol=0.02,
+    mistakes=(Mistake(lambda: _gpt_decode_mfu(1.0),
+                      "That is decode MFU relative to prefill. The problem gives prefill's own MFU: scale by it."),
+              Mistake(lambda: 0.5 * pricing.get("gpt-5.4").output_to_input,
+                      "Decode is slower per token, so its MFU is lower than prefill's: divide by the price ratio."))))
+_register("6.5", Problem(
+    "MQA with KV shared by 4 layers", "number", _shared_mqa, rtol=0.02, unit="bytes per token",
+    mistakes=(Mistake(lambda: _shared_mqa(1),
+                      "That is MQA alone. With 4 layers sharing one cache, only one layer in 4 stores it."),
+              Mistake(lambda: _shared_mqa(4) / 2,
+                      "Keys and values are both stored: a factor 2 for K and V."))))
+_register("6.6", Problem(
+    "Gemma 3 27B's KV at 128K tokens", "number", _gemma_bytes, rtol=0.02, unit="bytes per token",
+    mistakes=(Mistake(lambda: _gemma_bytes(None),
+                      "That counts every layer as global. The 52 local layers keep only their last 1,024 tokens."),
+              Mistake(lambda: models.get("gemma-3-27b").kv_bytes_per_token("bf16", context_len=131_072) / 2,
+                      "bf16 is 2 bytes per value."))))
+_register("6.7", Problem(
+    "When Qwen3's attention FLOPs catch up", "number", _qwen_attention_parity, rtol=0.03, unit="tokens",
+    mistakes=(Mistake(lambda: _qwen_attention_parity(active=models.get("qwen3-235b-a22b").params_total),
+                      "Weight FLOPs per token come from the active parameters, not all 235 B."),)))
+_register("6.8", Problem(
+    "Where decode turns into prefill", "number", _deepseek_pass_crossover, rtol=0.03, unit="tokens per pass",
+    mistakes=(Mistake(lambda: _deepseek_pass_crossover(kv_format=2.0),
+                      "The KV cache is stored in fp8 (1 byte per value) in this problem."),),
+    wrong_hint="Compute per token is 2 N_active / FLOPs at every len_pass; memory per token is (weights + "
+               "B len_ctx bytes_tok) / (B len_pass) / mem_bw. Find where they meet."))
+_register("6.9", Problem(
+    "From HBM to host DRAM", "number", _hbm_to_dram, rtol=0.03, unit="seconds",
+    mistakes=(Mistake(lambda: context.get_tier("HBM").drain_time,
+                      "That is HBM's drain time, where HBM's own two costs balance. The envelope switches where "
+                      "the HBM line crosses the host-DRAM line."),
+              Mistake(lambda: context.get_tier("host DRAM").drain_time,
+                      "That is host DRAM's drain time. Read where the two lines cross instead."))))
+_register("6.10", Problem(
+    "Where does a 1-hour cache live?", "choice", _one_hour_tier, options=TIER_OPTIONS,
+    alternates={"host DRAM": ("dram", "ddr", "host memory", "cpu memory"), "rematerialise": ("remat", "recompute",
+                "rematerialize"), "flash": ("ssd", "nvme"), "disk": ("hdd", "hard disk", "spinning disk")},
+    wrong_hint="Set the explorer's hold time to 3,600 s and read which line is lowest there."))

@@ -19,12 +19,17 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# editable_mode=compat: a plain path entry, so `import lecture_lib` runs its __init__ from any directory
+# (a notebook's kernel starts in notebooks/); the default finder of some setuptools versions would
+# hand out a namespace package there instead.
+EDITABLE = --config-settings editable_mode=compat
+
 $(VENV)/.course-installed: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet $(EDITABLE) -e .
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet $(EDITABLE) -e '.[test]'
 	touch $@ $(VENV)/.course-installed
 
 lab: $(VENV)/.course-installed

@@ -203,19 +203,19 @@ def explorer_classes() -> list[type]:
     ``make bench`` walk them all, so a new chapter's explorers are covered without listing them)."""
     import importlib
     import inspect
+    import os
+    import pkgutil
 
-    from . import _SUBMODULES
-
+    here = [os.path.dirname(os.path.abspath(__file__))]
     found = []
-    for name in _SUBMODULES:
-        if not name.endswith("_explorers"):
+    for info in sorted(pkgutil.iter_modules(here), key=lambda info: info.name):
+        if not info.name.endswith("_explorers"):
             continue
-        module = importlib.import_module(f"{__package__}.{name}")
+        module = importlib.import_module(f"{__package__}.{info.name}")
         found += [cls for _, cls in inspect.getmembers(module, inspect.isclass)
                   if issubclass(cls, Explorer) and cls.__module__ == module.__name__
                   and not cls.__name__.startswith("_")]
     return found
-
 
 def _kernel_loop():
     """The running event loop of the IPython kernel we are in, or None (scripts, tests, nbclient

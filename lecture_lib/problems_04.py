@@ -1,0 +1,138 @@
+"""Chapter 4's practice problems (solutions/04_pipelining_is_not_wise.ipynb).
+
+Every expected value is computed from the library's presets, Formulas and the Chapter 3 schedule
+simulator, with the inputs the problem statement names; see :mod:`lecture_lib.checks`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from . import hardware, models, pipeline
+from . import pipeline_memory as pm
+from .checks import Mistake, Problem, _register
+
+CONTEXT = 100_000
+MICRO_BATCH = 2400
+
+
+def _deepseek():
+    return models.get("deepseek-v3")
+
+
+def _weights_per_gpu(*, params: str = "total", bytes_param: float = 1.0, gpus: int = 64) -> float:
+    model = _deepseek()
+    n = model.params_total if params == "total" else model.params_active
+    return pm.WEIGHTS_PER_GPU(N_total=n, bytes_param=bytes_param, n_ep=gpus, P=1)
+
+
+def _kv_per_gpu(*, kv_bytes: float = 1.0, batch: str = "pipelined", spread_over_stages: bool = True) -> float:
+    """KV per GPU with E = 64 and P = 4. The defaults give the right answer (E4.4)."""
+    bytes_tok = _deepseek().kv_bytes_per_token(kv_bytes)
+    if batch == "fixed":   # one micro-batch in flight: B = b, spread over E P GPUs
+        return pm.KV_PER_GPU_FIXED_BATCH(b=MICRO_BATCH, len_ctx=CONTEXT, bytes_tok=bytes_tok, n_ep=64, P=4)
+    per_gpu = pm.KV_PER_GPU(b=MICRO_BATCH, len_ctx=CONTEXT, bytes_tok=bytes_tok, n_ep=64)
+    return per_gpu if spread_over_stages else 4 * per_gpu
+
+
+def _decode_idle(*, stages: int = 6, microbatches: int = 4) -> float:
+    return 1.0 - pm.decode_utilisation(stages=stages, microbatches=microbatches)
+
+
+STAGE_BUDGET = dict(deadline=25e-3, step=20e-3, hop=1.2e-3)
+
+
+def _stage_budget(*, rounding=math.floor) -> float:
+    P = pm.P
+    most = sp.solve(sp.Eq(pm.TOKEN_TIME.rhs.subs({pm.t_step: STAGE_BUDGET["step"], pm.t_hop: STAGE_BUDGET["hop"]}),
+                          STAGE_BUDGET["deadline"]), P)[0]
+    return float(rounding(most)) if rounding else float(most)
+
+
+def _kimi_on_h100(*, gpus: int = 8, params: str = "total") -> float:
+    kimi = models.get("kimi-k2")
+    n = kimi.params_total if params == "total" else kimi.params_active
+    return pm.weight_fetch_time(n_total=n, bytes_param=1, gpus_reading=gpus,
+                                hbm_bandwidth=hardware.get("H100").hbm_bandwidth)
+
+
+FIT_OPTIONS = ("more stages", "fp4 weights", "fp4 kv cache")
+
+
+def _biggest_lever() -> str:
+    deepseek, gb200 = _deepseek(), hardware.get("GB200")
+    base = dict(hbm_capacity=gb200.hbm_capacity, n_total=deepseek.params_total, bytes_param=1.0, len_ctx=CONTEXT,
+                bytes_tok=deepseek.kv_bytes_per_token("fp8"), expert_parallel=64, stages=1)
+    options = {"more stages": dict(base, stages=2),
+               "fp4 weights": dict(base, bytes_param=0.5),
+               "fp4 kv cache": dict(base, bytes_tok=deepseek.kv_bytes_per_token("fp4"))}
+    fits = {name: pm.max_micro_batch(**kwargs) for name, kwargs in options.items()}
+    return max(fits, key=fits.get)
+
+
+def _smallest_fitting_stages() -> float:
+    """Llama-3-405B, bf16 weights, fp8 KV, H100s, E = 8, b = 128, 8192-token context."""
+    llama, h100 = models.get("llama-3-405b"), hardware.get("H100")
+    for p in range(1, 65):
+        memory = pm.memory_per_gpu(n_total=llama.params_total, bytes_param=2, micro_batch=128, len_ctx=8192,
+                                   bytes_tok=llama.kv_bytes_per_token("fp8"), expert_parallel=8, stages=p)
+        if memory["total"] <= h100.hbm_capacity:
+            return float(p)
+    raise RuntimeError("problem 4.9 needs a pipeline depth that fits")
+
+
+_register("4.1", Problem(
+    "DeepSeek-V3's weights on one GPU", "number", _weights_per_gpu, rtol=0.02, unit="bytes",
+    mistakes=(Mistake(lambda: _weights_per_gpu(params="active"),
+                      "Those are the active parameters. Every expert must live somewhere, so memory holds "
+                      "all of them."),
+              Mistake(lambda: _weights_per_gpu(bytes_param=2),
+                      "That stores each weight in 2 bytes; the problem says FP8."),
+              Mistake(lambda: _weights_per_gpu(gpus=72),
+                      "The rack has 72 GPUs, but the experts are spread over the 64 the problem names."))))
+_register("4.2", Problem(
+    "KV cache per GPU with four stages", "number", _kv_per_gpu, rtol=0.02, unit="bytes",
+    mistakes=(Mistake(lambda: _kv_per_gpu(batch="fixed"),
+                      "That keeps one micro-batch in flight. Decode needs one micro-batch per stage, so the "
+                      "global batch is P times b."),
+              Mistake(lambda: _kv_per_gpu(spread_over_stages=False),
+                      "Each GPU holds only its own stage's layers, so only its share of every cache."),
+              Mistake(lambda: _kv_per_gpu(kv_bytes=2),
+                      "That stores the cache in 2 bytes per value; the problem says FP8."))))
+_register("4.3", Problem(
+    "Substitute the global batch", "expression", lambda: pm.MEMORY_PER_GPU_PIPELINED.rhs,
+    wrong_hint="Start from C_mem / (E P), replace B by n_micro b, then n_micro by P, and expand."))
+_register("4.4", Problem(
+    "Too few micro-batches in the decode loop", "number", _decode_idle, rtol=0.02,
+    mistakes=(Mistake(lambda: pipeline.bubble_fraction(stages=6, microbatches=4),
+                      "That is the training bubble (P − 1)/(m + P − 1), with its hard stop. The decode loop "
+                      "has no hard stop: measure the steady state on the simulator."),
+              Mistake(lambda: 1 - _decode_idle(),
+                      "That is the share of time a stage is busy; the question asks for the idle share."))))
+_register("4.5", Problem(
+    "How many stages fit in a latency budget?", "number", _stage_budget, rtol=0.02, unit="stages",
+    mistakes=(Mistake(lambda: _stage_budget(rounding=None),
+                      "Stages come in whole numbers, and the budget is a ceiling: round the right way."),
+              Mistake(lambda: _stage_budget(rounding=math.ceil),
+                      "With that many stages the token would arrive after the deadline."))))
+_register("4.6", Problem(
+    "The latency floor of Kimi K2 on H100 boxes", "number", _kimi_on_h100, rtol=0.02, unit="seconds",
+    mistakes=(Mistake(lambda: _kimi_on_h100(gpus=16),
+                      "Two boxes hold the model, but they take turns: a token's weights are read by one box "
+                      "at a time."),
+              Mistake(lambda: _kimi_on_h100(params="active"),
+                      "A step of a large batch touches every expert, so it reads all the weights."))))
+_register("4.7", Problem(
+    "The largest micro-batch that fits", "expression", lambda: pm.MAX_MICRO_BATCH.rhs,
+    wrong_hint="Set the per-GPU memory (with B = P b) equal to the HBM capacity and solve for b."))
+_register("4.8", Problem(
+    "Which lever makes room for more sequences?", "choice", _biggest_lever, options=FIT_OPTIONS,
+    alternates={"more stages": ("more pipeline stages", "p = 2", "double p", "stages", "pipelining"),
+                "fp4 weights": ("fp4 weight", "weights in fp4", "4-bit weights"),
+                "fp4 kv cache": ("fp4 kv", "kv in fp4", "fp4 cache", "4-bit kv cache", "kv cache")},
+    wrong_hint="Compute the largest micro-batch that fits for each option, with pipeline_memory.max_micro_batch."))
+_register("4.9", Problem(
+    "Read the explorer: how many racks for Llama 3 405B?", "number", _smallest_fitting_stages, rtol=0.02,
+    unit="stages", wrong_hint="Find the first bar that stays under the HBM line."))

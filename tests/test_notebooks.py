@@ -36,9 +36,25 @@ def error_outputs(notebook) -> list[str]:
     return problems
 
 
-def test_the_course_has_its_start_page_and_chapter_one():
+CHAPTERS = [path for path in NOTEBOOKS if path.name[:2].isdigit() and path.name[:2] != "00"]
+
+
+def test_the_course_has_its_start_page_and_all_seven_chapters():
     names = {path.name for path in NOTEBOOKS}
-    assert "00_start_here.ipynb" in names and "01_batch_size_cost_and_speed.ipynb" in names
+    assert "00_start_here.ipynb" in names
+    assert sorted(path.name[:2] for path in CHAPTERS) == [f"{n:02d}" for n in range(1, 8)]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
+def test_start_page_and_readme_link_every_chapter(path):
+    """A chapter that exists is linked from the start page and the README, never 'in preparation'."""
+    start = "\n".join(cell.source for cell in nbformat.read(ROOT / "notebooks" / "00_start_here.ipynb", as_version=4).cells)
+    readme = (ROOT / "README.md").read_text()
+    assert f"]({path.name})" in start, f"00_start_here does not link {path.name}"
+    assert f"](notebooks/{path.name})" in readme, f"README does not link {path.name}"
+    for text in (start, readme):
+        row = next(line for line in text.splitlines() if path.name in line)
+        assert "in preparation" not in row
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

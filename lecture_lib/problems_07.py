@@ -1,0 +1,169 @@
+"""Chapter 7's practice problems (solutions/07_neural_nets_and_cryptography.ipynb).
+
+Every expected value is computed from :mod:`lecture_lib.reversible` (and the presets) with the
+inputs the problem statement names; see :mod:`lecture_lib.checks` for how answers are judged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy as sp
+
+from . import hardware, models
+from . import reversible as rv
+from .checks import Mistake, Problem, _register
+from .symbols import B, act_values, bytes_value, d_model, len_seq, n_layers
+
+# Problem 7.1: f(x) = x² + 3 (mod 256) on bytes. f(13) = f(243): not invertible.
+P1_X, P1_Z = 13, 77
+# Problem 7.2: float32, y = 21, f(x) = 3e8 (float32 spacing there is 32).
+P2_Y, P2_F = 21.0, 3e8
+# Problem 7.3: the explorer's cipher (seed 7), 512 blocks (seed 1), one bit of the left half.
+P3_BIT = 16
+# Problem 7.5: a one-bit input difference in the left half, 2 rounds of the seed-0 cipher.
+P5_DIFFERENCE, P5_ROUNDS = 1 << 20, 2
+# Problem 7.6 and 7.8: Llama 3 70B, one sequence of 8,192 tokens, bf16 activations.
+P6_MODEL, P6_LEN = "llama-3-70b", 8192
+# Problem 7.8: Llama 3 70B's activations alone in one H100.
+P8_CHIP = "H100"
+# Problem 7.9: DeepSeek-V3 on an H100, fp8 KV cache and fp8 multiplies.
+P9_MODEL, P9_CHIP = "deepseek-v3", "H100"
+# Problem 7.10: a 12-layer RevNet on two streams of 16 features, 32 tokens.
+P10_NET = dict(n_layers=12, width=16, hidden=64, seed=0)
+P10_TOKENS = 32
+
+
+def square_plus_three(x: np.ndarray) -> np.ndarray:
+    """Problem 7.1's round function: x² + 3 on bytes (wraps mod 256); f(13) = f(243)."""
+    return (x * x + np.uint8(3)).astype(np.uint8)
+
+
+def _feistel_by_hand(op: str = "xor") -> float:
+    x, z = np.array([P1_X], np.uint8), np.array([P1_Z], np.uint8)
+    if op == "sub":
+        return float((int(P1_Z) - int(square_plus_three(x)[0])) % 256)
+    return float(rv.feistel_xor_inverse(x, z, square_plus_three)[1][0])
+
+
+def _float_roundtrip() -> float:
+    x, y = np.zeros(1, np.float32), np.array([P2_Y], np.float32)
+
+    def f(v):
+        return np.full_like(v, P2_F)
+
+    _, z = rv.feistel_add(x, y, f)
+    return float(rv.feistel_add_inverse(x, z, f)[1][0])
+
+
+def _rounds_to_avalanche(bit: int = P3_BIT) -> float:
+    cipher = rv.toy_cipher(rounds=16, seed=7)
+    return float(rv.rounds_to_avalanche(rv.avalanche_curve(cipher, bit=bit, n_samples=512, seed=1)))
+
+
+def _residual_flips() -> str:
+    fraction = rv.network_avalanche(kind="residual", weight_scale=0.1, depth=16, width=32, bit=0)["flip_fraction"][-1]
+    options = {"none": 0.0, "about 1/32": 1 / 32, "about 1/4": 0.25, "about 1/2": 0.5}
+    return min(options, key=lambda name: abs(options[name] - fraction))
+
+
+def _top_differential(rounds: int = P5_ROUNDS) -> float:
+    cipher = rv.toy_cipher(rounds=16, seed=0)
+    return rv.top_difference_probability(cipher, input_difference=P5_DIFFERENCE, rounds=rounds, n_samples=4096)[1]
+
+
+def _llama_standard(values_per_layer: float = rv.ACTIVATION_VALUES_PER_LAYER) -> float:
+    llama = models.get(P6_MODEL)
+    return rv.activation_memory(strategy="standard", n_layers=llama.n_layers, d_model=llama.d_model, len_seq=P6_LEN,
+                                bytes_per_value=2, values_per_layer=values_per_layer)
+
+
+def _crossover_depth() -> sp.Expr:
+    return sp.solve(sp.Eq(rv.ACT_CHECKPOINT_BEST.rhs, rv.ACT_REVERSIBLE.rhs), n_layers)[0]
+
+
+def _longest_sequence(strategy: str = "reversible") -> float:
+    """The sequence length whose activations alone fill one H100's HBM (bf16, one sequence)."""
+    llama, h100 = models.get(P6_MODEL), hardware.get(P8_CHIP)
+    formula = {"reversible": rv.ACT_REVERSIBLE, "standard": rv.ACT_STANDARD}[strategy]
+    length = sp.solve(sp.Eq(formula.rhs, h100.hbm_capacity), len_seq)[0]
+    values = {n_layers: llama.n_layers, d_model: llama.d_model, bytes_value: 2, B: 1,
+              act_values: rv.ACTIVATION_VALUES_PER_LAYER}
+    return float(length.subs(values))
+
+
+def _kv_advantage(*, params: str = "active", flops_per_param: int = 2) -> float:
+    model, chip = models.get(P9_MODEL), hardware.get(P9_CHIP)
+    trade = rv.kv_trade(model, chip)
+    n = model.params_active if params == "active" else model.params_total
+    return trade["advantage"] * (n / model.params_active) * (flops_per_param / 2)
+
+
+def _revnet_saving(ratio: str = "stored/reversible") -> float:
+    net = rv.random_revnet(**P10_NET)
+    x1, x2, d_y1, d_y2 = np.random.default_rng(0).normal(size=(4, P10_TOKENS, P10_NET["width"]))
+    stored = rv.revnet_backward(net, x1, x2, d_y1, d_y2, method="stored").activation_bytes
+    rebuilt = rv.revnet_backward(net, x1, x2, d_y1, d_y2, method="reversible").activation_bytes
+    return float(stored / rebuilt) if ratio == "stored/reversible" else float(rebuilt / stored)
+
+
+_register("7.1", Problem(
+    "Undo a Feistel block by hand", "number", _feistel_by_hand, rtol=0.001,
+    mistakes=(Mistake(lambda: _feistel_by_hand("sub"),
+                      "That undoes an addition. This block mixes with XOR (addition in GF(2)), and XOR is "
+                      "its own inverse."),),
+    wrong_hint="Compute f(x) first (mod 256), then combine it with z the same way the block combined it with y."))
+_register("7.2", Problem(
+    "What comes back from a float Feistel block", "number", _float_roundtrip, rtol=0.01,
+    mistakes=(Mistake(lambda: P2_Y,
+                      "That would be true with exact arithmetic. In single precision, y + f(x) is rounded to "
+                      "the nearest representable number before it is stored."),),
+    wrong_hint="Find the spacing of single-precision numbers near f(x): 2^(e - 23), where 2^e <= f(x) "
+               "< 2^(e+1)."))
+_register("7.3", Problem(
+    "Read the avalanche explorer: rounds until it looks random", "number", _rounds_to_avalanche, rtol=0.1,
+    unit="rounds",
+    mistakes=(Mistake(lambda: _rounds_to_avalanche(0),
+                      "That is the count for a bit of the right half. A bit of the left half needs one "
+                      "round before it reaches a round function at all."),)))
+_register("7.4", Problem(
+    "The same experiment on a residual network", "choice", _residual_flips,
+    options=("none", "about 1/32", "about 1/4", "about 1/2"),
+    alternates={"none": ("0", "zero", "nothing"), "about 1/32": ("1/32", "0.03", "3%", "one bit"),
+                "about 1/4": ("1/4", "0.25"), "about 1/2": ("1/2", "0.5", "half")},
+    wrong_hint="Think about what the skip connection does to the flipped input bit, and how much small "
+               "weights can add to the other coordinates."))
+_register("7.5", Problem(
+    "Differentiating over GF(2): the best two-round differential", "number", _top_differential, rtol=0.05,
+    mistakes=(Mistake(lambda: _top_differential(1),
+                      "That is after one round: the flipped bit only moves to the other half. Run two."),
+              Mistake(lambda: 1 / 16,
+                      "That would be a perfectly flat S-box. PRESENT's difference table has entries of 4 "
+                      "out of 16."))))
+_register("7.6", Problem(
+    "Activation memory of standard training", "number", _llama_standard, rtol=0.02, unit="bytes",
+    mistakes=(Mistake(lambda: _llama_standard(1),
+                      "That keeps only each layer's input (one d_model vector per token per layer). Standard "
+                      "training keeps every intermediate activation: about 20 d_model-sized values."),)))
+_register("7.7", Problem(
+    "Where reversible layers overtake checkpointing", "expression", _crossover_depth,
+    wrong_hint="Set the best checkpointing memory equal to the reversible memory and solve for n_layers; "
+               "everything but act_values cancels."))
+_register("7.8", Problem(
+    "The longest sequence that fits", "number", _longest_sequence, rtol=0.02, unit="tokens",
+    mistakes=(Mistake(lambda: _longest_sequence("standard"),
+                      "That is the limit for standard training, which keeps every layer's activations. "
+                      "The question is about reversible layers."),)))
+_register("7.9", Problem(
+    "Recompute or store a token's KV?", "number", _kv_advantage, rtol=0.03,
+    mistakes=(Mistake(lambda: _kv_advantage(flops_per_param=6),
+                      "6 FLOPs per parameter is training (forward and backward). Recomputing KV is a "
+                      "forward pass: 2 FLOPs per active parameter."),
+              Mistake(lambda: _kv_advantage(params="total"),
+                      "A forward pass multiplies through the active parameters only, not every expert."))))
+_register("7.10", Problem(
+    "Measure what a RevNet saves", "number", _revnet_saving, rtol=0.02,
+    mistakes=(Mistake(lambda: _revnet_saving("reversible/stored"),
+                      "Upside down: the question asks how many times more the stored-activation pass holds."),
+              Mistake(lambda: float(P10_NET["n_layers"]),
+                      "Close, but measure it: the reversible pass holds a little more than one layer's "
+                      "cache (the rebuilt streams), and the stored pass also keeps the outputs."))))

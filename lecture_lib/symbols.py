@@ -39,7 +39,6 @@ def _define(name: str, latex: str, meaning: str, unit: str, chapter: int = 1) ->
     TABLE[name] = Notation(symbol, latex, meaning, unit, chapter)
     return symbol
 
-
 # --- Chapter 1: batch size, cost and speed (lecture 00:00:00-00:32:09) -------------------------
 t = _define("t", r"t", "time of one forward pass: one decode step for the whole batch", "s")
 t_compute = _define("t_compute", r"t_\mathrm{compute}", "time the matrix units need for the step", "s")
@@ -99,50 +98,35 @@ N_fit = _define("N_fit", r"N_\mathrm{fit}", "largest total parameter count whose
 weight_share = _define("weight_share", r"s_\mathrm{weights}", "share of HBM given to weights (the rest holds KV cache)", "-", 2)
 
 # --- Chapter 3: pipeline parallelism (lecture_lib.pipeline) ---
-def _chapter_3(name: str, latex: str, meaning: str, unit: str) -> sp.Symbol:
-    """Reuse a symbol Chapter 2 already defined under the same name (e.g. k_active), else define it."""
-    return TABLE[name].symbol if name in TABLE else _define(name, latex, meaning, unit, 3)
+# Also used here (same symbols): k_active, bw_up, bw_out, link_ratio from Chapter 2.
+P = _define("P", r"P", "pipeline stages (racks), each holding 1/P of the layers", "stages", 3)
+n_micro = _define("n_micro", r"m", "micro-batches per training step (or in flight in the decode loop)", "micro-batches", 3)
+v_chunks = _define("v_chunks", r"v", "model chunks per device in the interleaved schedule", "chunks", 3)
+bubble = _define("bubble", r"\mathrm{bubble}", "idle device-time / total device-time of a pipeline", "-", 3)
+t_forward = _define("t_forward", r"t_F", "forward time of one micro-batch through one stage", "s", 3)
+t_backward = _define("t_backward", r"t_B", "backward time of one micro-batch through one stage (about 2 t_F)", "s", 3)
+L_stage = _define("L_stage", r"L_\mathrm{stage}", "MoE layers in one pipeline stage (one rack)", "layers", 3)
+bytes_act = _define("bytes_act", r"\mathrm{bytes}_\mathrm{act}", "bytes of one token's activation vector (d_model x bytes per value)", "bytes", 3)
+t_scale_up = _define("t_scale_up", r"t_\text{scale-up}", "in-rack expert traffic time of one stage, per token", "s", 3)
+t_scale_out = _define("t_scale_out", r"t_\text{scale-out}", "rack-boundary traffic time of one stage, per token", "s", 3)
+r_stage = _define("r_stage", r"\frac{t_\text{scale-up}}{t_\text{scale-out}}", "in-rack time / rack-boundary time at a stage boundary (want >= 1)", "-", 3)
+L_stage_min = _define("L_stage_min", r"L_\mathrm{stage}^\mathrm{min}", "fewest MoE layers per stage with r_stage >= 1", "layers", 3)
+n_micro_min = _define("n_micro_min", r"m_\mathrm{min}", "fewest micro-batches that keep the bubble at or below a target", "micro-batches", 3)
+bytes_stage = _define("bytes_stage", r"\mathrm{bytes}_\mathrm{stage}", "weight bytes one pipeline stage (rack) stores", "bytes", 3)
 
-
-P = _chapter_3("P", r"P", "pipeline stages (racks), each holding 1/P of the layers", "stages")
-n_micro = _chapter_3("n_micro", r"m", "micro-batches per training step (or in flight in the decode loop)", "micro-batches")
-v_chunks = _chapter_3("v_chunks", r"v", "model chunks per device in the interleaved schedule", "chunks")
-bubble = _chapter_3("bubble", r"\mathrm{bubble}", "idle device-time / total device-time of a pipeline", "-")
-t_forward = _chapter_3("t_forward", r"t_F", "forward time of one micro-batch through one stage", "s")
-t_backward = _chapter_3("t_backward", r"t_B", "backward time of one micro-batch through one stage (about 2 t_F)", "s")
-k_active = _chapter_3("k_active", r"k_\mathrm{active}", "experts each token is routed to in an MoE layer", "experts")
-L_stage = _chapter_3("L_stage", r"L_\mathrm{stage}", "MoE layers in one pipeline stage (one rack)", "layers")
-bytes_act = _chapter_3("bytes_act", r"\mathrm{bytes}_\mathrm{act}", "bytes of one token's activation vector (d_model x bytes per value)", "bytes")
-bw_up = _chapter_3("bw_up", r"\mathrm{bw}_\mathrm{up}", "scale-up (in-rack, NVLink) bandwidth per GPU", "bytes/s")
-bw_out = _chapter_3("bw_out", r"\mathrm{bw}_\mathrm{out}", "scale-out (rack-to-rack) bandwidth per GPU", "bytes/s")
-t_scale_up = _chapter_3("t_scale_up", r"t_\text{scale-up}", "in-rack expert traffic time of one stage, per token", "s")
-t_scale_out = _chapter_3("t_scale_out", r"t_\text{scale-out}", "rack-boundary traffic time of one stage, per token", "s")
-r_stage = _chapter_3("r_stage", r"\frac{t_\text{scale-up}}{t_\text{scale-out}}", "in-rack time / rack-boundary time at a stage boundary (want >= 1)", "-")
-L_stage_min = _chapter_3("L_stage_min", r"L_\mathrm{stage}^\mathrm{min}", "fewest MoE layers per stage with r_stage >= 1", "layers")
-link_ratio = _chapter_3("link_ratio", r"r_\mathrm{link}", "how many times faster scale-up is than scale-out (board: about 8)", "-")
-n_micro_min = _chapter_3("n_micro_min", r"m_\mathrm{min}", "fewest micro-batches that keep the bubble at or below a target", "micro-batches")
-bytes_stage = _chapter_3("bytes_stage", r"\mathrm{bytes}_\mathrm{stage}", "weight bytes one pipeline stage (rack) stores", "bytes")
-
-# --- Chapter 4: pipelining is not wise (lecture_lib.pipeline) ---
-def _chapter_4(name: str, latex: str, meaning: str, unit: str) -> sp.Symbol:
-    """Reuse a symbol an earlier chapter already defined under the same name (e.g. the pipeline
-    degree P of Chapter 3), else define it for Chapter 4. Same name means the same SymPy symbol."""
-    return TABLE[name].symbol if name in TABLE else _define(name, latex, meaning, unit, 4)
-
-
-E = _chapter_4("n_ep", r"E", "expert-parallel degree: GPUs of one stage that split its weights (e.g. 64 of a rack)", "GPUs")
-P = _chapter_4("P", r"P", "pipeline stages (racks), each holding 1/P of the layers", "stages")
-b = _chapter_4("b", r"b", "micro-batch: sequences that move through the pipeline together", "sequences")
-n_micro = _chapter_4("n_micro", r"n_\mathrm{micro}", "micro-batches in flight at once (decode needs P)", "micro-batches")
-C_mem = _chapter_4("C_mem", r"C_\mathrm{mem}", "memory the deployment needs: all weights plus every sequence's KV", "bytes")
-c_mem = _chapter_4("c_mem", r"c_\mathrm{mem}", "memory needed on each GPU: weights plus KV per GPU", "bytes")
-c_weights = _chapter_4("c_weights", r"c_\mathrm{weights}", "weight bytes stored on each GPU", "bytes")
-c_kv = _chapter_4("c_kv", r"c_\mathrm{KV}", "KV-cache bytes stored on each GPU", "bytes")
-t_hop = _chapter_4("t_hop", r"t_\mathrm{hop}", "latency of one hop from rack to rack over scale-out", "s")
-t_next_token = _chapter_4("t_next_token", r"t_\mathrm{token}", "time between two tokens of one sequence (board: t_token)", "s")
-t_stage = _chapter_4("t_stage", r"t_\mathrm{stage}", "time one stage needs to read its share of the weights", "s")
-n_up = _chapter_4("n_up", r"n_\mathrm{up}", "GPUs reading weights at the same time (one scale-up domain)", "GPUs")
-bw_gpu = _chapter_4("bw_gpu", r"\mathrm{bw}_\mathrm{GPU}", "HBM bandwidth of one GPU", "bytes/s")
+# --- Chapter 4: pipelining is not wise (lecture_lib.pipeline_memory) ---
+# Also used here (same symbols): P, n_micro from Chapter 3.
+E = n_ep  # Chapter 2's symbol, under the board's name
+b = _define("b", r"b", "micro-batch: sequences that move through the pipeline together", "sequences", 4)
+C_mem = _define("C_mem", r"C_\mathrm{mem}", "memory the deployment needs: all weights plus every sequence's KV", "bytes", 4)
+c_mem = _define("c_mem", r"c_\mathrm{mem}", "memory needed on each GPU: weights plus KV per GPU", "bytes", 4)
+c_weights = _define("c_weights", r"c_\mathrm{weights}", "weight bytes stored on each GPU", "bytes", 4)
+c_kv = _define("c_kv", r"c_\mathrm{KV}", "KV-cache bytes stored on each GPU", "bytes", 4)
+t_hop = _define("t_hop", r"t_\mathrm{hop}", "latency of one hop from rack to rack over scale-out", "s", 4)
+t_next_token = _define("t_next_token", r"t_\mathrm{token}", "time between two tokens of one sequence (board: t_token)", "s", 4)
+t_stage = _define("t_stage", r"t_\mathrm{stage}", "time one stage needs to read its share of the weights", "s", 4)
+n_up = _define("n_up", r"n_\mathrm{up}", "GPUs reading weights at the same time (one scale-up domain)", "GPUs", 4)
+bw_gpu = _define("bw_gpu", r"\mathrm{bw}_\mathrm{GPU}", "HBM bandwidth of one GPU", "bytes/s", 4)
 
 # --- Chapter 5: RL over-training beyond Chinchilla (lecture_lib.scaling) ---
 x_alloc = _define("x_alloc", r"x", "the allocation being tuned (e.g. model size for a fixed target)", "-", 5)
@@ -211,25 +195,18 @@ price_device = _define("price_device", r"p_\mathrm{dev}", "what the device costs
 t_drain_tier = _define("t_drain_tier", r"t_\mathrm{drain}^\mathrm{tier}", "drain time of a tier: Cap / BW", "s", 6)
 
 # --- Chapter 7: neural nets and ciphers (lecture_lib.reversible) ---
-def _chapter_7(name: str, latex: str, meaning: str, unit: str) -> sp.Symbol:
-    """Reuse a symbol an earlier chapter defined under the same name (d_model, bytes_value), else
-    define it for Chapter 7. Same name means the same SymPy symbol."""
-    return TABLE[name].symbol if name in TABLE else _define(name, latex, meaning, unit, 7)
-
-
-n_layers = _chapter_7("n_layers", r"L", "layers (depth) of the network being trained", "layers")
-d_model = _chapter_7("d_model", r"d_\mathrm{model}", "model width: values in one token's residual-stream vector", "values")
-bytes_value = _chapter_7("bytes_value", r"\mathrm{bytes}_\mathrm{value}", "bytes per activation value (1 fp8, 2 bf16)", "bytes")
-len_seq = _chapter_7("len_seq", r"\mathrm{len}_\mathrm{seq}", "tokens per training sequence", "tokens")
-act_values = _chapter_7("act_values", r"c_\mathrm{act}", "activation values kept per token per layer, in units of d_model (about 20)", "-")
-k_seg = _chapter_7("k_seg", r"k_\mathrm{seg}", "layers per checkpointed segment (one stored layer input every k_seg layers)", "layers")
-m_act = _chapter_7("m_act", r"M_\mathrm{act}", "activation memory held for the backward pass", "bytes")
-flops_train = _chapter_7("flops_train", r"\mathrm{FLOP}_\mathrm{train}", "training FLOPs per token", "FLOP")
-t_kv_recompute = _chapter_7("t_kv_recompute", r"t_\mathrm{recompute}", "time to recompute one token's KV: a forward pass", "s")
-t_kv_read = _chapter_7("t_kv_read", r"t_\mathrm{read}", "time to read one token's stored KV from HBM", "s")
-kv_advantage = _chapter_7("kv_advantage", r"t_\mathrm{recompute}/t_\mathrm{read}", "how many times faster reading a token's KV is than recomputing it", "-")
-rate_kv = _chapter_7("rate_kv", r"r_\mathrm{KV}", "FLOPs a KV cache saves per byte it keeps", "FLOP/byte")
-rate_rev = _chapter_7("rate_rev", r"r_\mathrm{rev}", "FLOPs a RevNet spends per byte of activations it saves", "FLOP/byte")
+# Also used here (same symbols): d_model, bytes_value from Chapter 2.
+n_layers = _define("n_layers", r"L", "layers (depth) of the network being trained", "layers", 7)
+len_seq = _define("len_seq", r"\mathrm{len}_\mathrm{seq}", "tokens per training sequence", "tokens", 7)
+act_values = _define("act_values", r"c_\mathrm{act}", "activation values kept per token per layer, in units of d_model (about 20)", "-", 7)
+k_seg = _define("k_seg", r"k_\mathrm{seg}", "layers per checkpointed segment (one stored layer input every k_seg layers)", "layers", 7)
+m_act = _define("m_act", r"M_\mathrm{act}", "activation memory held for the backward pass", "bytes", 7)
+flops_train = _define("flops_train", r"\mathrm{FLOP}_\mathrm{train}", "training FLOPs per token", "FLOP", 7)
+t_kv_recompute = _define("t_kv_recompute", r"t_\mathrm{recompute}", "time to recompute one token's KV: a forward pass", "s", 7)
+t_kv_read = _define("t_kv_read", r"t_\mathrm{read}", "time to read one token's stored KV from HBM", "s", 7)
+kv_advantage = _define("kv_advantage", r"t_\mathrm{recompute}/t_\mathrm{read}", "how many times faster reading a token's KV is than recomputing it", "-", 7)
+rate_kv = _define("rate_kv", r"r_\mathrm{KV}", "FLOPs a KV cache saves per byte it keeps", "FLOP/byte", 7)
+rate_rev = _define("rate_rev", r"r_\mathrm{rev}", "FLOPs a RevNet spends per byte of activations it saves", "FLOP/byte", 7)
 
 
 def rows(chapter: int | None = None) -> list[Notation]:

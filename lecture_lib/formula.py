@@ -117,15 +117,19 @@ def show(*items) -> "IPython.display.Math":
     """Typeset formulas or ``(lhs, rhs)`` pairs together, one per line (for notebooks)."""
     from IPython.display import Math
 
-    lines = []
+    names = _symbols.latex_names()
+    pairs = []   # (left side or None, right side), so alignment never splits a symbol's own "="
     for item in items:
         if isinstance(item, Formula):
-            lines.append(item.latex())
+            pairs.append((sp.latex(item.lhs, symbol_names=names), sp.latex(item.rhs, symbol_names=names)))
         elif isinstance(item, tuple) and len(item) == 2:
             lhs, rhs = item
-            lhs_tex = lhs if isinstance(lhs, str) else sp.latex(lhs, symbol_names=_symbols.latex_names())
-            lines.append(f"{lhs_tex} = {sp.latex(rhs, symbol_names=_symbols.latex_names())}")
+            lhs_tex = lhs if isinstance(lhs, str) else sp.latex(lhs, symbol_names=names)
+            pairs.append((lhs_tex, sp.latex(rhs, symbol_names=names)))
         else:
-            lines.append(sp.latex(item, symbol_names=_symbols.latex_names()))
-    return Math(r" \\ ".join(lines) if len(lines) == 1 else r"\begin{aligned}" + r" \\ ".join(
-        line.replace("=", "&=", 1) for line in lines) + r"\end{aligned}")
+            pairs.append((None, sp.latex(item, symbol_names=names)))
+    if len(pairs) == 1:
+        lhs, rhs = pairs[0]
+        return Math(rhs if lhs is None else f"{lhs} = {rhs}")
+    rows = [f"& {rhs}" if lhs is None else f"{lhs} &= {rhs}" for lhs, rhs in pairs]
+    return Math(r"\begin{aligned}" + r" \\ ".join(rows) + r"\end{aligned}")

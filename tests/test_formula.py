@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from lecture_lib import formula, symbols
+from lecture_lib import formula, roofline, symbols
 from lecture_lib.formula import Formula
 
 
@@ -60,3 +60,12 @@ def test_show_typesets_several_formulas():
     f = Formula(symbols.t, symbols.B, source="test")
     math_obj = formula.show(f, (symbols.B_star, symbols.ratio_hw * symbols.sparsity))
     assert "aligned" in math_obj.data
+
+
+def test_show_aligns_after_the_whole_left_side_even_when_it_contains_an_equals_sign():
+    from lecture_lib.formula import show
+    from lecture_lib.symbols import B, x_equal
+
+    shown = show((x_equal, B + 1), roofline.T_COMPUTE).data
+    assert r"x_{=} &= B + 1" in shown
+    assert shown.count("&=") == 2

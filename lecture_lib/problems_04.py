@@ -134,5 +134,5 @@ _register("4.8", Problem(
                 "fp4 kv cache": ("fp4 kv", "kv in fp4", "fp4 cache", "4-bit kv cache", "kv cache")},
     wrong_hint="Compute the largest micro-batch that fits for each option, with pipeline_memory.max_micro_batch."))
 _register("4.9", Problem(
-    "Read the explorer: how many racks for Llama 3 405B?", "number", _smallest_fitting_stages, rtol=0.02,
+    "Read the explorer: how many boxes for Llama 3 405B?", "number", _smallest_fitting_stages, rtol=0.02,
     unit="stages", wrong_hint="Find the first bar that stays under the HBM line."))

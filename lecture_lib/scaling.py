@@ -142,6 +142,10 @@ TOKENS_WHERE_OPTIMAL = Formula(
     source="course: the p A = q B identity at the optimum, solved for the tokens that make N optimal")
 TRAIN_PLUS_INFERENCE = Formula(C_total, COST_PRETRAIN.rhs + COST_INFERENCE.rhs,
                                source="Sardana et al. 2023 (arXiv 2401.00448), eq. 3, with the lecture's inefficiency")
+# One root; it is real only when L - E - A/N^alpha > 0 (tokens_for_loss checks that), so it is not "positive" for SymPy.
+TOKENS_FOR_LOSS = Formula(D_pretrain, sp.solve(sp.Eq(LOSS.rhs, L_loss), D_pretrain, check=False)[0],
+                          source="course: L(N, D) = target solved for D, the tokens a model of size N needs "
+                                 "(Sardana et al. 2023's constraint)")
 
 
 @dataclass(frozen=True)
@@ -332,11 +336,10 @@ def tokens_for_loss(*, n_params, target_loss, fit=DEFAULT_FIT):
     fit = get_fit(fit)
     n = validate.number("n_params", n_params)
     target = _check_target(target_loss, fit)
-    gap = target - fit.E - fit.A / np.power(n, fit.alpha)
-    if np.any(np.less_equal(gap, 0)):
+    if np.any(np.less_equal(n, _min_params(target, fit))):
         raise ValueError(f"target_loss={target:g} is out of reach for n_params={n_params!r}: it needs more than "
                          f"{_min_params(target, fit):.3g} parameters under the {fit.name} fit")
-    return np.power(fit.B / gap, 1 / fit.beta)
+    return TOKENS_FOR_LOSS(N_active=n, L_loss=target, **fit.values())
 
 
 def _check_target(target_loss, fit: LossFit) -> float:
@@ -349,8 +352,7 @@ def _check_target(target_loss, fit: LossFit) -> float:
 
 _TOTAL_COST_SLOPE = sp.lambdify(
     (N_active, L_loss, E_loss, A_loss, B_loss, alpha_loss, beta_loss, D_inference, ineff),
-    sp.diff(TRAIN_PLUS_INFERENCE.rhs.subs(
-        D_pretrain, sp.solve(sp.Eq(LOSS.rhs, L_loss), D_pretrain, check=False)[0]), N_active), "numpy")
+    sp.diff(TRAIN_PLUS_INFERENCE.rhs.subs(D_pretrain, TOKENS_FOR_LOSS.rhs), N_active), "numpy")
 _BISECTION_STEPS = 64
 
 
@@ -389,6 +391,7 @@ def inference_aware_optimum(*, target_loss, inference_tokens, fit=DEFAULT_FIT, i
     for prefix, size in (("", n), ("chinchilla_", n_chin)):
         d = tokens_for_loss(n_params=size, target_loss=target, fit=fit)
         train = COST_PRETRAIN(N_active=size, D_pretrain=d)
+        # COST_INFERENCE, written out because Formula calls refuse the zero demand of the Chinchilla baseline
         serve = FLOPS_FORWARD * size * demand_array * waste
         result.update({f"{prefix}n_params": size, f"{prefix}tokens": d, f"{prefix}tokens_per_param": d / size,
                        f"{prefix}train_flops": train, f"{prefix}inference_flops": serve,

@@ -226,7 +226,7 @@ class InferenceAwareExplorer(explore.Explorer):
         best = scaling.inference_aware_optimum(target_loss=target, inference_tokens=demand, fit=fit,
                                                inefficiency=waste)
         self.your_point.set_data([demand], [best["tokens_per_param"]])
-        n_low = (fit.A / (target - fit.E)) ** (1 / fit.alpha)
+        n_low = scaling._min_params(target, fit)      # smaller models cannot reach the target at all
         sizes = n_low * np.geomspace(1.02, 1e3, 300)
         train = scaling.COST_PRETRAIN(N_active=sizes, D_pretrain=scaling.tokens_for_loss(
             n_params=sizes, target_loss=target, fit=fit))

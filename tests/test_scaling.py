@@ -235,6 +235,18 @@ def test_more_demand_means_a_smaller_model_trained_on_more_tokens_per_parameter(
     assert np.allclose(reached, target, rtol=1e-9)
 
 
+def test_tokens_for_loss_solves_the_loss_for_d():
+    """TOKENS_FOR_LOSS puts back into L(N, D) gives the target; numerically too, for every fit."""
+    from lecture_lib.symbols import L_loss
+    back = scaling.LOSS.rhs.subs(D_pretrain, scaling.TOKENS_FOR_LOSS.rhs)
+    point = {A_loss: 482.01, B_loss: 2085.43, alpha_loss: 0.3478, beta_loss: 0.3658, N_active: 7e10, L_loss: 2.0,
+             scaling.E_loss: 1.8172}
+    assert math.isclose(float(back.subs(point)), 2.0, rel_tol=1e-12)
+    for fit in scaling.FITS:
+        d = scaling.tokens_for_loss(n_params=70e9, target_loss=2.1, fit=fit)
+        assert math.isclose(scaling.loss(n_params=70e9, tokens=d, fit=fit), 2.1, rel_tol=1e-12)
+
+
 def test_inference_aware_optimum_beats_a_brute_force_grid():
     target, demand = 2.0, 1e13
     best = scaling.inference_aware_optimum(target_loss=target, inference_tokens=demand, inefficiency=2)

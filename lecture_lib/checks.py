@@ -354,6 +354,11 @@ def _as_number(problem: Problem, answer) -> float:
     return real
 
 
+def _percent(rtol: float) -> str:
+    """A tolerance as a learner reads it: "2%", "0.4%" (never a misleading "0%")."""
+    return f"{rtol:.0%}" if rtol >= 0.01 else f"{rtol * 100:.1g}%"
+
+
 def _near(value: float, target: float, rtol: float) -> bool:
     return abs(value - target) <= rtol * abs(target)
 
@@ -362,7 +367,7 @@ def _judge_number(problem: Problem, answer) -> tuple[str, str]:
     value = _as_number(problem, answer)
     expected = float(_expected(problem))
     if _near(value, expected, problem.rtol):
-        return "correct", f"Correct (the check allows ±{problem.rtol:.0%}). Well done."
+        return "correct", f"Correct (the check allows ±{_percent(problem.rtol)}). Well done."
     for mistake in problem.mistakes:
         if _near(value, float(mistake.value()), mistake.rtol):
             return "wrong", _wrong(problem, mistake.message)

@@ -358,3 +358,12 @@ def test_mistakes_use_their_own_tolerance():
         assert "doubled it" not in check("0.2", 20.5).message
     finally:
         del checks.PROBLEMS["0.2"]
+
+
+@pytest.mark.parametrize("rtol, shown", [(0.02, "±2%"), (0.1, "±10%"), (0.004, "±0.4%"), (0.0005, "±0.05%")])
+def test_correct_feedback_states_a_tolerance_that_is_never_rounded_to_zero(rtol, shown):
+    checks.PROBLEMS["0.3"] = Problem("tolerance", "number", lambda: 133.0, rtol=rtol)
+    try:
+        assert shown in check("0.3", 133.0).message
+    finally:
+        del checks.PROBLEMS["0.3"]

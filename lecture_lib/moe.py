@@ -389,6 +389,6 @@ def measure_cross_rack_fraction(*, n_racks: int, gpus_per_rack: int = 64, expert
     n_racks = validate.integer("n_racks", n_racks)
     placement = Placement(n_racks * gpus_per_rack * experts_per_gpu, experts_per_gpu, gpus_per_rack)
     routing = random_routing(n_tokens=n_tokens, placement=placement, k=k, seed=seed)
-    formula = float(sp.Rational(n_racks - 1, n_racks))
+    formula = float(CROSS_RACK_FRACTION(n_racks=n_racks))
     return {"measured": routing.cross_rack_fraction(), "formula": formula,
             "std_error": math.sqrt(formula * (1 - formula) / (n_tokens * k))}

@@ -149,10 +149,8 @@ class CrossRackExplorer(explore.Explorer):
         here = float(times["total"][racks - 1])
         one_rack = float(times["total"][0])
         n_layers = workload.model.n_moe_layers
-        placed = moe.layout(n_experts=workload.model.n_routed_experts, n_gpus=racks * r["system"].n_chips)
         rows = [
-            ("layer spans", f"{racks} × {r['system'].n_chips} GPUs; {placed['gpus_used']} hold experts, "
-                            f"{placed['experts_per_gpu']} each"),
+            ("layer spans", self._spread(workload.model.n_routed_experts, racks, r["system"].n_chips)),
             ("cross-rack share (R-1)/R", f"{fraction:.3f}  (measured on random routing: "
                                          f"{self._measured[racks - 1]:.3f})"),
             ("scale-up / scale-out per GPU", f"{moe.link_ratio_of(r['system']):.1f}×  (board: about 8×)"),
@@ -166,6 +164,18 @@ class CrossRackExplorer(explore.Explorer):
             (f"all-to-all per step ({n_layers} MoE layers)", units.seconds(here * n_layers)),
         ]
         return rows, False
+
+    @staticmethod
+    def _spread(n_experts: int, racks: int, gpus_per_rack: int) -> str:
+        """The layout the (R-1)/R formula assumes: the experts split evenly over the R racks."""
+        if n_experts < racks:
+            return f"{racks} racks, but only {n_experts} experts: at most {n_experts} racks can hold one"
+        if n_experts % racks:
+            return (f"{racks} racks: {n_experts} experts do not split evenly ({n_experts / racks:.1f} per rack); "
+                    "the formula assumes an even spread")
+        placed = moe.layout(n_experts=n_experts // racks, n_gpus=gpus_per_rack)
+        return (f"{racks} × {placed['gpus_used']} GPUs hold experts, {placed['experts_per_gpu']} each "
+                f"({n_experts // racks} per rack)")
 
 
 class ScaleUpExplorer(explore.Explorer):

@@ -41,7 +41,7 @@ PARALLELISM_MENU = (
      "fits": "inside one scale-up domain (rack)",
      "lecture": "the standard practice and the best solution for MoE layers (00:34:07, 00:48:00)"},
     {"name": "tensor (TP)", "cuts": "d_model / d_ff inside each matrix",
-     "traffic": "an all-reduce per layer, sized by the activations",
+     "traffic": "all-reduces of the activations in every layer",
      "fits": "inside one scale-up domain",
      "lecture": "'much less relevant' now that experts are small (00:48:00)"},
     {"name": "data (DP)", "cuts": "the batch: each replica holds the whole model",

@@ -263,3 +263,14 @@ def test_routing_figure_draws(tmp_path):
     figure = mx.routing_figure(routing, n_tokens=6)
     figure.savefig(tmp_path / "routing.png")
     assert (tmp_path / "routing.png").stat().st_size > 1000
+
+
+def test_cross_rack_readout_describes_the_even_spread_the_formula_assumes():
+    # (R-1)/R assumes the experts split evenly over the R racks; the readout must not claim a layout that
+    # leaves racks empty (e.g. 256 experts "over 3 racks" on 128 GPUs that fit in two NVL72s).
+    explorer = mx.CrossRackExplorer()
+    explorer.controls["racks"].value = 2
+    assert "2 × 64 GPUs hold experts, 2 each (128 per rack)" in explorer.readout.value
+    explorer.controls["racks"].value = 3
+    assert "do not split evenly" in explorer.readout.value
+    assert mx.CrossRackExplorer._spread(8, 16, 72).startswith("16 racks, but only 8 experts")

@@ -44,7 +44,7 @@ SAVINGS = ("compute time", "memory time", "memory capacity")
 
 
 def _what_pipelining_saves() -> str:
-    P, N_active, FLOPs = _symbols.P, _symbols.N_active, _symbols.FLOPs
+    P, N_active = _symbols.P, _symbols.N_active
     per_token = {
         "compute time": P * (roofline.T_COMPUTE.rhs.subs(N_active, N_active / P)),   # P stages, 1/P each
         "memory time": pipeline.T_WEIGHTS_PIPELINED.subs(bytes_stage=pipeline.WEIGHT_BYTES_PER_STAGE.rhs),

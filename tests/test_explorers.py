@@ -28,19 +28,6 @@ def built():
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
-def test_every_control_changes_the_figure_or_the_readout(cls, built):
-    explorer = built[cls]
-    for name, control in explorer.controls.items():
-        before = (explorer.view.widget.value, explorer.readout.value)
-        original = control.value
-        control.value = _other_value(control)
-        after = (explorer.view.widget.value, explorer.readout.value)
-        assert after != before, f"{cls.__name__}: moving {name!r} changed nothing"
-        assert "color:#b00" not in explorer.readout.value, explorer.readout.value
-        control.value = original
-
-
-@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
 def test_every_preset_combination_renders(cls):
     explorer = cls()
     for chip in hardware.chip_names():

@@ -1,9 +1,7 @@
 """Chapter 2 (lecture_lib.moe and moe_explorers): golden numbers, SymPy identities, the NumPy MoE
 against the formulas, bad input, and the explorers' sliders."""
 
-import time
 
-import ipywidgets as widgets
 import numpy as np
 import pytest
 import sympy as sp
@@ -197,40 +195,6 @@ EXPLORERS = [mx.CrossRackExplorer, mx.ScaleUpExplorer]
 @pytest.fixture(scope="module")
 def built():
     return {cls: cls() for cls in EXPLORERS}
-
-
-def _one_step(control):
-    if isinstance(control, widgets.Dropdown):
-        values = [o[1] if isinstance(o, tuple) else o for o in control.options]
-        return values[(values.index(control.value) + 1) % len(values)]
-    if isinstance(control, widgets.FloatLogSlider):
-        return control.base ** (np.log10(control.value) + control.step)
-    return control.value + control.step if control.value + control.step <= control.max else control.value - control.step
-
-
-@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
-def test_every_control_one_step_changes_the_figure_or_the_readout(cls, built):
-    explorer = built[cls]
-    for name, control in explorer.controls.items():
-        before = (explorer.view.widget.value, explorer.readout.value)
-        original = control.value
-        control.value = _one_step(control)
-        assert (explorer.view.widget.value, explorer.readout.value) != before, f"{name} changed nothing"
-        assert "color:#b00" not in explorer.readout.value
-        control.value = original
-
-
-@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
-def test_update_and_render_is_fast(cls, built):
-    explorer = built[cls]
-    control = explorer.controls["racks" if cls is mx.CrossRackExplorer else "share"]
-    original, times = control.value, []
-    for _ in range(6):
-        started = time.perf_counter()
-        control.value = _one_step(control)
-        times.append(time.perf_counter() - started)
-        control.value = original
-    assert sorted(times)[len(times) // 2] < 0.06   # budget ~25 ms on an idle machine; shared CPUs here
 
 
 def test_every_preset_combination_renders():

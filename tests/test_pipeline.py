@@ -309,20 +309,12 @@ def test_every_setting_renders_without_error(schedule_explorer):
     controls["stages"].value, controls["microbatches"].value, controls["chunks"].value = 4, 4, 2
 
 
-def test_schedule_explorer_redraw_is_fast_and_never_relayouts(schedule_explorer):
-    import time
-
+def test_schedule_explorer_never_relayouts(schedule_explorer):
+    """Fixed axes, so every move takes the fast blitting path (timing itself is `make bench`'s job)."""
     for stages, microbatches in [(1, 1), (8, 16), (2, 9)]:   # very different time scales: the axes still do not move
         schedule_explorer.controls["stages"].value, schedule_explorer.controls["microbatches"].value = stages, microbatches
         assert schedule_explorer.update(schedule_explorer.values)[1] is False
     schedule_explorer.controls["stages"].value = 4
-    times = []
-    for microbatches in (4, 5, 6, 7, 6, 5, 4, 5, 6, 7):
-        schedule_explorer.controls["microbatches"].value = microbatches   # refreshes synchronously
-        started = time.perf_counter()
-        schedule_explorer.refresh()
-        times.append(time.perf_counter() - started)
-    assert np.median(times) < 0.05, f"median update+render {np.median(times) * 1e3:.1f} ms"
 
 
 def test_stage_boundary_explorer_curve_is_the_formula():

@@ -1,10 +1,7 @@
 """Chapter 4 (lecture_lib.pipeline_memory): the P's cancel, golden numbers, latency, the decode loop
 on the Chapter 3 simulator, bad input, and the two explorers."""
 
-import math
-import time
 
-import ipywidgets as widgets
 import numpy as np
 import pytest
 import sympy as sp
@@ -213,43 +210,9 @@ def test_max_micro_batch_is_zero_when_weights_alone_overflow():
 EXPLORERS = [px.MemoryExplorer, px.LatencyExplorer]
 
 
-def _other_value(control):
-    if isinstance(control, widgets.Dropdown):
-        values = [o[1] if isinstance(o, tuple) else o for o in control.options]
-        return next(v for v in values if v != control.value)
-    if isinstance(control, widgets.FloatLogSlider):
-        return control.value * control.base ** control.step if control.value < control.base ** control.max \
-            else control.value / control.base ** control.step
-    return control.value + control.step if control.value + control.step <= control.max else control.value - control.step
-
-
 @pytest.fixture(scope="module")
 def built():
     return {cls: cls() for cls in EXPLORERS}
-
-
-@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
-def test_one_step_of_every_control_changes_the_figure_or_the_readout(cls, built):
-    explorer = built[cls]
-    for name, control in explorer.controls.items():
-        before = (explorer.view.widget.value, explorer.readout.value)
-        original = control.value
-        control.value = _other_value(control)
-        assert (explorer.view.widget.value, explorer.readout.value) != before, f"{name} changed nothing"
-        assert "color:#b00" not in explorer.readout.value
-        control.value = original
-
-
-@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
-def test_updates_are_fast(cls, built):
-    explorer = built[cls]
-    control = explorer.controls["P"]
-    times = []
-    for value in [3, 5, 6, 4]:
-        started = time.perf_counter()
-        control.value = value
-        times.append(time.perf_counter() - started)
-    assert sorted(times)[len(times) // 2] < 0.025, times
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lecture_lib import formula, hardware, roofline
-from lecture_lib.symbols import (B, FLOPs, N_active, N_total, bytes_param, bytes_tok, len_ctx, mem_bw, mults,
+from lecture_lib.symbols import (B, FLOPs, N_active, N_total, bytes_tok, len_ctx, mem_bw, mults,
                                  ratio_hw, sparsity)
 
 # --- SymPy identities ---------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 Chinchilla figures, the inference-aware optimum, and bad input."""
 
 import math
-import time
 
 import ipywidgets as widgets
 import numpy as np
@@ -304,42 +303,9 @@ def test_unknown_fit_is_a_key_error_listing_the_fits():
 EXPLORERS = [sx.OvertrainingExplorer, sx.HeuristicExplorer, sx.InferenceAwareExplorer]
 
 
-def _one_step(control):
-    if isinstance(control, widgets.Dropdown):
-        values = [o[1] if isinstance(o, tuple) else o for o in control.options]
-        return next(v for v in values if v != control.value)
-    if isinstance(control, widgets.FloatLogSlider):
-        exponent = math.log10(control.value) + (control.step if control.value < control.base ** control.max else
-                                                -control.step)
-        return control.base ** exponent
-    return control.value + control.step if control.value + control.step <= control.max else control.value - control.step
-
-
 @pytest.fixture(scope="module")
 def built():
     return {cls: cls() for cls in EXPLORERS}
-
-
-@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
-def test_one_step_of_every_control_changes_the_figure_or_the_readout(cls, built):
-    explorer = built[cls]
-    for name, control in explorer.controls.items():
-        before = (explorer.view.widget.value, explorer.readout.value)
-        original = control.value
-        control.value = _one_step(control)
-        assert (explorer.view.widget.value, explorer.readout.value) != before, f"{cls.__name__}: {name} moved nothing"
-        assert "color:#b00" not in explorer.readout.value, explorer.readout.value
-        control.value = original
-
-
-@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
-def test_update_is_fast(cls, built):
-    explorer = built[cls]
-    explorer.refresh()
-    started = time.perf_counter()
-    for _ in range(5):
-        explorer.update(explorer.values)
-    assert (time.perf_counter() - started) / 5 < 0.05     # budget ~25 ms; generous for a shared 2-core CI box
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)

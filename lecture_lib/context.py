@@ -220,8 +220,12 @@ def pass_times(*, len_pass, batch, n_active, n_total, flops, mem_bw, bytes_param
 
 
 def attention_share(model, *, context_len) -> float:
-    """Attention FLOPs / weight FLOPs (2 params_active) for one new token of ``model`` at ``context_len``."""
-    return model.attention_flops_per_token(context_len) / (2 * model.params_active)
+    """Attention FLOPs / weight FLOPs (2 params_active) for one new token of ``model`` at ``context_len``.
+
+    Attention FLOPs include a sparse model's indexer (:func:`indexer_flops_per_token`).
+    """
+    attention = model.attention_flops_per_token(context_len) + indexer_flops_per_token(model, context_len)
+    return attention / (2 * model.params_active)
 
 
 # ----------------------------------------------------------------------------- attention variants
@@ -235,7 +239,8 @@ def variants() -> dict[str, models.Model]:
     5 local layers per global one and KV shared by 3 neighbouring layers, after
     research.character.ai/optimizing-inference (2024-06-20); the 1,024-token window is Gemma 3's (our
     choice). GQA, MLA and local/global are real models as published; the other five are what-ifs on a
-    real backbone (the indexer of DSA is not counted).
+    real backbone. The Model methods leave out DSA's indexer; :func:`kv_bytes_read` and
+    :func:`indexer_flops_per_token` add it.
     """
     llama, deepseek, gemma = models.get("llama-3-70b"), models.get("deepseek-v3"), models.get("gemma-3-27b")
     replace = dataclasses.replace
@@ -251,6 +256,47 @@ def variants() -> dict[str, models.Model]:
             llama, name="llama-3-70b-characterai", n_kv_heads=1, sliding_window=1024, n_local_layers=66,
             kv_share_group=3),
     }
+
+
+# DeepSeek Sparse Attention's "lightning indexer" (DeepSeek-V3.2-Exp, huggingface.co/deepseek-ai/DeepSeek-V3.2-Exp
+# config.json: index_n_heads = 64, index_head_dim = 128; its inference/model.py caches one FP8 key of 128 values and
+# one fp32 scale per token per layer). To pick its top-k tokens the indexer scores *every* earlier token, so its keys
+# are read in full at every decode step, and its scores cost FLOPs linear in the context.
+DSA_INDEX_HEADS = 64
+DSA_INDEX_HEAD_DIM = 128
+DSA_INDEX_KEY_BYTES = DSA_INDEX_HEAD_DIM * 1 + 4      # FP8 key + one fp32 scale
+
+
+def indexer_bytes_per_token(model: models.Model) -> float:
+    """Indexer-key bytes per token of context that a sparse-attention (DSA) model stores and reads in full.
+
+    ``n_layers x (128 FP8 values + a 4-byte scale)`` = 61 x 132 = 8,052 B for DeepSeek-V3.2; 0 for a model
+    without ``attention_topk``. Not part of :meth:`lecture_lib.models.Model.kv_bytes_read_per_token`.
+    """
+    return float(model.n_layers * DSA_INDEX_KEY_BYTES) if model.attention_topk else 0.0
+
+
+def kv_bytes_read(model: models.Model, bytes_per_value, *, context_len) -> float:
+    """KV bytes a decode step reads per token of context, including a sparse model's indexer keys (E6.3).
+
+    Dense attention: the stored KV (:meth:`~lecture_lib.models.Model.kv_bytes_read_per_token`). Sparse
+    attention (lecture 01:40:38, "times a 1/sparsity factor"): the top-k tokens' KV *plus* every token's
+    indexer key (:func:`indexer_bytes_per_token`), which the 1/sparsity factor leaves out.
+    """
+    return model.kv_bytes_read_per_token(bytes_per_value, context_len=context_len) + indexer_bytes_per_token(model)
+
+
+def indexer_flops_per_token(model: models.Model, context_len) -> float:
+    """FLOPs of a DSA indexer for one new token: 2 x 64 heads x 128 x n_layers x context_len (E6.5).
+
+    Scores only (no weighted sum of values), so half of :data:`ATTENTION_FLOPS` with the indexer's heads
+    and head dimension; run in FP8. 0 for a model without ``attention_topk``.
+    """
+    validate.number("context_len", context_len)
+    if not model.attention_topk:
+        return 0.0
+    return ATTENTION_FLOPS(attn_layers=model.n_layers, q_heads=DSA_INDEX_HEADS, head_dim=DSA_INDEX_HEAD_DIM,
+                           len_ctx=context_len) / 2
 
 
 # ----------------------------------------------------------------------------- storage tiers

@@ -34,11 +34,11 @@ class LongContextWorkload:
     fixed_kv_bytes_fp8: float = 0.0      # for the lecture's hypothetical model, which has no shapes
 
     def kv_read(self, kv_bytes: float, contexts) -> np.ndarray:
-        """KV bytes read per token of context at each context length (sliding windows, top-k)."""
+        """KV bytes read per token of context at each context length (sliding windows, top-k, indexer keys)."""
         contexts = np.atleast_1d(np.asarray(contexts, dtype=float))
         if self.model is None:
             return np.full_like(contexts, self.fixed_kv_bytes_fp8 * kv_bytes)
-        return np.array([self.model.kv_bytes_read_per_token(kv_bytes, context_len=max(1, int(c)))
+        return np.array([context.kv_bytes_read(self.model, kv_bytes, context_len=max(1, int(c)))
                          for c in contexts])
 
 
@@ -191,8 +191,9 @@ class PassExplorer(_Shared):
             "chip": explore.dropdown("chip", hardware.chip_names(), "GB200"),
             "precision": explore.dropdown("weights and multiplies", list(PRECISIONS), "fp8"),
             "kv": explore.dropdown("KV-cache format", list(KV_FORMATS), "fp8"),
-            "batch": explore.log_slider("batch B (sequences)", 256, 1, 8192),
-            "len_ctx": explore.log_slider("context already cached", 32768, 1024, 1_048_576),
+            # Defaults chosen so decode sits at ≈ 5x prefill's time per token: the lecture's "1 and 5" (01:47:43)
+            "batch": explore.log_slider("batch B (sequences)", 2048, 1, 8192),
+            "len_ctx": explore.log_slider("context already cached", 8192, 1024, 1_048_576),
         }
 
     def setup(self):
@@ -288,7 +289,7 @@ class TierExplorer(explore.Explorer):
         changed = explore.set_limits(self.axis, (self.HOLDS[0], self.HOLDS[-1]), (1e-16, 1e-4))
         best = context.cheapest_tier(values["hold"], **kw)
         here = context.storage_costs(float(values["hold"]), **kw)
-        rows = [("cheapest at your hold time", f"{best}  ({units.dollars(float(here[best]) * 1e6)} per M tokens)"),
+        rows = [("cheapest at your hold time", f"{best}  (${float(here[best]) * 1e6:.2g} per M tokens)"),
                 ("drain-time rule picks", context.tier_by_drain_time(values["hold"]))]
         rows += [(f"{frm} → {to}", units.seconds(when)) for when, frm, to in context.envelope_crossovers(**kw)]
         rows += [("drain times (device / board)", ", ".join(f"{t.name} {units.seconds(t.drain_time)} / "

@@ -129,6 +129,25 @@ def test_variant_bytes_per_token_match_hand_counts(name):
     assert model.kv_bytes_read_per_token("fp8", context_len=200_000) == pytest.approx(read, rel=1e-12)
 
 
+def test_sparse_attention_still_reads_its_indexer_keys():
+    """DSA (DeepSeek-V3.2-Exp config: index_n_heads 64, index_head_dim 128) scores every earlier token with one FP8
+    key of 128 values + a 4-byte scale per layer, so those keys are read in full at every decode step."""
+    dsa = context.variants()["sparse top-2048 (DeepSeek-V3.2-style)"]
+    assert context.indexer_bytes_per_token(dsa) == 61 * (128 + 4)
+    assert context.kv_bytes_read(dsa, "fp8", context_len=200_000) == pytest.approx(
+        61 * 576 * 2048 / 200e3 + 61 * 132, rel=1e-12)
+    assert context.kv_bytes_read(dsa, "fp8", context_len=200_000) > 4 * context.infer_kv_bytes(crossover_context=200e3)
+    assert context.indexer_flops_per_token(dsa, 200_000) == pytest.approx(2 * 64 * 128 * 61 * 200_000, rel=1e-12)
+    attention = dsa.attention_flops_per_token(200_000) + 2 * 64 * 128 * 61 * 200_000
+    assert context.attention_share(dsa, context_len=200_000) == pytest.approx(attention / (2 * dsa.params_active))
+    for name, dense in context.variants().items():                     # nothing changes without top-k
+        if not dense.attention_topk:
+            assert context.indexer_bytes_per_token(dense) == 0
+            assert context.indexer_flops_per_token(dense, 1000) == 0
+            assert context.kv_bytes_read(dense, 1, context_len=200_000) == dense.kv_bytes_read_per_token(
+                1, context_len=200_000)
+
+
 def test_variants_cover_every_kind_the_lecture_names():
     kinds = {m.attention_kind for m in context.variants().values()}
     assert kinds == {"MHA", "GQA", "MQA", "MLA"}
@@ -268,6 +287,8 @@ def test_get_tier_and_unknown_tier():
     lambda: context.infer_kv_bytes_on("GB200", crossover_context=200e3, compute_dtype="int4"),
     lambda: models.get("llama-3-70b").attention_flops_per_token(0),
     lambda: models.get("llama-3-70b").kv_bytes_read_per_token(1, context_len=0),
+    lambda: context.indexer_flops_per_token(context.variants()["sparse top-2048 (DeepSeek-V3.2-style)"], 0),
+    lambda: context.kv_bytes_read(models.get("llama-3-70b"), 1, context_len=0),
 ])
 def test_bad_input_names_the_parameter(call):
     with pytest.raises(ValueError):

@@ -115,7 +115,9 @@ class Model:
     - Sparse attention: ``attention_topk`` > 0 means each new token attends to (and reads) at most
       that many earlier tokens per layer, picked by an indexer (DeepSeek-V3.2's DSA, index_topk
       = 2048). Every token is still *stored*; only the bytes *read* and the attention FLOPs shrink.
-      The indexer's own small cache and weights are not counted.
+      The indexer's own key cache (about 8 KB per token for DeepSeek-V3.2, more than the sparse
+      read itself) and weights are not counted here; :func:`lecture_lib.context.kv_bytes_read` adds
+      the cache.
     """
 
     name: str
@@ -468,14 +470,23 @@ class Model:
         """KV bytes one decode step *reads* per token of context (what memory bandwidth pays).
 
         Equal to :meth:`kv_bytes_per_token` at ``context_len`` for dense attention. With sparse
-        attention (``attention_topk`` = k) each layer reads only min(k, context_len) of the
-        stored tokens, so per token of context it reads min(k, L) / L of what it stores: the
-        lecture's "times a 1/sparsity factor" (01:40:38), with sparsity = L / k.
+        attention (``attention_topk`` = k) a global layer reads min(k, L) of its L stored tokens
+        and a sliding-window layer min(k, window, L), so per token of context the read is
+        per-layer bytes · (n_global · min(k, L) + n_local · min(k, window, L)) / L: the lecture's
+        "times a 1/sparsity factor" (01:40:38), with sparsity = L / k. The indexer that picks the
+        k tokens (DeepSeek-V3.2's DSA) keeps a small key cache of its own, read in full every
+        step; it is not part of the model's KV and is counted by
+        :func:`lecture_lib.context.kv_bytes_read`.
         """
         stored = self.kv_bytes_per_token(bytes_per_value, context_len=context_len)
         if not self.attention_topk:
             return stored
-        return stored * min(self.attention_topk, context_len) / context_len
+        context_len = _whole("context_len", context_len, minimum=1)
+        size = _bytes_per("bytes_per_value", bytes_per_value)
+        k = self.attention_topk
+        local_read = min(k, self.sliding_window, context_len) if self.n_local_layers else 0
+        tokens_read = self.n_kv_global_layers * min(k, context_len) + self.n_kv_local_layers * local_read
+        return self.kv_values_per_layer() * size * tokens_read / context_len
 
     def attention_flops_per_token(self, context_len) -> float:
         """FLOPs of attention itself (QKᵀ and AV) for one new token at ``context_len``.
@@ -485,8 +496,9 @@ class Model:
         FLOPs (2 per multiply-add), with L_eff = context_len for a global layer,
         min(window, context_len) for a local one, and at most ``attention_topk`` with sparse
         attention. d_qk = d_v = d_head for MHA/GQA/MQA; for MLA d_qk = qk_nope_head_dim +
-        qk_rope_head_dim and d_v = v_head_dim (the un-absorbed form, DeepSeek-V2 section 2.1).
-        Linear in the context per token, so quadratic over a whole sequence (lecture 01:51:01).
+        qk_rope_head_dim and d_v = v_head_dim (the un-absorbed form, DeepSeek-V2 section 2.1;
+        decode kernels that absorb the up-projections attend in the 576/512-wide latent space
+        instead, about 3.4x these FLOPs). Linear in the context per token, so quadratic over a whole sequence (lecture 01:51:01).
         """
         context_len = _whole("context_len", context_len, minimum=1)
         if self.kv_lora_rank:

@@ -489,3 +489,13 @@ def test_attention_flops_mla_uses_192_and_128():
 def test_new_fields_are_validated(field, value):
     with pytest.raises(ValueError, match=field):
         dataclasses.replace(models.get("llama-3-70b"), **{field: value})
+
+
+def test_sparse_attention_on_a_sliding_window_model_reads_top_k_in_every_layer_once():
+    """Gemma 3 27B with a hypothetical top-512: every layer (local window 1024 > 512, or global)
+    reads 512 tokens, so per token of a 100K context: 62 layers x 2 x 16 x 128 values x 2 bytes
+    x 512 / 100,000 = 2,600.5 B (hand count; the window must not shrink the local layers twice)."""
+    import dataclasses
+
+    sparse = dataclasses.replace(models.get("gemma-3-27b"), name="gemma-sparse", attention_topk=512)
+    assert sparse.kv_bytes_read_per_token(2, context_len=100_000) == pytest.approx(62 * 2 * 16 * 128 * 2 * 512 / 100_000)

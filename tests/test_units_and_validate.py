@@ -41,3 +41,9 @@ def test_integer_and_choice():
         validate.integer("n_layers", 2.5)
     with pytest.raises(ValueError, match="one of"):
         validate.choice("fmt", "fp16", ["bf16", "fp8"])
+
+
+@pytest.mark.parametrize("value, text", [(4e-5, "$0.00004"), (4.567e-5, "$0.0000457"), (1.2e-9, "$1.2e-09"),
+                                         (0.33, "$0.33"), (0, "$0")])
+def test_tiny_dollar_amounts_keep_their_significant_digits(value, text):
+    assert units.dollars(value) == text

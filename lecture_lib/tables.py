@@ -37,10 +37,26 @@ def _link(text: str) -> str:
     return " ".join(words)
 
 
-def notation(chapter: int | None = None):
-    """The notation table (symbol, meaning, unit)."""
-    rows = [[f"${row.latex}$", html.escape(row.meaning), html.escape(row.unit)] for row in symbols.rows(chapter)]
-    return _html_table(["symbol", "meaning", "unit"], rows)
+def notation(chapter: int | None = None, *, folded: bool = False):
+    """The notation table (symbol, meaning, unit), for one chapter or, with a chapter column, for all.
+
+    ``folded=True`` puts it inside a ``<details>`` block that the learner opens when needed.
+    """
+    from IPython.display import HTML
+
+    selected = symbols.rows(chapter)
+    if chapter is None:
+        table = _html_table(["chapter", "symbol", "meaning", "unit"],
+                            [[str(row.chapter), f"${row.latex}$", html.escape(row.meaning), html.escape(row.unit)]
+                             for row in selected])
+    else:
+        table = _html_table(["symbol", "meaning", "unit"],
+                            [[f"${row.latex}$", html.escape(row.meaning), html.escape(row.unit)] for row in selected])
+    if not folded:
+        return table
+    what = (f"all {len(selected)} symbols of the course, by chapter" if chapter is None
+            else f"the {len(selected)} symbols Chapter {chapter} introduces")
+    return HTML(f"<details><summary><b>Notation</b>: {what} (click to open)</summary>{table.data}</details>")
 
 
 def chips():

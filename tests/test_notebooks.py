@@ -73,3 +73,13 @@ def test_notebook_is_committed_clean(path):
             assert not cell.outputs and cell.execution_count is None
     text = "\n".join(cell.source for cell in notebook.cells)
     assert "https://youtu.be/xmkSf5IS-zw?t=" in text
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.name for p in CHAPTERS])
+def test_chapter_ends_with_its_practice_problems_and_the_next_step(path):
+    import re
+
+    last = nbformat.read(path, as_version=4).cells[-1].source
+    assert f"(../exercises/{path.name})" in last, "the last cell should point to the chapter's exercises"
+    following = re.search(r"\*\*Next:\*\* \[[^\]]+\]\(([^)]+)\)", last)
+    assert following and (path.parent / following.group(1)).exists(), "the last cell should link the next notebook"

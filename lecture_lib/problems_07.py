@@ -42,7 +42,17 @@ def _feistel_by_hand(op: str = "xor") -> float:
     x, z = np.array([P1_X], np.uint8), np.array([P1_Z], np.uint8)
     if op == "sub":
         return float((int(P1_Z) - int(square_plus_three(x)[0])) % 256)
+    if op == "add":
+        return float((int(P1_Z) + int(square_plus_three(x)[0])) % 256)
+    if op == "xor x":
+        return float(P1_Z ^ P1_X)
     return float(rv.feistel_xor_inverse(x, z, square_plus_three)[1][0])
+
+
+def _roundtrip_with_half_the_spacing() -> float:
+    """y rounded to a grid of half float32's real spacing near f(x): the off-by-one-bit slip 2^(e-24)."""
+    half = float(np.spacing(np.float32(P2_F))) / 2
+    return round(P2_Y / half) * half
 
 
 def _float_roundtrip() -> float:
@@ -71,6 +81,12 @@ def _top_differential(rounds: int = P5_ROUNDS) -> float:
     return rv.top_difference_probability(cipher, input_difference=P5_DIFFERENCE, rounds=rounds, n_samples=4096)[1]
 
 
+def _sbox_best_count() -> float:
+    """The largest entry of PRESENT's difference table for a one-bit input difference (lowest bit), out of 16."""
+    sbox = rv.PRESENT_SBOX.astype(int)
+    return float(np.bincount([sbox[v] ^ sbox[v ^ 1] for v in range(16)], minlength=16).max())
+
+
 def _llama_standard(values_per_layer: float = rv.ACTIVATION_VALUES_PER_LAYER) -> float:
     llama = models.get(P6_MODEL)
     return rv.activation_memory(strategy="standard", n_layers=llama.n_layers, d_model=llama.d_model, len_seq=P6_LEN,
@@ -81,21 +97,33 @@ def _crossover_depth() -> sp.Expr:
     return sp.solve(sp.Eq(rv.ACT_CHECKPOINT_BEST.rhs, rv.ACT_REVERSIBLE.rhs), n_layers)[0]
 
 
-def _longest_sequence(strategy: str = "reversible") -> float:
+def _longest_sequence(strategy: str = "reversible", *, layers: float | None = None,
+                      values_per_layer: float = rv.ACTIVATION_VALUES_PER_LAYER, capacity: float | None = None) -> float:
     """The sequence length whose activations alone fill one H100's HBM (bf16, one sequence)."""
     llama, h100 = models.get(P6_MODEL), hardware.get(P8_CHIP)
     formula = {"reversible": rv.ACT_REVERSIBLE, "standard": rv.ACT_STANDARD}[strategy]
-    length = sp.solve(sp.Eq(formula.rhs, h100.hbm_capacity), len_seq)[0]
-    values = {n_layers: llama.n_layers, d_model: llama.d_model, bytes_value: 2, B: 1,
-              act_values: rv.ACTIVATION_VALUES_PER_LAYER}
+    length = sp.solve(sp.Eq(formula.rhs, capacity or h100.hbm_capacity), len_seq)[0]
+    values = {n_layers: layers or llama.n_layers, d_model: llama.d_model, bytes_value: 2, B: 1,
+              act_values: values_per_layer}
     return float(length.subs(values))
 
 
-def _kv_advantage(*, params: str = "active", flops_per_param: int = 2) -> float:
+def _longest_reversible_times_depth() -> float:
+    """The reversible limit with the memory multiplied by the depth, as if every layer kept its streams."""
+    return _longest_sequence() / models.get(P6_MODEL).n_layers
+
+
+def _longest_in_gib() -> float:
+    """HBM capacity read as GiB instead of GB."""
+    return _longest_sequence(capacity=hardware.get(P8_CHIP).hbm_capacity / 1e9 * 2 ** 30)
+
+
+def _kv_advantage(*, params: str = "active", flops_per_param: int = 2, layers_read: int | None = None) -> float:
     model, chip = models.get(P9_MODEL), hardware.get(P9_CHIP)
     trade = rv.kv_trade(model, chip)
     n = model.params_active if params == "active" else model.params_total
-    return trade["advantage"] * (n / model.params_active) * (flops_per_param / 2)
+    layer_share = 1.0 if layers_read is None else layers_read / model.n_layers
+    return trade["advantage"] * (n / model.params_active) * (flops_per_param / 2) / layer_share
 
 
 def _revnet_saving(ratio: str = "stored/reversible") -> float:
@@ -110,13 +138,23 @@ _register("7.1", Problem(
     "Undo a Feistel block by hand", "number", _feistel_by_hand, rtol=0.001,
     mistakes=(Mistake(lambda: _feistel_by_hand("sub"),
                       "That undoes an addition. This block mixes with XOR (addition in GF(2)), and XOR is "
-                      "its own inverse."),),
+                      "its own inverse."),
+              Mistake(lambda: _feistel_by_hand("add"),
+                      "That adds f(x) again (mod 256). The block mixed with XOR, and XOR is undone by XOR."),
+              Mistake(lambda: _feistel_by_hand("xor x"),
+                      "That XORs z with x itself. The block XORed y with f(x): compute f(13) first."),),
     wrong_hint="Compute f(x) first (mod 256), then combine it with z the same way the block combined it with y."))
 _register("7.2", Problem(
     "What comes back from a float Feistel block", "number", _float_roundtrip, rtol=0.01,
     mistakes=(Mistake(lambda: P2_Y,
                       "That would be true with exact arithmetic. In single precision, y + f(x) is rounded to "
-                      "the nearest representable number before it is stored."),),
+                      "the nearest representable number before it is stored."),
+              Mistake(lambda: 0.0,
+                      "y did not vanish: y + f(x) is rounded to the *nearest* float32, which need not be the one "
+                      "below. Check the spacing near f(x) and which neighbour is nearer."),
+              Mistake(_roundtrip_with_half_the_spacing,
+                      "Check the spacing: float32 keeps 23 bits after the leading 1, so numbers in [2^e, 2^(e+1)) "
+                      "are 2^(e - 23) apart. Which e has 2^e <= 3e8?"),),
     wrong_hint="Find the spacing of single-precision numbers near f(x): 2^(e - 23), where 2^e <= f(x) "
                "< 2^(e+1)."))
 _register("7.3", Problem(
@@ -128,8 +166,11 @@ _register("7.3", Problem(
 _register("7.4", Problem(
     "The same experiment on a residual network", "choice", _residual_flips,
     options=("none", "about 1/32", "about 1/4", "about 1/2"),
-    alternates={"none": ("0", "zero", "nothing"), "about 1/32": ("1/32", "0.03", "3%", "one bit"),
-                "about 1/4": ("1/4", "0.25"), "about 1/2": ("1/2", "0.5", "half")},
+    alternates={"none": ("0", "zero", "nothing"),
+                "about 1/32": ("1/32", "0.03", "0.031", "3%", "3.1%", "one bit", "1 in 32", "one in 32",
+                               "about 1 in 32", "about one in 32", "one sign", "only the flipped one"),
+                "about 1/4": ("1/4", "0.25", "25%", "a quarter", "about a quarter"),
+                "about 1/2": ("1/2", "0.5", "50%", "half", "about half")},
     wrong_hint="Think about what the skip connection does to the flipped input bit, and how much small "
                "weights can add to the other coordinates."))
 _register("7.5", Problem(
@@ -137,29 +178,52 @@ _register("7.5", Problem(
     mistakes=(Mistake(lambda: _top_differential(1),
                       "That is after one round: the flipped bit only moves to the other half. Run two."),
               Mistake(lambda: 1 / 16,
-                      "That would be a perfectly flat S-box. PRESENT's difference table has entries of 4 "
-                      "out of 16."))))
+                      "That would be a perfectly flat S-box. PRESENT's difference table has larger entries: "
+                      "count, for a one-bit input difference, how many of the 16 inputs give the commonest "
+                      "output difference."),
+              Mistake(_sbox_best_count, rtol=0.05,
+                      message="That looks like a count out of the S-box's 16 inputs. The question asks for a "
+                              "probability."))))
 _register("7.6", Problem(
     "Activation memory of standard training", "number", _llama_standard, rtol=0.02, unit="bytes",
     mistakes=(Mistake(lambda: _llama_standard(1),
                       "That keeps only each layer's input (one d_model vector per token per layer). Standard "
-                      "training keeps every intermediate activation: about 20 d_model-sized values."),)))
+                      "training keeps every intermediate activation: about 20 d_model-sized values."),
+              Mistake(lambda: _llama_standard() / models.get(P6_MODEL).n_layers,
+                      "That is one layer's activations. Standard training keeps every layer's until the backward "
+                      "pass reaches it."),)))
 _register("7.7", Problem(
     "Where reversible layers overtake checkpointing", "expression", _crossover_depth,
     wrong_hint="Set the best checkpointing memory equal to the reversible memory and solve for n_layers; "
-               "everything but act_values cancels."))
+               "everything but act_values cancels. Check: at act_values = 20 the two cross a little above 6 layers."))
 _register("7.8", Problem(
     "The longest sequence that fits", "number", _longest_sequence, rtol=0.02, unit="tokens",
     mistakes=(Mistake(lambda: _longest_sequence("standard"),
                       "That is the limit for standard training, which keeps every layer's activations. "
-                      "The question is about reversible layers."),)))
+                      "The question is about reversible layers."),
+              Mistake(lambda: _longest_sequence("standard", layers=1),
+                      "That holds one layer's working set (c_act values) but not the two streams the reversible "
+                      "pass rebuilds, of width d_model each."),
+              Mistake(lambda: _longest_sequence(values_per_layer=0),
+                      "That holds only the two streams. While it recomputes a layer, the reversible pass also needs "
+                      "that layer's working set: c_act values of width d_model per token."),
+              Mistake(_longest_reversible_times_depth,
+                      "Reversible memory does not grow with depth: the backward pass rebuilds each layer's input "
+                      "from its output, so nothing is kept per layer."),
+              Mistake(_longest_in_gib,
+                      "hbm_capacity is in bytes (decimal GB x 1e9), not GiB."),)))
 _register("7.9", Problem(
     "Recompute or store a token's KV?", "number", _kv_advantage, rtol=0.03,
     mistakes=(Mistake(lambda: _kv_advantage(flops_per_param=6),
                       "6 FLOPs per parameter is training (forward and backward). Recomputing KV is a "
                       "forward pass: 2 FLOPs per active parameter."),
               Mistake(lambda: _kv_advantage(params="total"),
-                      "A forward pass multiplies through the active parameters only, not every expert."))))
+                      "A forward pass multiplies through the active parameters only, not every expert."),
+              Mistake(lambda: 1 / _kv_advantage(),
+                      "Upside down: the question asks how many times longer recomputing takes than reading."),
+              Mistake(lambda: _kv_advantage(layers_read=1),
+                      "That reads one layer's KV. A token's KV cache spans every layer: take "
+                      "kv_bytes_per_token for the whole model."))))
 _register("7.10", Problem(
     "Measure what a RevNet saves", "number", _revnet_saving, rtol=0.02,
     mistakes=(Mistake(lambda: _revnet_saving("reversible/stored"),

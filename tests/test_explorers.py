@@ -3,7 +3,6 @@ from the library's Formulas, and bad input is refused (the in-process half of th
 
 import asyncio
 
-import ipywidgets as widgets
 import numpy as np
 import pytest
 
@@ -11,15 +10,6 @@ from lecture_lib import hardware, roofline
 from lecture_lib import roofline_explorers as rx
 
 EXPLORERS = [rx.BatchExplorer, rx.FastModeExplorer, rx.ContextExplorer]
-
-
-def _other_value(control):
-    if isinstance(control, widgets.Dropdown):
-        values = [o[1] if isinstance(o, tuple) else o for o in control.options]
-        return next(v for v in values if v != control.value)
-    if isinstance(control, widgets.FloatLogSlider):
-        return control.base ** (control.max if control.value < control.base ** control.max / 2 else control.min)
-    return control.max if control.value != control.max else control.min
 
 
 @pytest.fixture(scope="module")

@@ -354,6 +354,10 @@ def _as_number(problem: Problem, answer) -> float:
     return real
 
 
+_TWOS = ("The usual pairs: FLOPs vs multiplies (one multiply-add is 2 FLOPs), 2 bytes vs 1 byte per value, "
+         "keys and values, or both directions of a transfer.")
+
+
 def _percent(rtol: float) -> str:
     """A tolerance as a learner reads it: "2%", "0.4%" (never a misleading "0%")."""
     return f"{rtol:.0%}" if rtol >= 0.01 else f"{rtol * 100:.1g}%"
@@ -396,8 +400,7 @@ def _number_nudge(value: float, expected: float, problem: Problem) -> str:
     if about(8):
         return "You are off by a factor of about 8: bits vs bytes?"
     if about(2):
-        return ("You are off by a factor of about 2: FLOPs vs multiplies (one multiply-add is 2 FLOPs)? "
-                "Or 2 bytes vs 1 byte per value?")
+        return f"You are off by a factor of about 2. {_TWOS}"
     if about(1000 * 2) or about(1000 * 8):
         return "You are off by a unit prefix and a small factor: check units first, then FLOPs vs multiplies."
     direction = "too high" if abs(value) > abs(expected) else "too low"
@@ -526,8 +529,7 @@ def _expression_nudge(given: sp.Expr, expected: sp.Expr) -> str:
                 if math.isclose(r, factor, rel_tol=1e-9) or math.isclose(r, 1 / factor, rel_tol=1e-9):
                     return f"You are off by a constant factor of {words}: check your units."
             if math.isclose(r, 2, rel_tol=1e-9) or math.isclose(r, 0.5, rel_tol=1e-9):
-                return ("You are off by a constant factor of 2: FLOPs vs multiplies (one multiply-add is "
-                        "2 FLOPs)?")
+                return f"You are off by a constant factor of 2. {_TWOS}"
             if math.isclose(r, 8, rel_tol=1e-9) or math.isclose(r, 0.125, rel_tol=1e-9):
                 return "You are off by a constant factor of 8: bits vs bytes?"
             return "The symbols are right but a constant factor is off: a number went missing or appears twice."

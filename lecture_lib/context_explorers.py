@@ -316,7 +316,7 @@ class PriceSheetLab(explore.Explorer):
     def setup(self):
         view, (axis,) = explore.new_view(6.4, 3.8)
         axis.set(xlabel="prompt length (thousand tokens)", ylabel=r"\$ per million tokens",
-                 title="published prices (solid) vs a cost that kinks at the step (dashed)", xlim=(0, 1000))
+                 title="prices (solid) vs a cost with a kink (dashed)", xlim=(0, 1000))
         self.input, = axis.plot([], [], color=COLORS["compute"], drawstyle="steps-post", label="input price")
         self.output, = axis.plot([], [], color=COLORS["weights"], drawstyle="steps-post", label="output price")
         self.cache, = axis.plot([], [], color=COLORS["kv"], drawstyle="steps-post", label="cache hit")

@@ -85,10 +85,16 @@ class Formula:
     def _numeric(self):
         return sp.lambdify(self.inputs, self.rhs, modules=_NUMPY_MODULES)
 
-    def __call__(self, **values):
-        """Evaluate numerically; every input must be a positive finite number or array."""
+    def __call__(self, *, allow_zero: tuple[str, ...] = (), **values):
+        """Evaluate numerically; every input must be a positive finite number or array.
+
+        ``allow_zero`` names inputs that may also be 0 (e.g. no inference demand at all), where the
+        formula stays meaningful there.
+        """
+        allow_zero = (allow_zero,) if isinstance(allow_zero, str) else tuple(allow_zero)
         self._check_names(values, partial=False)
-        args = [validate.number(name, values[name]) for name in self.input_names]
+        self._check_names(dict.fromkeys(allow_zero), partial=True)
+        args = [validate.number(name, values[name], allow_zero=name in allow_zero) for name in self.input_names]
         result = self._numeric(*args)
         if np.ndim(result) == 0:
             return float(result)

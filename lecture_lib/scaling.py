@@ -391,8 +391,7 @@ def inference_aware_optimum(*, target_loss, inference_tokens, fit=DEFAULT_FIT, i
     for prefix, size in (("", n), ("chinchilla_", n_chin)):
         d = tokens_for_loss(n_params=size, target_loss=target, fit=fit)
         train = COST_PRETRAIN(N_active=size, D_pretrain=d)
-        # COST_INFERENCE, written out because Formula calls refuse the zero demand of the Chinchilla baseline
-        serve = FLOPS_FORWARD * size * demand_array * waste
+        serve = COST_INFERENCE(N_active=size, D_inference=demand_array, ineff=waste, allow_zero="D_inference")
         result.update({f"{prefix}n_params": size, f"{prefix}tokens": d, f"{prefix}tokens_per_param": d / size,
                        f"{prefix}train_flops": train, f"{prefix}inference_flops": serve,
                        f"{prefix}total_flops": train + serve})

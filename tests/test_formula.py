@@ -69,3 +69,12 @@ def test_show_aligns_after_the_whole_left_side_even_when_it_contains_an_equals_s
     shown = show((x_equal, B + 1), roofline.T_COMPUTE).data
     assert r"x_{=} &= B + 1" in shown
     assert shown.count("&=") == 2
+
+
+def test_allow_zero_lets_named_inputs_be_zero_and_only_those():
+    assert roofline.T_KV(B=0, len_ctx=1000, bytes_tok=1e3, mem_bw=1e12, allow_zero="B") == 0.0
+    assert roofline.T_KV(B=0, len_ctx=0, bytes_tok=1e3, mem_bw=1e12, allow_zero=("B", "len_ctx")) == 0.0
+    with pytest.raises(ValueError, match="len_ctx"):
+        roofline.T_KV(B=1, len_ctx=0, bytes_tok=1e3, mem_bw=1e12, allow_zero="B")
+    with pytest.raises(ValueError, match="unknown input"):
+        roofline.T_KV(B=0, len_ctx=1, bytes_tok=1e3, mem_bw=1e12, allow_zero="batch")

@@ -33,6 +33,9 @@ def _nice_ceiling(x: float) -> float:
     return 10 ** (exponent + 1)
 
 
+KV_LABELS = {"pipelined": "KV cache  b·len·bytes_tok / E", "fixed": "KV cache  b·len·bytes_tok / (E·P)"}
+
+
 def _model_options():
     return [(f"{name} ({units.count(models.get(name).params_total)} params)", name) for name in models.names()]
 
@@ -85,7 +88,7 @@ class MemoryExplorer(explore.Explorer):
         self.kv_bars = axis.bar(STAGES, np.ones_like(STAGES), width=0.7, bottom=1, color=COLORS["kv"],
                                 label="KV cache  b·len·bytes_tok / E")
         self.hbm_line = axis.axhline(1, color=COLORS["total"], ls="--", lw=1.4, label="HBM per GPU")
-        axis.legend(loc="upper right")
+        self.legend = axis.legend(loc="upper right")
         self.axis = axis
         view.animate(self.highlight, *self.weight_bars, *self.kv_bars, self.hbm_line)
         return view
@@ -122,6 +125,11 @@ class MemoryExplorer(explore.Explorer):
         self.highlight.set_x(p - 0.5)
         top = _nice_ceiling(1.08 * max(weights[0] + kv[0], hbm))
         changed = explore.set_limits(self.axis, (0.4, STAGES[-1] + 0.6), (0, top))
+        kv_label = KV_LABELS[values["batch_mode"]]
+        kv_text = next(text for text in self.legend.get_texts() if text.get_text().startswith("KV cache"))
+        if kv_text.get_text() != kv_label:       # only when the batch mode flips: the legend is static
+            kv_text.set_text(kv_label)
+            changed = True
 
         i = p - 1
         total = weights[i] + kv[i]

@@ -297,3 +297,13 @@ def test_chapter_four_problems_nudge_the_common_slips(monkeypatch):
     assert checks.check("4.5", 4.1667).status == "wrong"
     assert checks.check("4.8", "fp4 KV").status == "correct"
     assert checks.check("4.8", "more stages").status == "wrong"
+
+
+def test_kv_legend_follows_the_batch_mode():
+    explorer = px.MemoryExplorer()
+    kv_label = lambda: next(t.get_text() for t in explorer.legend.get_texts() if t.get_text().startswith("KV"))  # noqa: E731
+    assert kv_label().endswith("/ E")
+    explorer.controls["batch_mode"].value = "fixed"
+    assert kv_label().endswith("/ (E·P)")
+    assert [t.get_text() for t in explorer.legend.get_texts()][1].startswith("weights")
+    explorer.view.figure.clear()

@@ -14,6 +14,7 @@ import importlib
 __version__ = "0.1.0"
 
 _SUBMODULES = (
+    "catalogue",
     "checks",
     "context",
     "context_explorers",

@@ -28,9 +28,10 @@ import numpy as np
 import sympy as sp
 
 from . import hardware, models, roofline, validate
+from .catalogue import Catalogue
 from .formula import Formula
-from .symbols import (B, FLOPs, N_active, N_total, T_hold, attn_layers, attn_sparsity, bw_tier,
-                      bytes_kv, bytes_param, bytes_tok, c_hold, c_retrieve, cap_tier, cost_kv, cost_rel,
+from .symbols import (B, FLOPs, N_active, T_hold, attn_layers, attn_sparsity, bw_tier,
+                      bytes_kv, bytes_tok, c_hold, c_retrieve, cap_tier, cost_kv, cost_rel,
                       flops_attn, head_dim, kv_heads, kv_layers, len_attn, len_cover, len_ctx, len_ctx_star,
                       len_kink, len_pass, mem_bw, mfu_decode, mfu_prefill, mults, price_device, price_input,
                       price_output, price_step, q_heads, ratio_hw, t, t_compute, t_drain_tier, t_token)
@@ -374,12 +375,12 @@ TIERS: tuple[Tier, ...] = (
 TIER_NAMES = ("rematerialise",) + tuple(tier.name for tier in TIERS)
 
 
+_TIER_CATALOGUE = Catalogue("tier", {tier.name: tier for tier in TIERS})
+
+
 def get_tier(name: str) -> Tier:
     """A storage tier by name ("HBM", "host DRAM", "flash", "disk"); KeyError lists them."""
-    for tier in TIERS:
-        if isinstance(name, str) and tier.name.lower() == name.strip().lower():
-            return tier
-    raise KeyError(f"unknown tier {name!r}; known tiers: {', '.join(t.name for t in TIERS)}")
+    return _TIER_CATALOGUE.find(name)
 
 
 def remat_cost(*, n_active, flops, price_chip_hour) -> float:

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Mapping
 from types import MappingProxyType
+
+from .catalogue import Catalogue
 
 __all__ = [
     "BYTES_PER_VALUE",
@@ -529,44 +530,22 @@ _SYSTEM_ALIASES = {
 }
 
 
-def _normalise(name: str) -> str:
-    return re.sub(r"[\s_\-]+", "", name).lower()
-
-
-def _index(presets: dict, aliases: dict) -> dict[str, str]:
-    index = {_normalise(name): name for name in presets}
-    for alias, target in aliases.items():
-        if target not in presets or _normalise(alias) in index:
-            raise ValueError(f"bad alias {alias!r} -> {target!r}")
-        index[_normalise(alias)] = target
-    return index
-
-
-_CHIP_INDEX = _index(CHIPS, _CHIP_ALIASES)
-_SYSTEM_INDEX = _index(SYSTEMS, _SYSTEM_ALIASES)
-
-
-def _lookup(name, presets: dict, index: dict, kind: str):
-    if not isinstance(name, str):
-        raise ValueError(f"name must be a string naming a {kind}, got {name!r}")
-    key = index.get(_normalise(name))
-    if key is None:
-        raise KeyError(f"unknown {kind} {name!r}; known {kind}s: {', '.join(presets)}")
-    return presets[key]
+_CHIP_CATALOGUE = Catalogue("chip", CHIPS, _CHIP_ALIASES)
+_SYSTEM_CATALOGUE = Catalogue("system", SYSTEMS, _SYSTEM_ALIASES)
 
 
 def get(name: str) -> Chip:
-    """The chip preset called ``name`` (case, spaces, hyphens, underscores ignored).
+    """The chip preset called ``name`` (case, spaces, hyphens, underscores and dots ignored).
 
     ``get("tpu-v5e") is get("TPU v5e")``; aliases include "TPU v4", "Trillium" and "Ironwood".
     An unknown name raises ``KeyError`` listing the known ones.
     """
-    return _lookup(name, CHIPS, _CHIP_INDEX, "chip")
+    return _CHIP_CATALOGUE.find(name)
 
 
 def get_system(name: str) -> System:
     """The scale-up system preset called ``name`` (same matching rules as :func:`get`)."""
-    return _lookup(name, SYSTEMS, _SYSTEM_INDEX, "system")
+    return _SYSTEM_CATALOGUE.find(name)
 
 
 def chip_names() -> list[str]:

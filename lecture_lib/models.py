@@ -47,6 +47,8 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
+from .catalogue import Catalogue
+
 #: Bytes per stored value for the usual number formats. Block-scaled formats carry a little
 #: more (MXFP4 is 4.25 bits per value); pass the exact number if that matters.
 BYTES_PER_VALUE = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp4": 0.5}
@@ -663,11 +665,7 @@ _ALIASES = {
 }
 
 
-def _key(name: str) -> str:
-    return "".join(ch for ch in name.lower() if ch not in " -_.")
-
-
-_LOOKUP = {_key(n): n for n in MODELS} | {_key(a): n for a, n in _ALIASES.items()}
+_CATALOGUE = Catalogue("model", MODELS, _ALIASES)
 
 
 def names() -> list[str]:
@@ -679,9 +677,6 @@ def get(name: str) -> Model:
     """A preset by name. Case, spaces, hyphens, underscores and dots are ignored, so
     "DeepSeek V3", "deepseek_v3" and "deepseek-v3" are the same model.
 
-    An unknown name raises ``KeyError`` listing the known names.
+    An unknown name raises ``KeyError`` listing the known names; a non-string, ``ValueError``.
     """
-    found = _LOOKUP.get(_key(name)) if isinstance(name, str) else None
-    if found is None:
-        raise KeyError(f"unknown model {name!r}; known models: {', '.join(names())}")
-    return MODELS[found]
+    return _CATALOGUE.find(name)

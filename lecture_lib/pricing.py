@@ -47,6 +47,7 @@ from types import MappingProxyType
 import numpy as np
 
 from . import validate
+from .catalogue import Catalogue
 
 __all__ = [
     "CACHE_DURATIONS",
@@ -384,23 +385,7 @@ _ALIASES = {
 }
 
 
-def _normalise(name: str) -> str:
-    """Case, spaces, hyphens, underscores and dots ignored: "Claude Opus 4-6" == "claude-opus-4.6"."""
-    return re.sub(r"[\s_\-.]+", "", name).lower()
-
-
-def _build_index() -> dict[str, str]:
-    index = {_normalise(key): key for key in SHEETS}
-    if len(index) != len(SHEETS):
-        raise ValueError("two price-sheet keys normalise to the same name")
-    for alias, key in _ALIASES.items():
-        if key not in SHEETS or _normalise(alias) in index:
-            raise ValueError(f"bad alias {alias!r} -> {key!r}")
-        index[_normalise(alias)] = key
-    return index
-
-
-_INDEX = _build_index()
+_CATALOGUE = Catalogue("price sheet", SHEETS, _ALIASES, parameter="key")
 
 
 def names() -> list[str]:
@@ -414,9 +399,4 @@ def get(key: str) -> PriceSheet:
     ``get("Gemini 3.1 Pro") is get("gemini-3.1-pro-preview")``; Anthropic's API model id
     ``"claude-opus-4-6"`` works too. An unknown name raises ``KeyError`` listing the known ones.
     """
-    if not isinstance(key, str):
-        raise ValueError(f"key must be a string naming a price sheet, got {key!r}")
-    found = _INDEX.get(_normalise(key))
-    if found is None:
-        raise KeyError(f"unknown price sheet {key!r}; known sheets: {', '.join(SHEETS)}")
-    return SHEETS[found]
+    return _CATALOGUE.find(key)

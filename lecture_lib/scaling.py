@@ -34,6 +34,7 @@ import numpy as np
 import sympy as sp
 
 from . import validate
+from .catalogue import Catalogue
 from .formula import Formula
 from .symbols import (A_loss, B_loss, C_inference, C_pretrain, C_RL, C_total, C_train, D_chinchilla,
                       D_inference, D_opt, D_pretrain, D_RL, E_loss, L_loss, N_active, N_opt, alpha_board,
@@ -187,13 +188,14 @@ FITS: dict[str, LossFit] = {
 DEFAULT_FIT = "besiroglu-2024"
 
 
+_FIT_CATALOGUE = Catalogue("loss fit", FITS)
+
+
 def get_fit(name: str | LossFit = DEFAULT_FIT) -> LossFit:
     """A fit by name (``"hoffmann-2022"``, ``"hoffmann-2022-unrounded"``, ``"besiroglu-2024"``)."""
     if isinstance(name, LossFit):
         return name
-    if not isinstance(name, str) or name not in FITS:
-        raise KeyError(f"unknown loss fit {name!r}; known fits: {sorted(FITS)}")
-    return FITS[name]
+    return _FIT_CATALOGUE.find(name)
 
 
 # --- Public functions: the lecture's chain ------------------------------------------------------

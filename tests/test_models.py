@@ -364,7 +364,13 @@ def test_lookup_dots_and_aliases():
     assert models.get("gemma-3-27b-it") is models.get("gemma-3-27b")
 
 
-@pytest.mark.parametrize("bad", ["gpt-5", "", None, 3])
+def test_a_name_that_is_not_a_string_is_a_value_error_naming_the_parameter():
+    for bad in (None, 3):
+        with pytest.raises(ValueError, match="name must be a string"):
+            models.get(bad)
+
+
+@pytest.mark.parametrize("bad", ["gpt-5", ""])
 def test_unknown_name_lists_known_names(bad):
     with pytest.raises(KeyError) as info:
         models.get(bad)

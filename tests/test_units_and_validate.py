@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from lecture_lib import units, validate
+from lecture_lib.catalogue import Catalogue
 
 
 @pytest.mark.parametrize("value, text", [(37e9, "37 B params"), (671e9, "671 B params"), (1.04e12, "1.04 T params")])
@@ -47,3 +48,18 @@ def test_integer_and_choice():
                                          (0.33, "$0.33"), (0, "$0")])
 def test_tiny_dollar_amounts_keep_their_significant_digits(value, text):
     assert units.dollars(value) == text
+
+
+def test_catalogue_finds_loose_spellings_and_aliases_and_refuses_clashes():
+    catalogue = Catalogue("widget", {"Big One": 1, "tpu-v5e": 2}, {"Ironwood": "Big One"})
+    assert catalogue.find("big_one") == catalogue.find("IRONWOOD") == 1
+    assert catalogue.find("TPU v5e") == catalogue.find("tpu.v5e") == 2
+    assert catalogue.names() == ["Big One", "tpu-v5e"]
+    with pytest.raises(KeyError, match="known widgets: Big One, tpu-v5e"):
+        catalogue.find("small one")
+    with pytest.raises(ValueError, match="name must be a string naming a widget"):
+        catalogue.find(7)
+    with pytest.raises(ValueError, match="clashes"):
+        Catalogue("widget", {"a-b": 1, "ab": 2})
+    with pytest.raises(ValueError, match="unknown"):
+        Catalogue("widget", {"a": 1}, {"b": "c"})

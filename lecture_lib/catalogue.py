@@ -1,0 +1,50 @@
+"""Presets found by a loosely spelled name: chips, systems, models, price sheets, storage tiers, fits.
+
+One matching rule for the whole course (case, spaces, hyphens, underscores and dots ignored) and
+one pair of errors: ``ValueError`` naming the parameter for a name that is not a string,
+``KeyError`` listing the known names for an unknown one. Standard library only, so the preset
+modules stay light to import.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Generic, Mapping, TypeVar
+
+
+def loose_name(name: str) -> str:
+    """The form presets are matched by: case, spaces, hyphens, underscores and dots ignored."""
+    return re.sub(r"[\s_\-.]+", "", name).lower()
+
+
+Preset = TypeVar("Preset")
+
+
+class Catalogue(Generic[Preset]):
+    """Presets found by a loosely spelled name (chips, systems, models, price sheets, tiers, fits).
+
+    ``find("TPU v5e")`` and ``find("tpu-v5e")`` are the same preset; ``aliases`` map other names to
+    a canonical one. A name that is not a string raises ``ValueError`` naming ``parameter``; an
+    unknown name raises ``KeyError`` listing the known ones. Two names that match loosely the
+    same are refused when the catalogue is built.
+    """
+
+    def __init__(self, kind: str, presets: Mapping[str, Preset], aliases: Mapping[str, str] | None = None,
+                 *, parameter: str = "name"):
+        self.kind, self.parameter, self.presets = kind, parameter, presets
+        self._index: dict[str, str] = {}
+        for name, target in [(key, key) for key in presets] + list((aliases or {}).items()):
+            if target not in presets or self._index.get(loose_name(name), target) != target:
+                raise ValueError(f"{kind} name {name!r} -> {target!r} is unknown or clashes with another name")
+            self._index[loose_name(name)] = target
+
+    def find(self, name) -> Preset:
+        if not isinstance(name, str):
+            raise ValueError(f"{self.parameter} must be a string naming a {self.kind}, got {name!r}")
+        key = self._index.get(loose_name(name))
+        if key is None:
+            raise KeyError(f"unknown {self.kind} {name!r}; known {self.kind}s: {', '.join(self.presets)}")
+        return self.presets[key]
+
+    def names(self) -> list[str]:
+        return list(self.presets)

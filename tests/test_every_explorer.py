@@ -32,6 +32,10 @@ def _other_end(control):
     return control.max if control.value != control.max else control.min
 
 
+def _values(dropdown):
+    return [option[1] if isinstance(option, tuple) else option for option in dropdown.options]
+
+
 def _shown(explorer):
     return explorer.view.widget.value, explorer.readout.value
 
@@ -58,5 +62,33 @@ def test_each_control_changes_what_the_learner_sees(cls):
                 assert _shown(explorer) != before, f"{cls.__name__}: moving {name!r} to {target!r} changed nothing"
                 assert "color:#b00" not in explorer.readout.value, (name, target, explorer.readout.value)
             control.value = original
+    finally:
+        explorer.view.figure.clear()
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: f"{c.__module__.rpartition('.')[2]}.{c.__name__}")
+def test_every_model_on_every_chip_and_every_other_option_renders(cls):
+    """Models against hardware (the pairing that can break: a model too big, a format a chip lacks),
+    then every option of each other dropdown on its own."""
+    explorer = cls()
+    dropdowns = {name: c for name, c in explorer.controls.items() if isinstance(c, widgets.Dropdown)}
+    hardware = next((name for name in ("chip", "system") if name in dropdowns), None)
+    paired = ("model", hardware) if "model" in dropdowns and hardware else ()
+    try:
+        if paired:
+            for model in _values(dropdowns["model"]):
+                dropdowns["model"].value = model
+                for device in _values(dropdowns[hardware]):
+                    dropdowns[hardware].value = device
+                    assert bytes(explorer.view.widget.value[:4]) == b"\x89PNG"
+                    assert "color:#b00" not in explorer.readout.value, (model, device, explorer.readout.value)
+        for name, dropdown in dropdowns.items():
+            if name in paired:
+                continue
+            original = dropdown.value
+            for value in _values(dropdown):
+                dropdown.value = value
+                assert "color:#b00" not in explorer.readout.value, (name, value, explorer.readout.value)
+            dropdown.value = original
     finally:
         explorer.view.figure.clear()

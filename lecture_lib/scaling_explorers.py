@@ -7,6 +7,8 @@ NumPy arrays; nothing here re-types an equation.
 
 from __future__ import annotations
 
+import functools
+
 import math
 
 import numpy as np
@@ -169,6 +171,22 @@ class HeuristicExplorer(explore.Explorer):
         return rows, False
 
 
+@functools.lru_cache(maxsize=64)
+def _demand_free_curves(fit_name: str, target_n: float, inefficiency: float):
+    """What the inference-aware explorer draws that does not depend on the demand slider: the target
+    loss, the optimum's tokens per parameter across all demands, the Chinchilla baseline, and the
+    training cost of every model size that reaches the target. Cached, so moving the demand slider
+    only solves for one optimum."""
+    fit = scaling.get_fit(fit_name)
+    target = scaling.loss(n_params=target_n, tokens=scaling.chinchilla_tokens_for(n_params=target_n, fit=fit), fit=fit)
+    sweep = scaling.inference_aware_optimum(target_loss=target, inference_tokens=InferenceAwareExplorer.DEMANDS,
+                                            fit=fit, inefficiency=inefficiency)
+    sizes = scaling._min_params(target, fit) * np.geomspace(1.02, 1e3, 300)   # smaller models never reach it
+    train = scaling.COST_PRETRAIN(N_active=sizes, D_pretrain=scaling.tokens_for_loss(n_params=sizes, target_loss=target,
+                                                                                      fit=fit))
+    return target, sweep["tokens_per_param"], float(sweep["chinchilla_tokens_per_param"][0]), sizes, train
+
+
 class InferenceAwareExplorer(explore.Explorer):
     """Lifetime inference demand -> the cheapest model that reaches a target loss (Sardana et al.
     2023, arXiv 2401.00448), against the Chinchilla-optimal model of the same loss; the lecture's
@@ -217,19 +235,12 @@ class InferenceAwareExplorer(explore.Explorer):
     def update(self, values):
         fit = scaling.get_fit(values["fit"])
         target_n, demand, waste = values["target_n"], values["demand"], values["inefficiency"]
-        target = scaling.loss(n_params=target_n, tokens=scaling.chinchilla_tokens_for(n_params=target_n, fit=fit),
-                              fit=fit)
-        sweep = scaling.inference_aware_optimum(target_loss=target, inference_tokens=self.DEMANDS, fit=fit,
-                                                inefficiency=waste)
-        self.curve.set_data(self.DEMANDS, sweep["tokens_per_param"])
-        self.chinchilla_line.set_ydata([sweep["chinchilla_tokens_per_param"][0]] * 2)
+        target, tokens_per_param, chinchilla_tpp, sizes, train = _demand_free_curves(fit.name, target_n, waste)
+        self.curve.set_data(self.DEMANDS, tokens_per_param)
+        self.chinchilla_line.set_ydata([chinchilla_tpp] * 2)
         best = scaling.inference_aware_optimum(target_loss=target, inference_tokens=demand, fit=fit,
                                                inefficiency=waste)
         self.your_point.set_data([demand], [best["tokens_per_param"]])
-        n_low = scaling._min_params(target, fit)      # smaller models cannot reach the target at all
-        sizes = n_low * np.geomspace(1.02, 1e3, 300)
-        train = scaling.COST_PRETRAIN(N_active=sizes, D_pretrain=scaling.tokens_for_loss(
-            n_params=sizes, target_loss=target, fit=fit))
         serve = scaling.COST_INFERENCE(N_active=sizes, D_inference=demand, ineff=waste)
         self.train_line.set_data(sizes, train)
         self.serve_line.set_data(sizes, serve)

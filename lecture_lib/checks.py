@@ -71,7 +71,8 @@ class Problem:
     ``expected`` is a zero-argument callable (evaluated at check time, never stored in a notebook):
     a float for ``"number"``, a SymPy expression for ``"expression"``, a string for ``"choice"``.
     ``options`` lists every allowed choice (an answer outside them is "invalid", not "wrong");
-    ``alternates`` maps a choice to other spellings that mean the same thing. ``wrong_hint`` is
+    ``alternates`` maps a choice to other spellings that mean the same thing; ``nudges`` maps a
+    tempting wrong choice to what to tell a learner who picks it (never the answer). ``wrong_hint`` is
     added to the feedback of any wrong answer; ``unit`` names what a number is measured in.
     """
 
@@ -84,6 +85,7 @@ class Problem:
     options: tuple[str, ...] = ()
     alternates: dict[str, tuple[str, ...]] = field(default_factory=dict)
     wrong_hint: str = ""
+    nudges: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -94,6 +96,9 @@ class Problem:
             raise ValueError(f"rtol must be a number in (0, 1), got {self.rtol!r}")
         if self.kind == "choice" and not self.options:
             raise ValueError("a choice problem needs its options")
+        stray = sorted(set(self.nudges) - set(self.options))
+        if stray:
+            raise ValueError(f"nudges are keyed by options; {stray} are not among {list(self.options)}")
 
     def __repr__(self) -> str:   # keeps the expected answer out of casual printing
         return f"Problem({self.title!r}, kind={self.kind!r})"
@@ -394,7 +399,7 @@ def _number_nudge(value: float, expected: float, problem: Problem) -> str:
     for factor, words in _SCALES:
         if about(factor):
             return (f"You are off by a factor of about {words}: check your units (ms vs s, GB vs bytes, "
-                    f"TB/s vs B/s, per token vs per million tokens). The answer is wanted{unit}.")
+                    f"TB/s vs B/s, per token vs per million tokens). {_wanted_in(problem)}")
     if about(3600):
         return "You are off by a factor of about 3,600: hours vs seconds?"
     if about(8):
@@ -405,6 +410,14 @@ def _number_nudge(value: float, expected: float, problem: Problem) -> str:
         return "You are off by a unit prefix and a small factor: check units first, then FLOPs vs multiplies."
     direction = "too high" if abs(value) > abs(expected) else "too low"
     return f"Your answer is {direction}."
+
+
+def _wanted_in(problem: Problem) -> str:
+    """The closing sentence of a units nudge: the unit wanted, or, for a pure number, that units cancel."""
+    if problem.unit:
+        return f"The answer is wanted in {problem.unit}."
+    return ("This answer is a pure number (a ratio or a count), so every unit should cancel: look for "
+            "a quantity whose units did not.")
 
 
 def _wrong(problem: Problem, nudge: str) -> str:
@@ -470,10 +483,32 @@ def _as_expression(answer) -> sp.Expr:
     if unknown:
         some = ", ".join(sorted(names)[:12])
         raise _Verdict("invalid", f"Your expression uses {', '.join(unknown)}, which the course does not "
-                                  f"define. Use the names in lecture_lib.symbols (e.g. {some}, ...).")
+                                  f"define.{_did_you_mean(unknown, names)} Use the names in lecture_lib.symbols "
+                                  f"(e.g. {some}, ...).")
     if answer.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
         raise _Verdict("invalid", "Your expression contains nan or infinity: look for a division by zero.")
     return answer
+
+
+def _did_you_mean(unknown: list[str], names) -> str:
+    """A "Did you mean FLOPs?" sentence for near-miss symbol names (case first, then spelling), or ""."""
+    import difflib
+
+    by_fold = {name.casefold(): name for name in names}
+    guesses = []
+    for name in unknown:
+        match = by_fold.get(name.casefold())
+        if match is None:
+            close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.75)
+            if not close:
+                folded = difflib.get_close_matches(name.casefold(), list(by_fold), n=1, cutoff=0.75)
+                close = [by_fold[folded[0]]] if folded else []
+            match = close[0] if close else None
+        if match is not None:
+            guesses.append(f"{match} (for {name})" if len(unknown) > 1 else match)
+    if not guesses:
+        return ""
+    return f" Did you mean {', '.join(guesses)}?"
 
 
 def _spot_check(a: sp.Expr, b: sp.Expr, trials: int = 6) -> bool:
@@ -575,7 +610,7 @@ def _judge_choice(problem: Problem, answer) -> tuple[str, str]:
     expected = str(_expected(problem))
     if canonical[given] == expected:
         return "correct", "Correct. Well done."
-    return "wrong", _wrong(problem, "That is not the one.")
+    return "wrong", _wrong(problem, problem.nudges.get(canonical[given], "That is not the one."))
 
 
 # ================================================================================ the chapters

@@ -17,6 +17,11 @@ def _deepseek():
     return models.get("deepseek-v3")
 
 
+def _board_balance() -> float:
+    """The board's B* for DeepSeek: the round hardware ratio 300 times the lecture's sparsity 8 (2,400)."""
+    return roofline.BALANCE_BATCH(FLOPs=2 * 300, bytes_param=1, mem_bw=1, N_total=8, N_active=1)
+
+
 def _h100_drain() -> float:
     return hardware.get("H100").hbm_drain_time
 
@@ -134,7 +139,10 @@ _register("1.4", Problem(
     wrong_hint="Set the compute time equal to the weight-fetch time and solve for B."))
 _register("1.5", Problem(
     "The balance batch of the real DeepSeek-V3", "number", _deepseek_balance, rtol=0.03, unit="sequences",
-    mistakes=(Mistake(lambda: _deepseek_balance(8),
+    mistakes=(Mistake(_board_balance,
+                      "That is the board's round figure, about 300 x 8. This problem asks for the real "
+                      "H100's ratio (from its preset) and the real DeepSeek-V3's sparsity."),
+              Mistake(lambda: _deepseek_balance(8),
                       "That uses the lecture's sparsity of 8. The real DeepSeek-V3 activates fewer of its "
                       "parameters: take the sparsity from the model preset."),
               Mistake(lambda: _deepseek_balance(1),

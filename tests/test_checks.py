@@ -367,3 +367,74 @@ def test_correct_feedback_states_a_tolerance_that_is_never_rounded_to_zero(rtol,
         assert shown in check("0.3", 133.0).message
     finally:
         del checks.PROBLEMS["0.3"]
+
+
+# ----------------------------------------------------------------------------- nudges (issue 13)
+
+def _dimensionless_number_problem():
+    for pid in checks.problem_ids():
+        problem = PROBLEMS[pid]
+        if problem.kind == "number" and not problem.unit and not problem.mistakes:
+            return pid, problem
+    raise AssertionError("expected at least one dimensionless number problem")
+
+
+def test_a_units_nudge_for_a_pure_number_is_a_whole_sentence():
+    """Issue 13: a dimensionless answer off by 1000 used to end "The answer is wanted." (no unit)."""
+    pid, problem = _dimensionless_number_problem()
+    result = check(pid, float(problem.expected()) * 1000)
+    assert result.status == "wrong"
+    assert "wanted." not in result.message and "wanted ." not in result.message
+    assert "pure number" in result.message
+
+
+def test_a_units_nudge_with_a_unit_names_it():
+    result = check("1.1", float(PROBLEMS["1.1"].expected()) * 1000)
+    assert "The answer is wanted in seconds." in result.message
+
+
+def test_the_boards_2400_gets_its_own_nudge_in_1_5():
+    message = check("1.5", 2400).message
+    assert "board" in message and "300" in message
+    assert check("1.5", 2400).status == "wrong"
+
+
+@pytest.mark.parametrize("typo, suggestion", [("flops", "FLOPs"), ("Flops", "FLOPs"), ("N_activ", "N_active"),
+                                              ("memory_bw", "mem_bw"), ("N_Total", "N_total")])
+def test_near_miss_symbol_names_get_a_did_you_mean(typo, suggestion):
+    text = f"FLOPs*N_total*bytes_param/(2*N_active*mem_bw)".replace(
+        {"flops": "FLOPs", "Flops": "FLOPs", "N_activ": "N_active", "memory_bw": "mem_bw",
+         "N_Total": "N_total"}[typo], typo, 1)
+    result = check("1.4", text)
+    assert result.status == "invalid"
+    assert f"Did you mean {suggestion}?" in result.message
+
+
+def test_a_name_far_from_every_symbol_gets_no_guess():
+    result = check("1.4", "FLOPs*N_total*bytes_param/(2*N_active*zzzzzz)")
+    assert result.status == "invalid" and "Did you mean" not in result.message
+
+
+def test_choice_nudges_are_keyed_by_wrong_options_and_never_name_the_answer():
+    with pytest.raises(ValueError, match="nudges"):
+        Problem("t", "choice", lambda: "a", options=("a", "b"), nudges={"c": "no"})
+    for pid in checks.problem_ids():
+        problem = PROBLEMS[pid]
+        if problem.kind != "choice":
+            continue
+        expected = problem.expected()
+        assert expected not in problem.nudges, f"{pid} has a nudge for its own answer"
+        for option, nudge in problem.nudges.items():
+            result = check(pid, option)
+            assert result.status == "wrong" and nudge in result.message
+            assert f"'{expected}'" not in result.message
+
+
+def test_every_chapter_has_at_least_three_why_problems():
+    """Issue 13: at least three conceptual choice problems per chapter, each with nudges for wrong picks."""
+    for chapter in range(1, 8):
+        why = [pid for pid in checks.problem_ids(chapter) if PROBLEMS[pid].kind == "choice"
+               and PROBLEMS[pid].title.lower().startswith("why")]
+        assert len(why) >= 3, f"chapter {chapter} has {len(why)} 'why' choice problems"
+        for pid in why:
+            assert PROBLEMS[pid].nudges, f"{pid} gives no nudge for a tempting wrong choice"

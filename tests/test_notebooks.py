@@ -36,6 +36,26 @@ def error_outputs(notebook) -> list[str]:
     return problems
 
 
+def spoiled_reveals(notebook) -> list[str]:
+    """Issue 13: after Run All, every predict-then-reveal panel asks for a guess and shows no answer."""
+    problems = []
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code" or ".reveal()" not in cell.source:
+            continue
+        shown = "\n".join(str(output.get("data", {}).get("text/plain", "")) for output in cell.get("outputs", []))
+        if "Enter a guess first" not in shown or "Answer, from the lecture" in shown:
+            problems.append(f"cell {index}: the reveal panel does not wait for a guess")
+    return problems
+
+
+def test_every_chapter_prediction_uses_the_reveal_widget():
+    """No chapter compares a guess held in a variable (which Run All would judge as 'no guess')."""
+    for path in CHAPTERS:
+        text = "\n".join(cell.source for cell in nbformat.read(path, as_version=4).cells if cell.cell_type == "code")
+        assert "reveal(my_" not in text and "= None   # your guess" not in text, path.name
+        assert text.count(".ask()") >= 1 and text.count(".reveal()") >= text.count(".ask()"), path.name
+
+
 CHAPTERS = [path for path in NOTEBOOKS if path.name[:2].isdigit() and path.name[:2] != "00"]
 
 
@@ -61,6 +81,7 @@ def test_start_page_and_readme_link_every_chapter(path):
 def test_notebook_runs_headless_without_errors(path):
     notebook, seconds = execute(path)
     assert not error_outputs(notebook), error_outputs(notebook)
+    assert not spoiled_reveals(notebook), spoiled_reveals(notebook)
     print(f"{path.name}: {seconds:.1f} s")
 
 
@@ -83,3 +104,30 @@ def test_chapter_ends_with_its_practice_problems_and_the_next_step(path):
     assert f"(../exercises/{path.name})" in last, "the last cell should point to the chapter's exercises"
     following = re.search(r"\*\*Next:\*\* \[[^\]]+\]\(([^)]+)\)", last)
     assert following and (path.parent / following.group(1)).exists(), "the last cell should link the next notebook"
+
+
+# ----------------------------------------------------------------------------- dollars (issue 13)
+
+from markdown_dollars import DOLLAR, currency_problems  # noqa: E402
+
+MARKDOWN_NOTEBOOKS = NOTEBOOKS + sorted((ROOT / "solutions").glob("*.ipynb")) + sorted((ROOT / "exercises").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("text", [r"(\$30 / \$150 per million against \$5 / \$25)", "at $2 per GPU-hour",
+                                  "costs $30 / $150 per million", "&#36;5 and &#36;25 per million"])
+def test_the_dollar_check_catches_currency_that_renders_as_math(text):
+    assert currency_problems(text)
+
+
+@pytest.mark.parametrize("text", [f"{DOLLAR}30 / {DOLLAR}150 per million, and price is $\\propto t/B$",
+                                  "weights fall as $1/P$ and $2 + 4 = 6$", "$$x = \\text{per token}$$ then $2N$",
+                                  "`cost = $2` in code"])
+def test_the_dollar_check_passes_math_and_safe_dollars(text):
+    assert not currency_problems(text)
+
+
+@pytest.mark.parametrize("path", MARKDOWN_NOTEBOOKS, ids=[f"{p.parent.name}/{p.name}" for p in MARKDOWN_NOTEBOOKS])
+def test_markdown_dollar_amounts_render_as_dollars(path):
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "markdown":
+            assert not currency_problems(cell.source), (cell.get("id"), currency_problems(cell.source))

@@ -1,0 +1,126 @@
+"""Predict-then-reveal (issue 13): no spoiler without a guess, a comparison with one, and an answer that
+never follows an explorer's sliders."""
+
+import math
+
+import pytest
+
+from lecture_lib import hardware, models, predict, roofline
+from lecture_lib.predict import Prediction, parse_guess
+
+
+@pytest.mark.parametrize("text, value", [
+    ("1000", 1000), ("1,000", 1000), (" 2e3 ", 2000), ("2k", 2000), ("25%", 0.25), ("1/4", 0.25),
+    ("3x", 3), ("9×", 9), ("50_000", 50000), (7, 7.0), (0.5, 0.5), ("", None), (None, None), ("   ", None)])
+def test_guesses_are_read_the_way_people_write_them(text, value):
+    assert parse_guess(text) == value
+
+
+@pytest.mark.parametrize("text", ["abc", "1/0", "nan", "inf", True, "1..2"])
+def test_unreadable_guesses_are_a_value_error(text):
+    with pytest.raises(ValueError):
+        parse_guess(text)
+
+
+def _answer_text(prediction):
+    return predict._fmt(float(prediction.answer()))
+
+
+@pytest.mark.parametrize("name", sorted(predict.FACTORIES))
+def test_run_all_shows_enter_a_guess_first_and_never_the_answer(name):
+    calls = []
+    prediction = predict.FACTORIES[name]()
+    compute = prediction.answer
+    prediction.answer = lambda: calls.append(1) or compute()
+    ask, panel = prediction.ask(), prediction.reveal()          # what Run All displays
+    assert "Enter a guess first" in panel.status.value
+    assert "Answer" not in panel.status.value and not calls     # not even computed
+    assert panel.anyway_button.layout.display != "none"
+    assert ask.anyway_button.layout.display == "none"          # the question itself stays uncluttered
+    panel.reveal_button.click()                                  # Reveal without a guess asks for one
+    assert prediction.state == "needs_guess" and not calls
+    assert "Enter a guess first" in panel.status.value and "Enter a guess first" in ask.status.value
+    assert ask.anyway_button.layout.display != "none"
+
+
+@pytest.mark.parametrize("name", sorted(predict.FACTORIES))
+def test_show_anyway_reveals_without_a_guess(name):
+    prediction = predict.FACTORIES[name]()
+    panel = prediction.reveal()
+    panel.anyway_button.click()
+    assert prediction.state == "revealed"
+    assert _answer_text(prediction) in panel.status.value
+    assert "No guess was made" in panel.status.value
+    assert panel.reveal_button.layout.display == "none" and panel.anyway_button.layout.display == "none"
+
+
+def test_a_guess_then_reveal_compares_in_every_view():
+    prediction = predict.board_balance_batch()
+    ask, panel = prediction.ask(), prediction.reveal()
+    ask.box.value = "1,000"
+    assert prediction.state == "guessed" and "1,000" in panel.status.value
+    assert "Answer" not in panel.status.value
+    ask.reveal_button.click()
+    for view in (ask, panel):
+        assert "You guessed 1,000" in view.status.value and "off by 2.5×" in view.status.value
+        assert "2,500" in view.status.value
+    prediction.set_guess("")                  # clearing the box afterwards does not un-reveal
+    assert prediction.state == "revealed"
+
+
+def test_an_unreadable_guess_says_why_and_reveals_nothing():
+    prediction = predict.two_rack_slowdown()
+    panel = prediction.reveal()
+    prediction.set_guess("lots")
+    assert "could not read" in panel.status.value and "Answer" not in panel.status.value
+    panel.reveal_button.click()
+    assert prediction.state == "needs_guess"
+
+
+def test_the_board_reveal_uses_fixed_constants_not_the_explorer():
+    """Ch1 §4: moving every slider of the BatchExplorer before revealing changes nothing."""
+    from lecture_lib.roofline_explorers import BatchExplorer
+
+    rack = hardware.get_system("GB200 NVL72")
+    expected = rack.flops["fp4"] / 2 * 0.5 / rack.hbm_bandwidth * 8   # ratio x sparsity 8
+    prediction = predict.board_balance_batch()
+    assert math.isclose(prediction.answer(), expected, rel_tol=1e-12)
+    explorer = BatchExplorer()
+    for name, value in {"chip": "H100", "n_chips": 8, "weights": "bf16", "kv": "bf16",
+                        "len_ctx": explorer.controls["len_ctx"].max, "batch": 7}.items():
+        explorer.controls[name].value = value
+    prediction.set_guess("2500")
+    prediction.press_reveal()
+    assert math.isclose(prediction.answer(), expected, rel_tol=1e-12)
+    assert "2,500" in prediction.message_html()
+
+
+def test_the_board_reveal_compares_with_the_bold_line_at_the_explorer_defaults():
+    """The "with KV" row is where a fresh BatchExplorer's dashed B* line sits, and it is right of the board's."""
+    from lecture_lib.roofline_explorers import BatchExplorer
+
+    explorer = BatchExplorer()
+    defaults = explorer.values
+    assert defaults["chip"] == "GB200" and defaults["n_chips"] == 72 and defaults["weights"] == "fp4"
+    assert defaults["len_ctx"] == predict.BOARD_CONTEXT
+    assert defaults["model"].startswith("Board")
+    bold_bend = explorer.lines["balance"].get_xdata()[0]
+    prediction = predict.board_balance_batch()
+    (label, with_kv), = prediction.comparisons
+    assert "KV" in label and math.isclose(with_kv(), bold_bend, rel_tol=1e-9)
+    assert with_kv() > prediction.answer()
+    prediction.press_show_anyway()
+    assert predict._fmt(with_kv()) in prediction.message_html()
+
+
+def test_the_repr_never_shows_the_answer():
+    prediction = predict.overtraining()
+    prediction.press_show_anyway()
+    assert _answer_text(prediction) not in repr(prediction)
+
+
+def test_verdict_words():
+    assert "spot on" in predict.verdict(100, 110)
+    assert "ballpark" in predict.verdict(100, 200)
+    assert "off by 100×" in predict.verdict(1, 100)
+    assert "No guess" in predict.verdict(None, 5)

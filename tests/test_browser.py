@@ -54,3 +54,29 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
 def _context(session: NotebookSession) -> str:
     lines = session.console[-10:]
     return ("\nbrowser console errors:\n" + "\n".join(lines)) if lines else ""
+
+
+def test_markdown_dollars_render_as_dollars(lab_server, browser):
+    """Issue 13: JupyterLab typesets \\$30 / \\$150 as math; <span>&#36;</span>30 stays a dollar beside real math."""
+    import nbformat
+
+    from markdown_dollars import DOLLAR
+
+    cells = {"escaped": r"Fast costs \$30 / \$150 per million against \$5 / \$25.",
+             "span": f"Fast costs {DOLLAR}30 / {DOLLAR}150 per million, and price is $\\propto t/B$; {DOLLAR}5."}
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell(text) for text in cells.values()]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(notebook, lab_server.root / "notebooks" / "dollars.ipynb")
+    page = browser.new_page()
+    try:
+        page.goto(lab_server.notebook_url("dollars.ipynb"))
+        page.wait_for_selector(".jp-MarkdownCell .jp-RenderedMarkdown mjx-container", timeout=90_000)
+        time.sleep(2)
+        rendered = page.evaluate("""() => [...document.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown')].map(
+            el => ({math: el.querySelectorAll('mjx-container').length, text: el.innerText}))""")
+    finally:
+        page.close()
+    escaped, span = rendered
+    assert escaped["math"] > 0 and "$30" not in escaped["text"]        # the bug this guards against
+    assert span["math"] == 1 and "$30 / $150" in span["text"] and "$5" in span["text"]

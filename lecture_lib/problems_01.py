@@ -192,3 +192,58 @@ _register("1.14", Problem(
     "Pricing another speed tier", "expression", _tier_price,
     wrong_hint="Check your formula against what you know: at speed_ratio = 5/2 it must give 6, and it "
                "must give 1 at speed_ratio = 1."))
+
+
+# --- 'Why' problems (issue 13): conceptual choices, each with a nudge for every tempting wrong letter.
+# The expected letter is checked against the library where the reason is a computation.
+
+WHY_OPTIONS = ('a', 'b', 'c', 'd')
+
+
+def _unamortised() -> str:
+    """1.15: the per-token times (t / B) with no B left in them cannot be amortised."""
+    B = _symbols.B
+    flat = frozenset(name for name, f in (("compute", roofline.T_COMPUTE), ("weights", roofline.T_WEIGHTS),
+                                          ("kv", roofline.T_KV)) if B not in sp.simplify(f.rhs / B).free_symbols)
+    return {frozenset({"weights"}): "a", frozenset({"compute", "kv"}): "b",
+            frozenset({"compute", "kv", "weights"}): "c", frozenset(): "d"}[flat]
+
+
+def _twenty_ms() -> str:
+    """1.16: the ~20 ms step is HBM capacity / bandwidth, the same order on every recent chip."""
+    drains = [hardware.get(name).hbm_drain_time for name in ("H100", "B200", "GB200")]
+    if not all(0.01 < t < 0.03 for t in drains):
+        raise RuntimeError(f"problem 1.16 assumes drain times near 20 ms, got {drains}")
+    return "d"
+
+
+def _speed_cap() -> str:
+    """1.17: the largest of the step's times at B = 1 for the board's model on a GB200 NVL72 (fp4)."""
+    rack, deepseek = hardware.get_system("GB200 NVL72"), _deepseek()
+    step = roofline.decode_step(batch=1, n_active=37e9, n_total=8 * 37e9, flops=rack.flops["fp4"],
+                                mem_bw=rack.hbm_bandwidth, bytes_param=0.5, len_ctx=1024,
+                                bytes_tok=deepseek.kv_bytes_per_token(1, context_len=1024))
+    largest = max(("t_compute", "t_kv", "t_weights"), key=step.get)
+    return {"t_compute": "a", "t_kv": "b", "t_weights": "c"}[largest]
+
+
+_register('1.15', Problem(
+    "Why can't Slow Mode be much cheaper?", "choice", _unamortised, options=WHY_OPTIONS,
+    nudges={
+            'a': 'The weight fetch is the one cost a batch shares: per token it is divided by B, so it falls.',
+            'c': 'Divide each time by B: one of them keeps a 1/B and falls as the batch grows.',
+            'd': 'Then Slow Mode would be nearly free. Which work is unique to each sequence?'}))
+
+_register('1.16', Problem(
+    'Why about 20 ms per step?', "choice", _twenty_ms, options=WHY_OPTIONS,
+    nudges={
+            'a': 'Hops between racks are not part of a step on one rack (Chapter 4 counts them separately).',
+            'b': "Latency matters to users, but the 20 ms comes out of two numbers on a chip's datasheet.",
+            'c': 'Compute time depends on the batch and the model; the 20 ms is about the same for most models on a chip.'}))
+
+_register('1.17', Problem(
+    "Why can't 100× the price buy 100× the speed?", "choice", _speed_cap, options=WHY_OPTIONS,
+    nudges={
+            'a': 'At B = 1 the compute is tiny: compare 2·N_active/FLOPs with N_total·bytes/mem_bw on this rack.',
+            'b': "One sequence's KV cache is small beside the whole model's weights.",
+            'd': 'Something must still be read from HBM on every step.'}))

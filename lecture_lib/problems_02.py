@@ -243,3 +243,56 @@ _register("2.10", Problem(
 _register("2.11", Problem(
     "How fast must scale-out be?", "expression", _bandwidth_needed,
     wrong_hint="Set the cross-rack time T_A2A_CROSS equal to the expert compute time and solve for bw_out."))
+
+
+# --- 'Why' problems (issue 13): conceptual choices, each with a nudge for every tempting wrong letter.
+# The expected letter is checked against the library where the reason is a computation.
+
+WHY_OPTIONS = ('a', 'b', 'c', 'd')
+
+
+def _one_rack() -> str:
+    """2.12: splitting a layer over two racks slows its all-to-all (the slow link carries half of it)."""
+    slowdown = moe.A2A_SLOWDOWN(n_racks=2, link_ratio=moe.link_ratio_of(hardware.get_system("GB200 NVL72")))
+    if not slowdown > 1:
+        raise RuntimeError(f"problem 2.12 assumes crossing racks is slower, got {slowdown}")
+    return "b"
+
+
+def _sixty_four() -> str:
+    """2.13: the layout of DeepSeek-V3's routed experts on 72 GPUs uses the largest even split."""
+    experts = models.get("deepseek-v3").n_routed_experts
+    placed = moe.layout(n_experts=experts, n_gpus=72)
+    if experts % 72 == 0 or placed["gpus_used"] != 64:
+        raise RuntimeError(f"problem 2.13 assumes 64 of 72 GPUs are used, got {placed}")
+    return "c"
+
+
+def _total_follows_racks() -> str:
+    """2.14: a 1 T-parameter fp8 model does not fit an 8-GPU Hopper box but fits an NVL72 rack."""
+    one_tb = 1e12
+    if not hardware.get_system("HGX H100").hbm_capacity < one_tb < hardware.get_system("GB200 NVL72").hbm_capacity:
+        raise RuntimeError("problem 2.14 assumes 1 TB sits between an HGX H100 and a GB200 NVL72")
+    return "d"
+
+
+_register('2.12', Problem(
+    'Why must one MoE layer stay inside one rack?', "choice", _one_rack, options=WHY_OPTIONS,
+    nudges={
+            'a': 'There are as many router copies as GPUs (≈00:34:07): each GPU routes its own tokens.',
+            'c': 'Expert parallelism stores each expert once; nothing is copied.',
+            'd': "The opposite: a switched NVLink rack is 'a perfect fit' for all-to-all."}))
+
+_register('2.13', Problem(
+    "Why does DeepSeek-V3 use 64 of the rack's 72 GPUs?", "choice", _sixty_four, options=WHY_OPTIONS,
+    nudges={
+            'a': "The lecture's reason is arithmetic, not reliability: divide 256 by 72.",
+            'b': 'More HBM is never a problem by itself; look at how 256 experts divide.',
+            'd': 'Every GPU of an NVL72 reaches every other in two hops through the NVSwitches.'}))
+
+_register('2.14', Problem(
+    'Why did total parameters wait for bigger racks?', "choice", _total_follows_racks, options=WHY_OPTIONS,
+    nudges={
+            'a': 'Compute per token follows the active parameters (2·N_active FLOPs), however many experts sit idle.',
+            'b': "The lecture's argument is not about data; it is about where the weights live.",
+            'c': 'The argument is about capacity inside a rack, not about the links between racks.'}))

@@ -221,3 +221,54 @@ _register("3.10", Problem(
                       "That counts all the layers. Pipeline only the MoE ones: n_layers - n_dense_layers."),
               Mistake(lambda: float(math.ceil(_smallest_stage())),
                       "That is the layers per stage. The question asks how many stages (racks)."))))
+
+
+# --- 'Why' problems (issue 13): conceptual choices, each with a nudge for every tempting wrong letter.
+# The expected letter is checked against the library where the reason is a computation.
+
+WHY_OPTIONS = ('a', 'b', 'c', 'd')
+
+
+def _stage_boundary() -> str:
+    """3.11: with DeepSeek's 8 routed experts, even one layer per stage keeps scale-up the bottleneck."""
+    if not pipeline.stage_ratio(k_active=8, layers_per_stage=1) >= 1:
+        raise RuntimeError("problem 3.11 assumes one layer per stage is enough")
+    return "b"
+
+
+def _hard_stop() -> str:
+    """3.12: the GPipe bubble is positive and does not depend on the forward or backward times."""
+    fraction = pipeline.BUBBLE_FRACTION.rhs
+    if _symbols.t_forward in fraction.free_symbols or not pipeline.bubble_fraction(stages=4, microbatches=4) > 0:
+        raise RuntimeError("problem 3.12 assumes a positive bubble independent of the pass times")
+    return "c"
+
+
+def _latency_neutral() -> str:
+    """3.13: the pipelined weight fetch, stage after stage, does not depend on P."""
+    total = pipeline.T_WEIGHTS_PIPELINED.rhs.subs(_symbols.bytes_stage, pipeline.WEIGHT_BYTES_PER_STAGE.rhs)
+    if _symbols.P in sp.simplify(total).free_symbols:
+        raise RuntimeError("problem 3.13 assumes the P cancels")
+    return "b"
+
+
+_register('3.11', Problem(
+    'Why may a pipeline stage boundary cross racks?', "choice", _stage_boundary, options=WHY_OPTIONS,
+    nudges={
+            'a': 'No compression is assumed; count the transfers instead.',
+            'c': "They are about 8× slower (the lecture's rule of thumb); the argument works despite that.",
+            'd': 'Each stage hands its activations to the next: one transfer per token per boundary.'}))
+
+_register('3.12', Problem(
+    "Why can't the training bubble be overlapped with the next batch?", "choice", _hard_stop, options=WHY_OPTIONS,
+    nudges={
+            'a': 'The forward and backward times cancel out of the bubble fraction (P − 1)/(m + P − 1).',
+            'b': 'Memory limits how many micro-batches you keep, not whether batches may overlap.',
+            'd': 'GPipe has a hard stop; its bubble (P − 1)/(m + P − 1) is what that stop costs.'}))
+
+_register('3.13', Problem(
+    'Why is pipelining neutral for decode latency?', "choice", _latency_neutral, options=WHY_OPTIONS,
+    nudges={
+            'a': 'Only GPUs that work at the same time add bandwidth; a token visits the stages one after another.',
+            'c': 'Nothing gets faster: the same bytes are read, only on different racks.',
+            'd': "Every token passes through every stage's layers."}))

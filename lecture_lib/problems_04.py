@@ -12,6 +12,8 @@ import sympy as sp
 
 from . import hardware, models, pipeline
 from . import pipeline_memory as pm
+from . import roofline
+from . import symbols as _symbols
 from .checks import Mistake, Problem, _register
 
 CONTEXT = 100_000
@@ -176,3 +178,55 @@ _register("4.9", Problem(
                       "That stores the KV cache in BF16. The problem keeps the model's FP8 KV cache; only the "
                       "weights are BF16.")),
     wrong_hint="Find the first bar (weights + KV) that stays under the HBM line."))
+
+
+# --- 'Why' problems (issue 13): conceptual choices, each with a nudge for every tempting wrong letter.
+# The expected letter is checked against the library where the reason is a computation.
+
+WHY_OPTIONS = ('a', 'b', 'c', 'd')
+
+
+def _kv_flat() -> str:
+    """4.10: the KV term per GPU has no P once n_micro = P; with a fixed global batch it would."""
+    P = _symbols.P
+    if sp.diff(pm.KV_PER_GPU.rhs, P) != 0 or sp.diff(pm.KV_PER_GPU_FIXED_BATCH.rhs, P) == 0:
+        raise RuntimeError("problem 4.10 assumes the P cancels only with P micro-batches in flight")
+    return "a"
+
+
+def _scale_up_for_latency() -> str:
+    """4.11: the pipelined weight fetch has no P, while the fetch time falls with the bandwidth of GPUs in step."""
+    total = pipeline.T_WEIGHTS_PIPELINED.rhs.subs(_symbols.bytes_stage, pipeline.WEIGHT_BYTES_PER_STAGE.rhs)
+    if _symbols.P in sp.simplify(total).free_symbols or sp.diff(roofline.T_WEIGHTS.rhs, _symbols.mem_bw) >= 0:
+        raise RuntimeError("problem 4.11 assumes P cancels and bandwidth shortens the fetch")
+    return "d"
+
+
+def _little_pipelining() -> str:
+    """4.12: pipelining shrinks only the weight term per GPU."""
+    P = _symbols.P
+    if sp.diff(pm.KV_PER_GPU.rhs, P) != 0 or not sp.diff(pm.WEIGHTS_PER_GPU.rhs, P).is_negative:
+        raise RuntimeError("problem 4.12 assumes only the weights shrink with P")
+    return "b"
+
+
+_register('4.10', Problem(
+    'Why does the KV cache per GPU not shrink with P?', "choice", _kv_flat, options=WHY_OPTIONS,
+    nudges={
+            'b': "No copy is made: a stage stores only its own layers' KV.",
+            'c': 'That holds only if the global batch stays fixed, and then P − 1 of the P stages sit idle.',
+            'd': "In the lecture's picture the KV cache sits in HBM beside the weights."}))
+
+_register('4.11', Problem(
+    'Why do bigger scale-up domains, not more stages, cut latency?', "choice", _scale_up_for_latency, options=WHY_OPTIONS,
+    nudges={
+            'a': 'Pipeline stages take turns: the weight fetch per token is the same whatever P is.',
+            'b': 'Each GPU is the same chip either way; what differs is how many GPUs read at the same moment.',
+            'c': 'Pipelining adds capacity, never bandwidth for one token: the stages take turns.'}))
+
+_register('4.12', Problem(
+    'Why do labs serve with little or no pipelining?', "choice", _little_pipelining, options=WHY_OPTIONS,
+    nudges={
+            'a': 'With P micro-batches in flight every rack stays busy: throughput holds.',
+            'c': 'Chapter 3 showed a stage boundary can cross racks without trouble.',
+            'd': 'It stays the same; it does not grow.'}))

@@ -7,6 +7,8 @@ statement names; see :mod:`lecture_lib.checks` for how answers are judged.
 from __future__ import annotations
 
 from . import scaling
+import sympy as sp
+from . import symbols as _symbols
 from .checks import Mistake, Problem, _register
 
 DAY = scaling.SECONDS_PER_DAY
@@ -206,3 +208,54 @@ _register("5.10", Problem(
               Mistake(lambda: _sardana_tokens_per_param("saving"),
                       "That is the compute saved against the Chinchilla-optimal model. The question asks for "
                       "training tokens per parameter."))))
+
+
+# --- 'Why' problems (issue 13): conceptual choices, each with a nudge for every tempting wrong letter.
+# The expected letter is checked against the library where the reason is a computation.
+
+WHY_OPTIONS = ('a', 'b', 'c', 'd')
+
+
+def _smaller_for_serving() -> str:
+    """5.11: the serving bill rises with N_active for every served token."""
+    if not sp.diff(scaling.COST_INFERENCE.rhs, _symbols.N_active).is_positive:
+        raise RuntimeError("problem 5.11 assumes serving cost grows with N_active")
+    return "b"
+
+
+def _fewer_rl_tokens() -> str:
+    """5.12: at equal cost the RL token count is below the pre-training one."""
+    tokens = scaling.equal_cost_tokens(d_inference=1.0)
+    if not tokens["D_RL"] < tokens["D_pretrain"]:
+        raise RuntimeError(f"problem 5.12 assumes fewer RL tokens, got {tokens}")
+    return "c"
+
+
+def _roughly_equal() -> str:
+    """5.13: at a power-law optimum the terms differ by q/p."""
+    gap = scaling.heuristic_gap(p=1, q=2)
+    if abs(float(gap["term_ratio"]) - 2) > 1e-9:
+        raise RuntimeError(f"problem 5.13 assumes a term ratio q/p = 2, got {gap}")
+    return "a"
+
+
+_register('5.11', Problem(
+    'Why does serving push toward a smaller model trained on more tokens?', "choice", _smaller_for_serving, options=WHY_OPTIONS,
+    nudges={
+            'a': 'The opposite: a bigger model reaches a given loss with fewer tokens; the smaller one needs more.',
+            'c': 'Chinchilla optimises training compute alone and ignores serving; serving is what moves the optimum.',
+            'd': 'They can; the question is what each served token costs.'}))
+
+_register('5.12', Problem(
+    'Why does RL get fewer tokens than pre-training at equal cost?', "choice", _fewer_rl_tokens, options=WHY_OPTIONS,
+    nudges={
+            'a': 'The argument is about cost per token, not about how well RL learns.',
+            'b': 'If each RL token were cheaper, equal cost would buy more of them, not fewer.',
+            'd': 'Pre-training, RL and serving run the same model: N_active cancels from the equal-cost equations.'}))
+
+_register('5.13', Problem(
+    'Why is "set the costs equal" only roughly optimal?', "choice", _roughly_equal, options=WHY_OPTIONS,
+    nudges={
+            'b': 'Try A = 1/x and B = x²: at the minimum, are the two terms equal?',
+            'c': 'Even with exact costs the rule is approximate; the shapes of the curves decide.',
+            'd': 'Both are costs in the same units (FLOPs or dollars).'}))

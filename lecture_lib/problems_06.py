@@ -190,3 +190,60 @@ _register("6.10", Problem(
                 "disk": ("hdd", "hard disk", "spinning disk")},
     wrong_hint="Set the explorer's hold time to 3,600 s and read which line is lowest there. Use the devices' real "
                "drain times (the explorer's default), not the board's round numbers."))
+
+
+# --- 'Why' problems (issue 13): conceptual choices, each with a nudge for every tempting wrong letter.
+# The expected letter is checked against the library where the reason is a computation.
+
+WHY_OPTIONS = ('a', 'b', 'c', 'd')
+
+
+def _cheap_hits() -> str:
+    """6.11: reading a token's KV is faster than recomputing it (Chapter 7's kv_trade)."""
+    from . import reversible
+
+    if not reversible.kv_trade(models.get("deepseek-v3"), hardware.get("GB200"))["advantage"] > 1:
+        raise RuntimeError("problem 6.11 assumes reading beats recomputing")
+    return "a"
+
+
+def _output_dearer() -> str:
+    """6.12: for DeepSeek-V3 on a GB200 NVL72 the compute/memory crossover pass is far longer than one token."""
+    from . import context
+
+    rack, deepseek = hardware.get_system("GB200 NVL72"), models.get("deepseek-v3")
+    crossover = context.PASS_CROSSOVER(B=64, N_total=deepseek.params_total, bytes_param=1, len_ctx=32768,
+                                       bytes_tok=deepseek.kv_bytes_per_token(1), mem_bw=rack.hbm_bandwidth,
+                                       N_active=deepseek.params_active, FLOPs=rack.flops["fp8"])
+    if not crossover > 1:
+        raise RuntimeError(f"problem 6.12 assumes decode is memory-bound, crossover {crossover}")
+    return "b"
+
+
+def _not_hbm() -> str:
+    """6.13: HBM's drain time is far below the cache durations."""
+    if not hardware.get("GB200").hbm_drain_time < 1 < 300:
+        raise RuntimeError("problem 6.13 assumes HBM drains in well under a second")
+    return "b"
+
+
+_register('6.11', Problem(
+    'Why are cache hits cheap?', "choice", _cheap_hits, options=WHY_OPTIONS,
+    nudges={
+            'b': 'Same model; what changes is whether the KV is recomputed or read back.',
+            'c': 'Output is billed separately; the discount is on input tokens found in the cache.',
+            'd': 'HBM is the most expensive place to hold KV per second; that is why long caches live lower down.'}))
+
+_register('6.12', Problem(
+    'Why is output priced several times input?', "choice", _output_dearer, options=WHY_OPTIONS,
+    nudges={
+            'a': 'Prices follow cost, not information: price near cost, or someone scoops you (≈01:33:24).',
+            'c': 'Serving never runs a backward pass; that is training.',
+            'd': 'How long a token is kept is priced separately, by the cache writes.'}))
+
+_register('6.13', Problem(
+    'Why do 5-minute and 1-hour caches point away from HBM?', "choice", _not_hbm, options=WHY_OPTIONS,
+    nudges={
+            'a': 'Host DRAM loses its contents too, and it is a candidate tier; what matters is the cost of holding.',
+            'c': "One prompt's KV fits easily; the issue is paying for HBM by the second.",
+            'd': 'HBM is the fastest tier there is; speed is not what it lacks.'}))

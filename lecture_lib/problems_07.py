@@ -231,3 +231,59 @@ _register("7.10", Problem(
               Mistake(lambda: float(P10_NET["n_layers"]),
                       "Close, but measure it: the reversible pass holds a little more than one layer's "
                       "cache (the rebuilt streams), and the stored pass also keeps the outputs."))))
+
+
+# --- 'Why' problems (issue 13): conceptual choices, each with a nudge for every tempting wrong letter.
+# The expected letter is checked against the library where the reason is a computation.
+
+WHY_OPTIONS = ('a', 'b', 'c', 'd')
+
+
+def _convergent() -> str:
+    """7.11: the toy cipher mixes one flipped bit into about half of all output bits."""
+    curve = rv.avalanche_curve(rv.toy_cipher(rounds=16, half_bits=16, seed=7), bit=0, n_samples=1024)
+    if not abs(float(curve[8]) - 0.5) < 0.05:
+        raise RuntimeError(f"problem 7.11 assumes the toy cipher avalanches, got {curve[8]}")
+    return "c"
+
+
+def _residuals_predictable() -> str:
+    """7.12: a residual network at small weights flips few output signs."""
+    flips = rv.network_avalanche(kind="residual", weight_scale=0.3, depth=16, bit=0)["flip_fraction"][-1]
+    if not flips < 0.25:
+        raise RuntimeError(f"problem 7.12 assumes a residual net barely avalanches, got {flips}")
+    return "a"
+
+
+def _opposite_trades() -> str:
+    """7.13: reversible training costs more FLOPs and less memory than standard training."""
+    more_flops = (rv.training_flops_per_token(strategy="reversible", n_active=1)
+                  > rv.training_flops_per_token(strategy="standard", n_active=1))
+    sizes = dict(n_layers=32, d_model=4096, len_seq=4096)
+    less_memory = (rv.activation_memory(strategy="reversible", **sizes)
+                   < rv.activation_memory(strategy="standard", **sizes))
+    if not (more_flops and less_memory):
+        raise RuntimeError("problem 7.13 assumes a RevNet trades compute for memory")
+    return "b"
+
+
+_register('7.11', Problem(
+    'Why do ciphers and neural networks look alike?', "choice", _convergent, options=WHY_OPTIONS,
+    nudges={
+            'a': 'Only one transfer is known, Feistel to RevNets (2017), long after both fields had layered designs.',
+            'b': "The lecture's answer is a shared need: mixing every input into every output.",
+            'd': 'Networks need not be invertible (only RevNets are); ciphers must be.'}))
+
+_register('7.12', Problem(
+    'Why would residual connections and LayerNorm ruin a cipher?', "choice", _residuals_predictable, options=WHY_OPTIONS,
+    nudges={
+            'b': 'They add almost no parameters; think about what they do to a small change of the input.',
+            'c': 'A residual block can be made invertible (RevNets); the issue is predictability.',
+            'd': 'Speed is not the issue; think of differential cryptanalysis.'}))
+
+_register('7.13', Problem(
+    'Why does a RevNet trade the opposite way to a KV cache?', "choice", _opposite_trades, options=WHY_OPTIONS,
+    nudges={
+            'a': 'A KV cache costs memory: bytes_tok for every token of context.',
+            'c': 'A RevNet runs an extra forward pass: 8·N instead of 6·N FLOPs per token.',
+            'd': "It keeps activation memory constant in depth, rebuilding each layer's input on the way back."}))

@@ -10,7 +10,8 @@ Three things live here, SymPy first:
    than the work inside the rack when ``(1/8) * k_active * L_stage * 2 >= 1``.
 3. **Pipeline schedules**: the bubble fraction ``(P-1)/(m+P-1)`` (GPipe, Huang et al. 2019,
    arXiv:1811.06965), its interleaved form ``(P-1)/(v*m+P-1)`` (Narayanan et al. 2021,
-   arXiv:2104.04473) and an event simulator of GPipe, 1F1B, interleaved 1F1B and the decode loop
+   arXiv:2104.04473) and an event simulator of GPipe, 1F1B (PipeDream-Flush, Narayanan et al. 2021,
+   arXiv:2006.09503), interleaved 1F1B and the decode loop
    that wraps around (lecture 00:56:51 and 00:58:59), whose idle time the tests check against the
    formulas.
 
@@ -120,7 +121,7 @@ T_USEFUL = n_micro * (t_forward + t_backward)
 T_BUBBLE_GPIPE = (P - 1) * (t_forward + t_backward)
 BUBBLE_FRACTION = Formula(bubble, sp.factor(sp.cancel(T_BUBBLE_GPIPE / (T_USEFUL + T_BUBBLE_GPIPE))),
                           source="lecture 00:58:59 (E3.3); GPipe, Huang et al. 2019 (arXiv:1811.06965); "
-                                 "1F1B has the same bubble (Narayanan et al. 2021, arXiv:2104.04473)")
+                                 "1F1B (PipeDream-Flush, Narayanan et al. 2021, arXiv:2006.09503) has the same bubble")
 # Interleaving: each device holds v chunks of 1/v of its layers; the fill and drain now pass through
 # (P-1) chunk-times of 1/v stage-time each (Narayanan et al. 2021, §2.2.2).
 T_BUBBLE_INTERLEAVED = T_BUBBLE_GPIPE / v_chunks

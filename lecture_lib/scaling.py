@@ -141,6 +141,9 @@ DATA_TERM = B_loss / D_pretrain ** beta_loss
 TOKENS_WHERE_OPTIMAL = Formula(
     D_opt, _positive_root(sp.Eq(alpha_loss * PARAM_TERM, beta_loss * DATA_TERM), D_pretrain),
     source="course: the p A = q B identity at the optimum, solved for the tokens that make N optimal")
+COST_TOTAL = Formula(C_total, COST_PRETRAIN.rhs + COST_RL.rhs + COST_INFERENCE.rhs,
+                     source="lecture 01:22:30-01:24:28 (E5.2-E5.3): the three bills of one model, summed; "
+                            "the equal-split rule is the lecture's shortcut to its minimum")
 TRAIN_PLUS_INFERENCE = Formula(C_total, COST_PRETRAIN.rhs + COST_INFERENCE.rhs,
                                source="Sardana et al. 2023 (arXiv 2401.00448), eq. 3, with the lecture's inefficiency")
 # One root; it is real only when L - E - A/N^alpha > 0 (tokens_for_loss checks that), so it is not "positive" for SymPy.

@@ -80,3 +80,24 @@ def test_markdown_dollars_render_as_dollars(lab_server, browser):
     escaped, span = rendered
     assert escaped["math"] > 0 and "$30" not in escaped["text"]        # the bug this guards against
     assert span["math"] == 1 and "$30 / $150" in span["text"] and "$5" in span["text"]
+
+
+def test_predict_then_reveal_in_the_browser(lab_server, browser):
+    """Issue 13: after Run All the reveal panel waits for a guess; typing one and pressing Reveal shows the verdict."""
+    session = NotebookSession(lab_server, browser, "02_moe_across_racks.ipynb")
+    try:
+        session.open()
+        session.run_all()
+        page = session.page
+        panels = page.locator(".jp-OutputArea-output").filter(has_text="Enter a guess first")
+        assert panels.count() >= 2                           # the question's box and the reveal panel, nothing revealed
+        assert page.locator("text=Answer, from the lecture").count() == 0
+        box = page.locator(".widget-text input").first
+        box.fill("3")
+        box.press("Tab")
+        page.locator("button:has-text('Reveal')").first.click()
+        page.wait_for_selector("text=Answer, from the lecture", timeout=20_000)
+        assert page.locator("text=You guessed 3").count() >= 1
+        assert not session.errors()
+    finally:
+        session.close()

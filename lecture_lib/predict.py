@@ -40,7 +40,7 @@ def parse_guess(text) -> float | None:
         value = float(text)
     else:
         cleaned = str(text).strip().replace(",", "").replace("_", "").replace(" ", "")
-        cleaned = cleaned.rstrip("×xX") if not cleaned.lower().startswith("0x") else cleaned
+        cleaned = cleaned.rstrip("×xX")
         if not cleaned:
             return None
         scale = 1.0
@@ -107,14 +107,16 @@ class Prediction:
 
     # ---------------------------------------------------------------- what the buttons do
     def set_guess(self, text) -> None:
-        """Record what is typed in the guess box (empty clears it)."""
+        """Record what is typed in the guess box (empty clears it). Once revealed, the recorded guess
+        stays what it was: editing the box afterwards cannot turn a miss into a hit."""
+        if self.state == "revealed":
+            return
         try:
             self.guess = parse_guess(text)
             self.problem = ""
         except ValueError as error:
             self.guess, self.problem = None, str(error)
-        if self.state != "revealed":
-            self.state = "guessed" if self.guess is not None else "waiting"
+        self.state = "guessed" if self.guess is not None else "waiting"
         self._render()
 
     def press_reveal(self) -> None:

@@ -64,8 +64,9 @@ def test_a_guess_then_reveal_compares_in_every_view():
     for view in (ask, panel):
         assert "You guessed 1,000" in view.status.value and "off by 2.5×" in view.status.value
         assert "2,500" in view.status.value
-    prediction.set_guess("")                  # clearing the box afterwards does not un-reveal
-    assert prediction.state == "revealed"
+    ask.box.value = "2500"                    # editing the box afterwards changes neither state nor verdict
+    assert prediction.state == "revealed" and prediction.guess == 1000
+    assert "You guessed 1,000" in panel.status.value
 
 
 def test_an_unreadable_guess_says_why_and_reveals_nothing():

@@ -141,3 +141,9 @@ def test_generate_release_submit_collect_autograde_export(tmp_path):
     assert float(grades["alice"]["max_score"]) == float(grades["bob"]["max_score"]) == n_problems
     assert float(grades["alice"]["score"]) == SOLVED, "partial credit: one point per correct check cell"
     assert float(grades["bob"]["score"]) == 0, "unanswered problems fail their check cells"
+
+
+def test_the_command_refuses_an_unknown_chapter(tmp_path, capsys):
+    assert exercises.main(["nbgrader-source", str(SOLUTIONS_DIR), str(tmp_path), "--chapter", "42"]) == 2
+    assert "chapters must be among" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

@@ -14,6 +14,7 @@ help:
 	@echo "make test-fast  every test except the browser ones"
 	@echo "make exercises  regenerate exercises/ from solutions/"
 	@echo "make bench      print the performance figures (import, notebooks, sliders)"
+	@echo "make flashcards write build/llm-serving-math.apkg, an Anki deck of the course (FLASHCARDS=path to change)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -50,3 +51,13 @@ bench: $(VENV)/.test-installed
 
 clean-venv:
 	rm -rf $(VENV)
+
+# ---- flashcards (issue 16): an Anki deck of each chapter's formulas, key numbers and concepts
+FLASHCARDS ?= build/llm-serving-math.apkg
+.PHONY: flashcards
+$(VENV)/.flashcards-installed: pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet $(EDITABLE) -e '.[flashcards]'
+	touch $@ $(VENV)/.course-installed
+
+flashcards: $(VENV)/.flashcards-installed
+	$(PY) -m lecture_lib.flashcards $(FLASHCARDS)

@@ -40,6 +40,7 @@ from typing import Any, Callable
 
 import sympy as sp
 
+from . import progress as _progress
 from . import symbols as _symbols
 
 __all__ = ["CheckResult", "Mistake", "PROBLEMS", "Problem", "UnknownProblemError", "check",
@@ -248,6 +249,7 @@ def check(problem_id, answer) -> CheckResult:
         message = (f"The checker could not read this answer ({type(error).__name__}). "
                    f"{_what_to_pass(problem)}")
     result = CheckResult(key, status, message)
+    _progress.record(key, status)   # attempts and first-correct time only (lecture_lib.progress)
     _show(result)
     if strict_mode() and status != "correct":
         raise AssertionError(f"Problem {key}: {status}: {message}")

@@ -20,6 +20,12 @@ clean tree changes nothing. Command line::
 
     python -m lecture_lib.exercises generate solutions exercises
     python -m lecture_lib.exercises check solutions exercises    # exit 1 if generate would change anything
+    python -m lecture_lib.exercises nbgrader-source solutions COURSE_DIR [--chapter 1] [--points 1]
+
+``nbgrader-source`` writes an nbgrader course directory: ``COURSE_DIR/source/chNN/NN_<topic>.ipynb``
+with nbgrader's cell metadata already set (see :func:`nbgrader_notebook`) and
+``COURSE_DIR/nbgrader_config.py``, so that ``nbgrader generate_assignment chNN`` works with no
+clicking in the *Create Assignment* toolbar.
 
 Only nbformat and the standard library are used.
 """
@@ -287,18 +293,177 @@ def differences(solutions_dir, exercises_dir) -> list[str]:
     return problems_found
 
 
+# ================================================================================ nbgrader
+
+NBGRADER_SCHEMA = 3          # nbgrader 0.9's cell-metadata schema_version
+COURSE_ID = "llm-serving-math"
+NBGRADER_BANNER_ID = "nbgrader-banner"
+_GRADE_ID = re.compile(r"[^A-Za-z0-9_-]+")
+
+NBGRADER_CONFIG = f'''\
+"""nbgrader configuration for the course, written by
+`python -m lecture_lib.exercises nbgrader-source` (regenerate rather than edit by hand).
+
+The source notebooks in source/chNN/ already carry nbgrader's cell metadata: each problem's work
+cell is a solution cell, each `check("N.M", answer)` cell an autograded test. check() raises
+AssertionError on anything but a correct answer while nbgrader autogrades (NBGRADER_EXECUTION is
+set), so a wrong or missing answer fails its test cell and scores 0.
+"""
+c = get_config()
+c.CourseDirectory.course_id = "{COURSE_ID}"
+# The same stub as `make exercises`, so released notebooks match exercises/.
+c.ClearSolutions.code_stub = {{"python": "{STUB}"}}
+# Where release/submit/collect exchange files (nbgrader's default shown; change it for your machine):
+# c.Exchange.root = "/srv/nbgrader/exchange"
+# Students, if you want them in the gradebook before they submit (or run `nbgrader autograde chNN --create`):
+# c.CourseDirectory.db_students = [dict(id="alice"), dict(id="bob")]
+'''
+
+
+def nbgrader_banner_text(points_each: float, n_problems: int) -> str:
+    points = f"{points_each:g} point" + ("" if points_each == 1 else "s")
+    return (
+        "<div style=\"border-left:4px solid #1f77b4;padding:6px 12px;background:#f5f9ff\">\n"
+        "\n"
+        "**Assignment.** Work each problem in its cell: replace `answer = ...` with your own work, then run "
+        "the check cell below it. The check says whether you are right and, if not, gives a nudge, never "
+        "the answer. Hints unfold under each problem.\n"
+        "\n"
+        f"When you submit, each of the {n_problems} check cells is an autograded test worth {points}: it "
+        "passes only when its answer is correct. Add cells for your own work as you like; the other cells "
+        "are read-only.\n"
+        "\n"
+        "</div>"
+    )
+
+
+def _nbgrader_meta(grade_id: str, *, solution: bool = False, grade: bool = False, locked: bool = False,
+                   points: float | None = None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": NBGRADER_SCHEMA,
+            "solution": solution, "task": False}
+    if grade:
+        meta["points"] = points
+    return meta
+
+
+def nbgrader_notebook(solution, *, name: str, points: float = 1):
+    """The nbgrader *source* version of a solutions notebook (a new NotebookNode).
+
+    Each problem's work cell becomes a solution cell (``grade_id`` ``answer-N-M``); its check cell
+    an autograded, locked test cell (``check-N-M``) worth ``points``; every other cell is locked
+    read-only (``cell-<id>``). The solutions banner is replaced by an assignment banner. The
+    solution regions stay (nbgrader's ``generate_assignment`` replaces them with the stub), outputs
+    and execution counts are removed.
+    """
+    from . import validate
+
+    points = validate.number("points", points)
+    notebook = copy.deepcopy(solution)
+    found = problems(notebook, where=name)
+    if not found:
+        raise FormatError(f"{name}: no problems, so nothing to grade")
+    work = {p.work: p.problem_id for p in found}
+    tests = {p.check: p.problem_id for p in found}
+    banner = nbformat.v4.new_markdown_cell(nbgrader_banner_text(points, len(found)))
+    banner["id"] = NBGRADER_BANNER_ID
+    cells, replaced, used = [], False, set()
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code" and (BEGIN in cell.source or END in cell.source):
+            raise FormatError(f"{name}, cell {index}: solution markers belong in code cells only")
+        metadata = cell.setdefault("metadata", {})
+        metadata.pop("execution", None)
+        if BANNER_TAG in metadata.get("tags", []):
+            if not replaced:
+                cells.append(banner)
+                replaced = True
+            continue
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+            if has_solution(cell.source) and index not in work:
+                raise FormatError(f"{name}, cell {index}: a solution region outside a problem's work cell")
+        if index in work:
+            grade_id = "answer-" + work[index].replace(".", "-")
+            metadata["nbgrader"] = _nbgrader_meta(grade_id, solution=True)
+        elif index in tests:
+            grade_id = "check-" + tests[index].replace(".", "-")
+            metadata["nbgrader"] = _nbgrader_meta(grade_id, grade=True, locked=True, points=points)
+        else:
+            grade_id = "cell-" + _GRADE_ID.sub("-", str(cell.get("id") or index))
+            metadata["nbgrader"] = _nbgrader_meta(grade_id, locked=True)
+        if grade_id in used:
+            raise FormatError(f"{name}, cell {index}: nbgrader grade_id {grade_id!r} is used twice")
+        used.add(grade_id)
+        cells.append(cell)
+    if not replaced:
+        cells.insert(0, banner)
+    banner.metadata["nbgrader"] = _nbgrader_meta("cell-" + NBGRADER_BANNER_ID, locked=True)
+    notebook.cells = cells
+    nbformat.validate(notebook)
+    return notebook
+
+
+def assignment_name(notebook_name: str) -> str:
+    """nbgrader's assignment id for a chapter notebook: ``01_batch...ipynb`` -> ``ch01``."""
+    return f"ch{notebook_name[:2]}"
+
+
+def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float = 1) -> list[Path]:
+    """Write an nbgrader course directory from ``solutions_dir``; returns the files written.
+
+    ``course_dir/source/chNN/NN_<topic>.ipynb`` for each chapter (all, or those in ``chapters``)
+    and ``course_dir/nbgrader_config.py``. Existing files are overwritten; nothing else is touched.
+    """
+    from . import validate
+
+    paths = sorted(Path(solutions_dir).glob(NOTEBOOK_GLOB))
+    if chapters is not None:
+        wanted = {validate.integer("chapters", chapter) for chapter in chapters}
+        known = sorted(int(path.name[:2]) for path in paths)
+        unknown = sorted(wanted - set(known))
+        if unknown:
+            raise ValueError(f"chapters must be among {known}, got {unknown}")
+        paths = [path for path in paths if int(path.name[:2]) in wanted]
+    if not paths:
+        raise ValueError(f"solutions_dir has no {NOTEBOOK_GLOB} notebooks: {solutions_dir}")
+    course_dir = Path(course_dir)
+    written = []
+    for path in paths:
+        solution = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+        target = course_dir / "source" / assignment_name(path.name) / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(serialise(nbgrader_notebook(solution, name=path.name, points=points)))
+        written.append(target)
+    config = course_dir / "nbgrader_config.py"
+    config.write_text(NBGRADER_CONFIG, encoding="utf-8")
+    written.append(config)
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lecture_lib.exercises",
         description="Write exercises/ from solutions/ (solution regions become stubs, outputs stripped).")
-    parser.add_argument("command", choices=["generate", "check"],
-                        help="generate: write the exercise notebooks; check: exit 1 if they are stale")
+    parser.add_argument("command", choices=["generate", "check", "nbgrader-source"],
+                        help="generate: write the exercise notebooks; check: exit 1 if they are stale; "
+                             "nbgrader-source: write an nbgrader course directory (source/ + nbgrader_config.py)")
     parser.add_argument("solutions", type=Path, help="folder of solutions/NN_*.ipynb")
-    parser.add_argument("exercises", type=Path, help="folder of exercises/NN_*.ipynb")
+    parser.add_argument("exercises", type=Path,
+                        help="folder of exercises/NN_*.ipynb (for nbgrader-source: the course directory)")
+    parser.add_argument("--chapter", type=int, action="append", default=None,
+                        help="nbgrader-source only: this chapter (repeatable; default every chapter)")
+    parser.add_argument("--points", type=float, default=1.0,
+                        help="nbgrader-source only: points per check cell (default 1)")
     args = parser.parse_args(argv)
     if not args.solutions.is_dir():
         parser.error(f"no such folder: {args.solutions}")
     try:
+        if args.command == "nbgrader-source":
+            for path in nbgrader_source(args.solutions, args.exercises, chapters=args.chapter,
+                                        points=args.points):
+                print(f"wrote {path}")
+            print(f"next: cd {args.exercises} && nbgrader generate_assignment ch01  (one per chapter)")
+            return 0
         if args.command == "generate":
             changed = generate(args.solutions, args.exercises)
             for path in changed:
@@ -307,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{args.exercises}: up to date")
             return 0
         stale = differences(args.solutions, args.exercises)
-    except FormatError as error:
+    except (FormatError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if stale:

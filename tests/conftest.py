@@ -4,9 +4,22 @@ missing, except under CI (``CI`` set to a truthy value), where a missing browser
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import pytest
 
 import browser_support
+
+# check() records progress (lecture_lib.progress); tests, and every kernel they start, write to a
+# throwaway file, never to the learner's ~/.lecture_lib. Set at import so kernels inherit it.
+_PROGRESS_DIR = tempfile.mkdtemp(prefix="lecture-progress-")
+os.environ["LECTURE_PROGRESS_FILE"] = os.path.join(_PROGRESS_DIR, "progress.json")
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_PROGRESS_DIR, ignore_errors=True)
 
 
 def _require_browser() -> None:

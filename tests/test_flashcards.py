@@ -1,0 +1,127 @@
+"""Anki flashcards (lecture_lib.flashcards): the .apkg opens, holds every chapter's cards, and its GUIDs
+are unique and stable across exports (so re-importing updates cards instead of duplicating them)."""
+
+import re
+import sqlite3
+import subprocess
+import sys
+import zipfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from lecture_lib import checks, flashcards
+from lecture_lib.formula import Formula
+
+pytest.importorskip("genanki", reason="genanki is in the test extra (pip install -e '.[test]')")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def notes(apkg: Path, tmp_path: Path) -> list[dict]:
+    """Every note of the package: guid, tags, fields and deck ids of its cards (read with sqlite3)."""
+    with zipfile.ZipFile(apkg) as archive:
+        assert "collection.anki2" in archive.namelist()
+        archive.extract("collection.anki2", tmp_path)
+    db = sqlite3.connect(tmp_path / "collection.anki2")
+    try:
+        decks = {}
+        for note_id, deck_id in db.execute("select nid, did from cards"):
+            decks.setdefault(note_id, set()).add(deck_id)
+        found = [{"guid": guid, "tags": tags.split(), "fields": fields.split("\x1f"), "decks": decks[note_id],
+                  "model": mid}
+                 for note_id, guid, tags, fields, mid in db.execute("select id, guid, tags, flds, mid from notes")]
+    finally:
+        db.close()
+    return found
+
+
+def expected_formulas(chapter):
+    import importlib
+
+    count = 0
+    for module_name in flashcards.CHAPTER_MODULES[chapter]:
+        module = importlib.import_module(f"lecture_lib.{module_name}")
+        count += sum(isinstance(v, Formula) and k.isupper() for k, v in vars(module).items())
+    return count
+
+
+@pytest.fixture(scope="module")
+def two_exports(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("anki")
+    counts = [flashcards.export(folder / f"deck{i}.apkg") for i in (1, 2)]
+    return folder, counts
+
+
+def test_the_package_holds_every_chapters_cards(two_exports, tmp_path):
+    folder, (counts, _) = two_exports
+    found = notes(folder / "deck1.apkg", tmp_path)
+    assert len(found) == sum(counts.values())
+    per_chapter = Counter(tag for note in found for tag in note["tags"] if tag.startswith("chapter"))
+    assert sorted(per_chapter) == [f"chapter{c:02d}" for c in range(1, 8)]
+    for chapter in range(1, 8):
+        in_chapter = [n for n in found if f"chapter{chapter:02d}" in n["tags"]]
+        kinds = Counter(kind for n in in_chapter for kind in n["tags"] if kind in flashcards.KINDS)
+        assert kinds["formula"] == expected_formulas(chapter) > 0
+        assert kinds["number"] >= 1
+        choices = [pid for pid in checks.problem_ids(chapter=chapter) if checks.PROBLEMS[pid].kind == "choice"]
+        assert kinds["concept"] == len(choices)
+        assert per_chapter[f"chapter{chapter:02d}"] == counts[chapter] == len(in_chapter)
+        assert {d for n in in_chapter for d in n["decks"]} == {flashcards.deck_id(chapter)}
+    assert {n["model"] for n in found} == {flashcards.MODEL_ID}
+
+
+def test_guids_are_unique_and_stable_across_exports(two_exports, tmp_path):
+    folder, _ = two_exports
+    first = notes(folder / "deck1.apkg", tmp_path / "a")
+    second = notes(folder / "deck2.apkg", tmp_path / "b")
+    guids = [n["guid"] for n in first]
+    assert len(guids) == len(set(guids))
+    by_key = lambda found: {n["fields"][3]: n["guid"] for n in found}   # noqa: E731
+    assert by_key(first) == by_key(second)
+    import genanki
+
+    assert by_key(first)["formula:roofline.T_COMPUTE"] == genanki.guid_for("lecture_lib", "formula:roofline.T_COMPUTE")
+
+
+def test_cards_use_anki_mathjax_and_carry_sources(two_exports, tmp_path):
+    folder, _ = two_exports
+    found = notes(folder / "deck1.apkg", tmp_path)
+    formulas = [n for n in found if "formula" in n["tags"]]
+    assert all(n["fields"][1].startswith(r"\[") and n["fields"][1].count(r"\]") >= 1 for n in formulas)
+    bare_dollar = re.compile(r"(?<!\\)\$")   # \$ is a LaTeX dollar sign; a bare $ a Markdown math delimiter
+    assert not any(bare_dollar.search(n["fields"][0] + n["fields"][1]) for n in found), \
+        "Anki's MathJax wants \\( \\), not $"
+    assert all(n["fields"][2].strip() for n in found), "every card names its source"
+    t_compute = next(n for n in formulas if n["fields"][3] == "formula:roofline.T_COMPUTE")
+    assert r"\frac{2 B N_\mathrm{active}}{\mathrm{FLOPs}}" in t_compute["fields"][1]
+    numbers = {n["fields"][3]: n["fields"][1] for n in found if "number" in n["tags"]}
+    assert numbers["number:1.h100-drain"] == "23.9 ms"      # 80 GB / 3.35 TB/s, from the H100 preset
+    assert numbers["number:7.recompute-overhead"] == "+33%"  # 8·N vs 6·N
+
+
+def test_concept_cards_show_the_statement_and_the_answer():
+    cards = {c.key: c for c in flashcards.concept_cards(1, solutions_dir=ROOT / "solutions")}
+    card = cards["concept:1.9"]
+    assert "HGX H200" in card.front and "<details>" not in card.front and "Hint" not in card.front
+    assert checks.PROBLEMS["1.9"].expected() in card.back
+    bare = {c.key: c for c in flashcards.concept_cards(1)}["concept:1.9"]
+    assert "Options:" in bare.front
+
+
+def test_math_delimiters_are_converted():
+    assert flashcards._math("a $x^2$ b $$y$$") == r"a \(x^2\) b \[y\]"
+    assert flashcards._math(r"costs \$5") == r"costs \$5"
+
+
+def test_command_line_and_bad_output_name(tmp_path):
+    out = tmp_path / "deck.apkg"
+    completed = subprocess.run([sys.executable, "-m", "lecture_lib.flashcards", str(out), "--no-concepts"],
+                               cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    assert out.exists() and "chapter 7:" in completed.stdout
+    found = notes(out, tmp_path)
+    assert not any("concept" in n["tags"] for n in found)
+    with pytest.raises(ValueError, match="out"):
+        flashcards.export(tmp_path / "deck.zip")

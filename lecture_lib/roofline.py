@@ -389,3 +389,29 @@ def prefill_bound(model, deployment, *, len_in, hit_rate: float = 0.0, compute_d
                         FLOPs=_peak(deployment, compute_dtype), allow_zero=("hit", "flops_attn"))
     return {"t_prefill": seconds, "input_tokens_per_s": len_in / seconds,
             "computed_tokens_per_s": len_in * (1 - hit_rate) / seconds}
+
+
+# --- How many sequences fit (the capacity wall that caps B in a throughput bound) ------------------
+BATCH_THAT_FITS = Formula(
+    B, (hbm_capacity - N_total * bytes_param) / (len_ctx * bytes_tok),
+    source="lecture 00:23:43-00:26:56: HBM holds the weights once and every sequence's KV cache")
+
+
+def batch_that_fits(model, deployment, *, len_ctx, weight_bytes: float, kv_dtype="bf16") -> float:
+    """The largest batch whose KV caches fit beside one copy of the weights in the deployment's HBM.
+
+    ``B_fit = (C_HBM − N_total · bytes_param) / (len_ctx · bytes_tok)`` (:data:`BATCH_THAT_FITS`).
+    Activations, fragmentation and redundant experts are ignored, so the real batch is smaller.
+    ``ValueError`` if the weights alone do not fit.
+    """
+    from . import models as _models
+
+    validate.number("len_ctx", len_ctx)
+    size = _models._bytes_per("weight_bytes", weight_bytes)
+    capacity = deployment.hbm_capacity
+    if model.params_total * size >= capacity:
+        raise ValueError(f"weight_bytes={weight_bytes!r}: {model.name}'s weights "
+                         f"({model.params_total * size / 1e9:.0f} GB) do not fit in {capacity / 1e9:.0f} GB")
+    per_token = model.kv_bytes_read_per_token(kv_dtype, context_len=int(round(len_ctx)))
+    return BATCH_THAT_FITS(hbm_capacity=capacity, N_total=model.params_total, bytes_param=size,
+                           len_ctx=len_ctx, bytes_tok=per_token)

@@ -193,3 +193,42 @@ def test_h800_is_an_h100_with_less_nvlink():
     assert h800.flops == h100.flops and h800.hbm_bandwidth == h100.hbm_bandwidth
     assert h800.scale_up_bandwidth < h100.scale_up_bandwidth
     assert "aiwiki.ai/wiki/nvidia_h800" in h800.sources["hbm_bandwidth"]
+
+
+# --- The dataset --------------------------------------------------------------------------------
+
+from lecture_lib import measurements  # noqa: E402
+
+
+def test_the_dataset_has_at_least_ten_rows_with_unique_keys():
+    keys = [row.key for row in measurements.MEASUREMENTS]
+    assert len(keys) >= 10 and len(set(keys)) == len(keys)
+
+
+@pytest.mark.parametrize("row", measurements.MEASUREMENTS, ids=lambda r: r.key)
+def test_every_row_carries_a_source_a_date_and_a_quote_containing_its_figure(row):
+    assert row.url.startswith("http") and row.date[:4].isdigit() and 2023 <= int(row.date[:4]) <= 2026
+    digits = f"{row.measured:,.2f}".rstrip("0").rstrip(".")
+    short = f"{row.measured / 1e3:g}k"
+    assert digits in row.quote or short in row.quote or f"{row.measured:g}" in row.quote, (digits, short)
+
+
+@pytest.mark.parametrize("row", measurements.MEASUREMENTS, ids=lambda r: r.key)
+def test_no_row_beats_its_bound_without_a_written_reason(row):
+    assert row.bound > 0
+    if row.efficiency > 1:
+        assert len(row.beats_bound_because) > 40
+    else:
+        assert not row.beats_bound_because
+
+
+def test_batch_one_decode_gets_closer_to_its_bound_than_tp_or_wide_ep():
+    eff = {row.key: row.efficiency for row in measurements.MEASUREMENTS}
+    batch1 = eff["trtllm-llama70b-h200-batch1"]
+    assert batch1 > 0.6
+    assert all(eff[k] < batch1 for k in eff if "deepseek" in k or "sglang" in k or "405b" in k)
+
+
+def test_unknown_measurement_is_a_key_error_that_lists_keys():
+    with pytest.raises(KeyError, match="deepseek-decode-h800"):
+        measurements.get("nope")

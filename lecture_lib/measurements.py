@@ -297,3 +297,24 @@ def table() -> list[dict]:
                      "efficiency": row.efficiency, "date": row.date, "url": row.url, "via": row.via,
                      "beats_bound_because": row.beats_bound_because})
     return rows
+
+
+def table_html(*, second_look: float = 1.3) -> "IPython.display.HTML":
+    """The dataset as an HTML table: setup, published figure, bound, efficiency, date and source.
+
+    Rows within ``second_look`` × of their bound (or above it) are flagged.
+    """
+    from .tables import _html_table, _link
+
+    validate.number("second_look", second_look)
+    body = []
+    for row in MEASUREMENTS:
+        eff = row.efficiency
+        flag = " ⚠ beats its bound (see reason)" if eff > 1 else (" ⚠ second look" if eff * second_look >= 1 else "")
+        body.append([row.key, row.model, row.deployment.name, f"{row.kind} / {row.per}",
+                     f"{row.measured:,.1f}", f"{row.bound:,.1f}", f"{eff:.0%}{flag}", row.date,
+                     _link(row.url)])
+    return _html_table(["key", "model", "hardware", "kind / per", "published tok/s", "bound tok/s",
+                        "efficiency", "date", "source"], body,
+                       caption="Bounds from lecture_lib.roofline through lecture_lib.measurements; "
+                               "assumptions per row in measurements.get(key).assumed.")

@@ -147,8 +147,13 @@ _DS_DAY6 = ("https://github.com/deepseek-ai/open-infra-index/blob/main/202502Ope
 _LMSYS_96 = "https://lmsys.org/blog/2025-05-05-large-scale-ep/"
 _LMSYS_GB200 = "https://lmsys.org/blog/2025-10-14-sa-inference-max"
 _TRT_PERF = "https://nvidia.github.io/TensorRT-LLM/performance/perf-overview.html"
-_NV_405B = ("https://developer.nvidia.com/blog/nvidia-tensorrt-model-optimizer-boosts-llama-3-1-405b-"
-            "performance (NVIDIA Technical Blog, via blockchain.news 2024-08-29)")
+_TRT_VIA = "read through the movatter.jp proxy of the live page (the 'FP4 Models' throughput table)"
+_TRT_DATE = "2025 (inferred: the page lists GB200 and Llama 3.3; its own date is not in the text we read)"
+_LAYOUTS = ("deployment units from the DeepSeek overview as summarised in a public course text (prefill 4 nodes EP32, "
+            "decode 18 nodes EP144; SGLang 3 prefill : 9 decode nodes), found by full-text search of public GitHub "
+            "files, not in the original; read 2026-12-01")
+_NV_405B = ("NVIDIA Technical Blog post on Llama 3.1 405B with TensorRT Model Optimizer (its own URL not verified "
+            "here), as summarised by blockchain.news on 2024-08-29 and mirrored by 3acesnews.com")
 _NV_SPEC = ("https://developer.nvidia.com/blog/boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-"
             "tensorrt-llm-speculative-decoding/")
 
@@ -162,7 +167,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         url="https://aiposthub.cc/5152", via=_DS_DAY6, date="2025-03-01",
         engine="DeepSeek in-house (DeepEP, DeepGEMM, EPLB); decode EP144 over 18 nodes",
         assumed="context 4096 tokens (not published); KV latent in bf16 ('BF16 for core MLA'); "
-                "18-node decode unit (EP144) from the original post; batch = what fits in HBM; no MTP",
+                "batch = what fits in HBM; no MTP; " + _LAYOUTS,
         notes="A 24-hour average of a live service, load varying through the day: not a peak."),
     Measurement(
         key="deepseek-prefill-h800", model="deepseek-v3", system="HGX H800", n_systems=4, per="node",
@@ -171,7 +176,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
               "input tokens per second (prefill)",
         url="https://aiposthub.cc/5152", via=_DS_DAY6, date="2025-03-01",
         engine="DeepSeek in-house; prefill EP32 over 4 nodes",
-        assumed="prompt length 2000 (not published); the day's 56.3% hit rate applied to every prompt",
+        assumed="prompt length 2000 (not published); the day's 56.3% hit rate applied to every prompt; "
+                + _LAYOUTS,
         notes="Input tokens include cache hits, so the prefix cache lifts the bound by 1/(1 - 0.563)."),
     # --- SGLang reproduces it on H100 ----------------------------------------------------------
     Measurement(
@@ -182,15 +188,16 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         url="https://vuink.com/post/yzflf-d-dbet/blog/2025-05-05-large-scale-ep", via=_LMSYS_96,
         date="2025-05-05", engine="SGLang, PD disaggregation, DeepEP, EPLB; 9 decode nodes (EP72)",
         assumed="context 2000 (the input length; output length not in the quote); bf16 KV; batch = what "
-                "fits in HBM"),
+                "fits in HBM; " + _LAYOUTS),
     Measurement(
-        key="sglang-prefill-96xh100", model="deepseek-v3", system="HGX H100", n_systems=4, per="node",
+        key="sglang-prefill-96xh100", model="deepseek-v3", system="HGX H100", n_systems=3, per="node",
         kind="prefill", measured=52.3e3, len_in=2000, compute_dtype="fp8",
         quote="achieving a speed of 52.3k input tokens per second and 22.3k output tokens per second per "
               "node for 2000-token input sequences",
         url="https://vuink.com/post/yzflf-d-dbet/blog/2025-05-05-large-scale-ep", via=_LMSYS_96,
-        date="2025-05-05", engine="SGLang, PD disaggregation; 4 prefill nodes (EP32)",
-        assumed="no prefix-cache hits (synthetic prompts)"),
+        date="2025-05-05", engine="SGLang, PD disaggregation; 3 prefill nodes",
+        assumed="no prefix-cache hits (synthetic prompts); the per-node bound does not depend on the node "
+                "count; " + _LAYOUTS),
     # --- SGLang on a GB200 NVL72 ---------------------------------------------------------------
     Measurement(
         key="sglang-decode-gb200", model="deepseek-v3", system="GB200 NVL72", per="GPU",
@@ -213,7 +220,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         kind="serving", measured=10613.84, len_in=128, len_out=128, weight_dtype=NVFP4_BYTES,
         compute_dtype="fp4", kv_dtype="fp8",
         quote="Llama 3.3 70B FP4 [...] GPU: B200 GB200 TP Size 1 1 ISL, OSL 128, 128 10,613.84 11,100.97",
-        url=_TRT_PERF, date="2025 (page for TensorRT-LLM 0.20, mirrored 2025-05-14)",
+        url=_TRT_PERF, via=_TRT_VIA, date=_TRT_DATE,
         engine="TensorRT-LLM trtllm-bench, max load, nvidia/Llama-3.3-70B-Instruct-FP4",
         assumed="FP8 KV cache; Llama-3.3-70B shares Llama-3-70B's shapes",
         notes="TotalOutputThroughput with requests fed at an infinite rate."),
@@ -222,7 +229,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         kind="serving", measured=11100.97, len_in=128, len_out=128, weight_dtype=NVFP4_BYTES,
         compute_dtype="fp4", kv_dtype="fp8",
         quote="Llama 3.3 70B FP4 [...] GPU: B200 GB200 TP Size 1 1 ISL, OSL 128, 128 10,613.84 11,100.97",
-        url=_TRT_PERF, date="2025 (page for TensorRT-LLM 0.20, mirrored 2025-05-14)",
+        url=_TRT_PERF, via=_TRT_VIA, date=_TRT_DATE,
         engine="TensorRT-LLM trtllm-bench, max load, nvidia/Llama-3.3-70B-Instruct-FP4",
         assumed="FP8 KV cache; Llama-3.3-70B shares Llama-3-70B's shapes"),
     # --- Llama 3.1 405B on an HGX H200, tensor parallel over 8 ----------------------------------
@@ -233,7 +240,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
               "Input | Output Sequence Lengths | 2,048 | 128 | 32,768 | 2,048 | 120,000 | 2,048 | "
               "TensorRT Model Optimizer FP8 | 463.1 | 320.1 | 71.5 |",
         url="https://3acesnews.com/nvidia-enhances-llama-3-1-405b-performance-with-tensorrt-model-optimizer",
-        via=_NV_405B, date="2024-08-28", engine="TensorRT-LLM, FP8 weights and FP8 KV cache, TP8",
+        via=_NV_405B, date="2024-08-29", engine="TensorRT-LLM, FP8 weights and FP8 KV cache, TP8",
         assumed="tensor parallelism over all 8 GPUs (the HGX H200 preset)"),
     Measurement(
         key="trtllm-llama405b-h200-32k", model="llama-3-405b", system="HGX H200", per="deployment",
@@ -241,7 +248,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         quote="Input | Output Sequence Lengths | 2,048 | 128 | 32,768 | 2,048 | 120,000 | 2,048 | "
               "TensorRT Model Optimizer FP8 | 463.1 | 320.1 | 71.5 |",
         url="https://3acesnews.com/nvidia-enhances-llama-3-1-405b-performance-with-tensorrt-model-optimizer",
-        via=_NV_405B, date="2024-08-28", engine="TensorRT-LLM, FP8 weights and FP8 KV cache, TP8",
+        via=_NV_405B, date="2024-08-29", engine="TensorRT-LLM, FP8 weights and FP8 KV cache, TP8",
         assumed="tensor parallelism over all 8 GPUs"),
     Measurement(
         key="trtllm-llama405b-h200-120k", model="llama-3-405b", system="HGX H200", per="deployment",
@@ -249,7 +256,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         quote="Input | Output Sequence Lengths | 2,048 | 128 | 32,768 | 2,048 | 120,000 | 2,048 | "
               "TensorRT Model Optimizer FP8 | 463.1 | 320.1 | 71.5 |",
         url="https://3acesnews.com/nvidia-enhances-llama-3-1-405b-performance-with-tensorrt-model-optimizer",
-        via=_NV_405B, date="2024-08-28", engine="TensorRT-LLM, FP8 weights and FP8 KV cache, TP8",
+        via=_NV_405B, date="2024-08-29", engine="TensorRT-LLM, FP8 weights and FP8 KV cache, TP8",
         assumed="tensor parallelism over all 8 GPUs",
         notes="At 120k tokens of prompt, attention is a large share of the FLOPs: the bound needs it."),
     # --- Batch-1 decode, with and without speculative decoding ----------------------------------

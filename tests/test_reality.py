@@ -232,3 +232,32 @@ def test_batch_one_decode_gets_closer_to_its_bound_than_tp_or_wide_ep():
 def test_unknown_measurement_is_a_key_error_that_lists_keys():
     with pytest.raises(KeyError, match="deepseek-decode-h800"):
         measurements.get("nope")
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(batch=0), "batch"), (dict(batch=float("nan")), "batch"), (dict(len_ctx=-1), "len_ctx"),
+    (dict(step_form="sum"), "step_form"), (dict(compute_dtype="fp4"), "compute_dtype"),
+    (dict(weight_dtype=0.5), "compute_dtype"), (dict(kv_dtype="fp3"), "kv_dtype|bytes_per_value"),
+])
+def test_decode_bound_refuses_bad_input_by_name(bad, match):
+    d = collectives.deployment(hardware.get("H100"), n_chips=1)
+    kwargs = dict(batch=4, len_ctx=128, weight_dtype="fp8") | bad
+    with pytest.raises(ValueError, match=match):
+        roofline.decode_bound(models.get("llama-3.1-8b"), d, **kwargs)
+
+
+def test_batch_that_fits_refuses_weights_that_do_not_fit():
+    d = collectives.deployment(hardware.get("H100"), n_chips=1)
+    with pytest.raises(ValueError, match="do not fit"):
+        roofline.batch_that_fits(models.get("llama-3-405b"), d, len_ctx=1024, weight_bytes=2)
+    fits = roofline.batch_that_fits(models.get("llama-3.1-8b"), d, len_ctx=1024, weight_bytes=2)
+    m = models.get("llama-3.1-8b")
+    assert fits == pytest.approx((80e9 - m.params_total * 2) / (1024 * m.kv_bytes_per_token("bf16")))
+
+
+def test_collective_time_refuses_bad_input():
+    with pytest.raises(ValueError, match="kind"):
+        collectives.collective_time("broadcast", bytes_total=1, levels=[(8, 1e9)])
+    with pytest.raises(ValueError, match="levels"):
+        collectives.collective_time("allgather", bytes_total=1, levels=[])
+    assert collectives.collective_time("allreduce", bytes_total=1e9, levels=[(1, 1e9)]) == 0

@@ -211,6 +211,10 @@ NV_H100 = ("NVIDIA H100 datasheet, SXM column, sparsity figures halved (tabulate
            f"glennklockwood.com/garden/processors/h100), {_READ}")
 NV_H200 = ("NVIDIA H200 datasheet, SXM: same Hopper compute as H100, 141 GB HBM3e at 4.8 TB/s "
            f"(aiwiki.ai/wiki/nvidia_h200; ai-hpc.github.io 8x-H200 notes), {_READ}")
+NV_H800 = ("NVIDIA H800 SXM: the H100's GH100 die and HBM3 (80 GB, 3.35 TB/s, same BF16/FP8 tensor peaks) "
+           "with NVLink cut to 400 GB/s both ways, i.e. 200 GB/s each way (aiwiki.ai/wiki/nvidia_h800, "
+           "reviewed 2026-06-03; philisun.com/technical-analysis/nvidia-h800-vs-h100-a-technical-deep-dive-"
+           f"into-politically-defined-ai-chips), {_READ}")
 NV_DGXB200 = ("NVIDIA DGX B200 datasheet: 8 GPUs, 1,440 GB HBM3e, 64 TB/s, FP4 72 PF dense, "
               "NVLink 14.4 TB/s (nvidia.com/en-us/data-center/dgx-b200, summarised at "
               f"brent-newsom-nvidia.github.io/AIPS-Boom/wiki/NVIDIA-DGX-B200), {_READ}")
@@ -311,6 +315,19 @@ _CHIP_LIST = [
                                    f"nexgen-cloud plans file), {_READ}",
                  "release_year": _LAUNCH},
         notes="Same GH100 compute as H100 with more, faster HBM3e. No FP4.",
+    ),
+    Chip(
+        name="H800", generation="Hopper", release_year=2023,
+        flops={"fp32": 66.9e12, "bf16": 989.4e12, "fp8": 1978.9e12, "int8": 1978.9e12},
+        hbm_bandwidth=3.35e12, hbm_capacity=80e9,
+        scale_up_bandwidth=200e9, scale_up_domain=8, scale_out_bandwidth=50e9,
+        price_per_hour=None,
+        sources={"flops": NV_H800, "hbm_bandwidth": NV_H800, "hbm_capacity": NV_H800,
+                 "scale_up_bandwidth": NV_H800, "scale_up_domain": f"HGX H800 node of 8; {NV_H800}",
+                 "scale_out_bandwidth": f"400 Gb/s InfiniBand per GPU, as DeepSeek-V3 report §3.1 (arXiv 2412.19437); {NV_CX7}",
+                 "price_per_hour": NO_PRICE, "release_year": NV_H800},
+        notes="Export-control variant of the H100 (launched 2023-03-21, sales to China stopped 2023-10-17). "
+              "DeepSeek-V3 was trained and is served on it. No FP4.",
     ),
     Chip(
         name="B200", generation="Blackwell", release_year=2024,
@@ -497,6 +514,7 @@ _SYSTEM_LIST = [
     _preset_system("HGX A100", "A100", 8, f"HGX/DGX A100, 8 GPUs; {SB_GPU}"),
     _preset_system("HGX H100", "H100", 8, f"HGX/DGX H100, 8 GPUs, 640 GB; {SB_GPU}"),
     _preset_system("HGX H200", "H200", 8, f"HGX/DGX H200, 8 GPUs; {SB_GPU}"),
+    _preset_system("HGX H800", "H800", 8, f"HGX H800, 8 GPUs (DeepSeek's serving node); {NV_H800}"),
     _preset_system("HGX B200", "B200", 8, NV_DGXB200),
     # Rack-scale NVLink domains: 72 GPU packages each.
     _preset_system("GB200 NVL72", "GB200", 72, NV_NVL72,

@@ -18,10 +18,11 @@ import sympy as sp
 
 from . import validate
 from .formula import Formula
-from .symbols import (B, B_star, FLOPs, N_active, N_total, batch_ratio, bytes_param, bytes_tok,
-                      cost_token, hbm_capacity, len_ctx, len_ctx_star, mem_bw, mfu, mults, n_chips,
-                      price_chip_hour, price_ratio, ratio_hw, speed_ratio, t, t_compute, t_drain,
-                      t_kv, t_mem, t_step, t_wait, t_weights, t_worst, throughput)
+from .symbols import (B, B_star, FLOPs, L_moe, N_active, N_expert, N_fixed, N_read, N_total, batch_ratio,
+                      bytes_param, bytes_tok, cost_token, flops_attn, hbm_capacity, hit, k_active, len_ctx,
+                      len_ctx_star, len_in, mem_bw, mfu, mults, n_chips, n_experts, n_touched, n_verify,
+                      price_chip_hour, price_ratio, ratio_hw, speed_ratio, t, t_compute, t_drain, t_kv, t_mem,
+                      t_prefill, t_step, t_wait, t_weights, t_worst, tau, throughput)
 
 SECONDS_PER_HOUR = 3600
 
@@ -101,22 +102,42 @@ def hardware_ratio(chip, compute_dtype: str, weight_bytes: float) -> float:
     return balance_batch(chip, weight_bytes=weight_bytes, compute_dtype=compute_dtype)
 
 
-def decode_step(*, batch, n_active, n_total, flops, mem_bw, bytes_param, len_ctx, bytes_tok) -> dict:
+STEP_FORMS = ("max", "kv_added")
+
+
+def decode_step(*, batch, n_active, n_total, flops, mem_bw, bytes_param, len_ctx, bytes_tok,
+                step_form: str = "max") -> dict:
     """Every time of one decode step, as numbers or NumPy arrays broadcast together.
 
     Returns ``{"t_compute", "t_weights", "t_kv", "t_mem", "t"}`` in seconds, each from the
-    corresponding Formula of this module.
+    corresponding Formula of this module. ``step_form`` picks how the three times combine:
+
+    - ``"max"`` (default, the lecture's E1.1 with E1.3): ``t = max(t_compute, t_weights + t_kv)``;
+    - ``"kv_added"``: ``t = t_kv + max(t_compute, t_weights)``, the other common form, for kernels
+      that stream the KV cache in attention while the matrix units wait (attention and the
+      weight matmuls do not overlap). It is never shorter than ``"max"``.
+
+    ``len_ctx = 0`` (and ``bytes_tok = 0``) mean "no KV cache": the KV term is then 0.
     """
     for name, value in dict(batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
-                            bytes_param=bytes_param, len_ctx=len_ctx, bytes_tok=bytes_tok).items():
+                            bytes_param=bytes_param).items():
         validate.number(name, value)
+    validate.number("len_ctx", len_ctx, allow_zero=True)
+    validate.number("bytes_tok", bytes_tok, allow_zero=True)
+    validate.choice("step_form", step_form, STEP_FORMS)
     if n_active > n_total:
         raise ValueError(f"n_active must be <= n_total, got n_active={n_active!r} > n_total={n_total!r}")
     compute = T_COMPUTE(B=batch, N_active=n_active, FLOPs=flops)
     weights = T_WEIGHTS(N_total=n_total, bytes_param=bytes_param, mem_bw=mem_bw)
-    kv = T_KV(B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok, mem_bw=mem_bw)
-    return {"t_compute": compute, "t_weights": weights, "t_kv": kv,
-            "t_mem": weights + kv, "t": _maximum(compute, weights + kv)}
+    kv = T_KV(B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok, mem_bw=mem_bw, allow_zero=("len_ctx", "bytes_tok"))
+    total = (_maximum(compute, weights + kv) if step_form == "max"
+             else _plus(kv, _maximum(compute, weights)))
+    return {"t_compute": compute, "t_weights": weights, "t_kv": kv, "t_mem": weights + kv, "t": total}
+
+
+def _plus(a, b):
+    result = a + b
+    return float(result) if hasattr(result, "ndim") and result.ndim == 0 else result
 
 
 def _maximum(a, b):
@@ -150,3 +171,247 @@ def balance_batch_with_kv(*, n_active, n_total, flops, mem_bw, bytes_param, len_
 def lecture_link(seconds: int) -> str:
     """A link to a moment of the lecture video."""
     return f"{LECTURE}?t={int(seconds)}"
+
+
+# =================================================================================================
+# Chapter 8: roofline versus reality. Additions that the comparison with published serving figures
+# needs; every one reduces to a Chapter 1 formula in a limit the notebook derives.
+# =================================================================================================
+
+# --- MoE weight reads at small batch ----------------------------------------------------------------
+EXPECTED_EXPERTS = Formula(
+    n_touched, n_experts * (1 - (1 - k_active / n_experts) ** B),
+    source="course derivation (Ch8): one token misses a given expert with probability 1 - k/E, "
+           "B tokens routed independently and uniformly miss it with probability (1 - k/E)^B",
+    note="B is the tokens routed through the layer in one step; k at B = 1, all E as B -> oo")
+PARAMS_READ = Formula(
+    N_read, N_fixed + L_moe * EXPECTED_EXPERTS.rhs * N_expert,
+    source="course (Ch8): the fixed part is always read, each MoE layer reads only the experts touched")
+T_WEIGHTS_READ = Formula(
+    t_weights, PARAMS_READ.rhs * bytes_param / mem_bw,
+    source="lecture 00:06:39 (E1.3) weight term with N_total replaced by the parameters actually read")
+
+# --- Tokens per step > 1 (speculative decoding, multi-token prediction) ----------------------------
+T_COMPUTE_VERIFY = Formula(
+    t_compute, T_COMPUTE.rhs.subs(B, B * n_verify),
+    source="lecture E1.2 with every sequence processing n_verify tokens per step (1 + drafted)")
+DECODE_THROUGHPUT = Formula(
+    throughput, B * tau / t_step,
+    source="lecture 00:26:56 (E1.8) with tau accepted tokens per sequence per step "
+           "(the second Fast Mode lever, lecture 00:01:35)")
+T_ATTENTION = Formula(
+    t_compute, B * n_verify * flops_attn / FLOPs,
+    source="course (Ch8): attention FLOPs (QK and AV) of every processed token, at its context")
+
+# --- Prefill with a prefix cache ------------------------------------------------------------------
+T_PREFILL = Formula(
+    t_prefill, len_in * (1 - hit) * (2 * N_active + flops_attn) / FLOPs,
+    source="course (Ch8): only uncached prompt tokens are computed, each 2 N_active + attention FLOPs",
+    note="hit = 0 is no cache; the weights, read once per forward pass, are neglected (large prefill batches)")
+
+
+def expected_experts(*, n_experts: float, k: float, tokens) -> float:
+    """Expected routed experts one MoE layer touches when ``tokens`` tokens are routed in a step.
+
+    ``E · (1 − (1 − k/E)^B)`` (:data:`EXPECTED_EXPERTS`, course derivation, Chapter 8), assuming each
+    token picks its top-k uniformly and independently. It is exactly ``k`` at B = 1 and tends to
+    all ``E`` experts as B grows: the lecture's "every step reads every weight" (E1.3) is that limit.
+    Real routers are not uniform, so more tokens share popular experts and fewer experts are touched;
+    the formula is an upper bound on bytes read in that sense.
+    """
+    validate.number("n_experts", n_experts)
+    validate.number("k", k, maximum=n_experts)
+    validate.number("tokens", tokens)
+    return EXPECTED_EXPERTS(n_experts=n_experts, k_active=k, B=tokens)
+
+
+def _moe_split(model) -> dict:
+    """The model's parameters as the read formula needs them: fixed part, MoE layers, one expert."""
+    if not model.is_moe:
+        return {"N_fixed": model.params_total, "L_moe": 0, "N_expert": 0, "n_experts": 1, "k": 1}
+    routed_total = model.params_breakdown()["experts_routed"]
+    return {"N_fixed": model.params_total - routed_total, "L_moe": model.n_moe_layers,
+            "N_expert": model.expert_params(), "n_experts": model.n_routed_experts,
+            "k": model.experts_per_token}
+
+
+def params_read(model, *, tokens) -> float:
+    """Parameters one decode step reads from HBM when ``tokens`` tokens are routed in it.
+
+    ``N_read = N_fixed + L_MoE · E(1 − (1 − k/E)^B) · N_expert`` (:data:`PARAMS_READ`, Chapter 8), where
+    N_fixed is every parameter outside the routed experts (attention, dense MLPs, shared experts,
+    router, embeddings and head, as the lecture's N_total counts them). A dense model reads N_total
+    at every batch; an MoE reads N_fixed + k experts per layer at B = 1 and tends to N_total.
+    """
+    validate.number("tokens", tokens)
+    split = _moe_split(model)
+    if not model.is_moe:
+        return float(split["N_fixed"]) + 0 * tokens
+    return PARAMS_READ(N_fixed=split["N_fixed"], L_moe=split["L_moe"], N_expert=split["N_expert"],
+                       n_experts=split["n_experts"], k_active=split["k"], B=tokens)
+
+
+def attention_flops(model, context_len, *, absorbed: bool = False) -> float:
+    """Attention FLOPs (QKᵀ and AV) of one new token at ``context_len`` tokens of context.
+
+    ``models.Model.attention_flops_per_token`` (2·n_heads·(d_qk + d_v)·L per layer, 2 FLOPs per
+    multiply-add). With ``absorbed=True`` an MLA model attends in its latent space, as DeepSeek's
+    decode kernels do (DeepSeek-V2, arXiv 2405.04434, §2.1.2, "absorb" W_UK into W_Q and W_UV into
+    W_O): d_qk = kv_lora_rank + qk_rope_head_dim and d_v = kv_lora_rank (576 and 512 for DeepSeek-V3,
+    3.4× the un-absorbed 192 + 128). ``context_len = 0`` gives 0. ``absorbed`` changes nothing for
+    attention without a latent.
+    """
+    validate.number("context_len", context_len, allow_zero=True)
+    if context_len < 1:
+        return 0.0
+    plain = model.attention_flops_per_token(int(round(context_len)))
+    if absorbed and model.kv_lora_rank:
+        unabsorbed = model.qk_nope_head_dim + model.qk_rope_head_dim + model.v_head_dim
+        latent = 2 * model.kv_lora_rank + model.qk_rope_head_dim
+        return plain * latent / unabsorbed
+    return plain
+
+
+def _peak(unit, fmt: str) -> float:
+    return _flops_for(unit, fmt)
+
+
+def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8",
+                 expert_weight_dtype: str | None = None, compute_dtype: str | None = None,
+                 expert_compute_dtype: str | None = None, attention_dtype: str | None = None,
+                 kv_dtype: str = "bf16", tokens_per_step: float = 1.0, tokens_verified: float | None = None,
+                 attention: bool = True, absorbed: bool = True, expected_experts_read: bool = True,
+                 step_form: str = "max") -> dict:
+    """The roofline bound on one decode step of ``model`` on ``deployment``, with Chapter 8's fixes.
+
+    ``deployment`` is anything with ``flops``, ``hbm_bandwidth`` and ``n_chips`` (a
+    :class:`lecture_lib.collectives.Deployment`, a ``hardware.System``; a bare chip counts as one).
+    ``batch`` sequences share the deployment, each with ``len_ctx`` tokens of context (0: no KV).
+
+    Times (seconds), all from this module's Formulas:
+
+    - compute: ``2 B n_verify N/FLOPs`` per number format (:data:`T_COMPUTE_VERIFY`), routed-expert
+      matmuls in ``expert_compute_dtype``, everything else in ``compute_dtype``, plus attention
+      ``B n_verify FLOP_attn / FLOPs`` (:data:`T_ATTENTION`, MLA absorbed when ``absorbed``);
+    - weights: ``N_read · bytes / mem_bw`` (:data:`T_WEIGHTS_READ`) with the expected experts touched
+      by ``B · n_verify`` routed tokens, experts in ``expert_weight_dtype``; with
+      ``expected_experts_read=False`` the lecture's ``N_total`` (:data:`T_WEIGHTS`);
+    - KV: ``B len_ctx bytes_tok / mem_bw`` (:data:`T_KV`), sliding windows counted, in ``kv_dtype``.
+
+    Combined as in :func:`decode_step` (``step_form``). ``tokens_per_step`` (τ) is the tokens each
+    sequence gains per step (accepted drafts + 1); ``tokens_verified`` (default τ) the tokens it
+    processes. Returns the times, ``"tokens_per_s"`` = B τ / t (:data:`DECODE_THROUGHPUT`),
+    ``"tokens_per_s_per_seq"``, ``"params_read"`` and ``"experts_touched"``.
+    """
+    from . import models as _models
+
+    validate.number("batch", batch)
+    validate.number("len_ctx", len_ctx, allow_zero=True)
+    validate.number("tokens_per_step", tokens_per_step)
+    verified = tokens_per_step if tokens_verified is None else tokens_verified
+    validate.number("tokens_verified", verified)
+    if verified < tokens_per_step:
+        raise ValueError(f"tokens_verified must be >= tokens_per_step (a step cannot accept more tokens "
+                         f"than it processes), got {verified!r} < {tokens_per_step!r}")
+    validate.choice("step_form", step_form, STEP_FORMS)
+    if compute_dtype is None:
+        if not isinstance(weight_dtype, str):
+            raise ValueError(f"compute_dtype must be given when weight_dtype is a byte count, got "
+                             f"weight_dtype={weight_dtype!r} and no compute_dtype")
+        compute_dtype = weight_dtype
+    expert_compute_dtype = expert_compute_dtype or compute_dtype
+    attention_dtype = attention_dtype or compute_dtype
+    expert_weight_dtype = expert_weight_dtype or weight_dtype
+    bytes_w = _models._bytes_per("weight_dtype", weight_dtype)
+    bytes_e = _models._bytes_per("expert_weight_dtype", expert_weight_dtype)
+    mem = deployment.hbm_bandwidth
+    tokens = batch * verified
+
+    split = _moe_split(model)
+    routed_active = split["L_moe"] * split["k"] * split["N_expert"]
+    other_active = model.params_active - routed_active
+    compute = T_COMPUTE_VERIFY(B=batch, n_verify=verified, N_active=other_active,
+                               FLOPs=_peak(deployment, compute_dtype))
+    if routed_active:
+        compute = compute + T_COMPUTE_VERIFY(B=batch, n_verify=verified, N_active=routed_active,
+                                             FLOPs=_peak(deployment, expert_compute_dtype))
+    attn = attention_flops(model, len_ctx, absorbed=absorbed) if attention else 0.0
+    if attn:
+        compute = compute + T_ATTENTION(B=batch, n_verify=verified, flops_attn=attn,
+                                        FLOPs=_peak(deployment, attention_dtype))
+
+    if model.is_moe and expected_experts_read:
+        touched = expected_experts(n_experts=split["n_experts"], k=split["k"], tokens=tokens)
+    else:
+        touched = split["n_experts"] if model.is_moe else 0
+    routed_read = split["L_moe"] * touched * split["N_expert"]
+    weights = T_WEIGHTS(N_total=split["N_fixed"], bytes_param=bytes_w, mem_bw=mem)
+    if model.is_moe:
+        weights = weights + T_WEIGHTS(N_total=routed_read, bytes_param=bytes_e, mem_bw=mem)
+
+    if len_ctx > 0:
+        bytes_tok_value = model.kv_bytes_read_per_token(kv_dtype, context_len=int(round(len_ctx)))
+        kv = T_KV(B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok_value, mem_bw=mem)
+    else:
+        kv = 0.0
+    total = max(compute, weights + kv) if step_form == "max" else kv + max(compute, weights)
+    rate = DECODE_THROUGHPUT(B=batch, tau=tokens_per_step, t_step=total)
+    return {"t_compute": compute, "t_weights": weights, "t_kv": kv, "t": total, "tokens_per_s": rate,
+            "tokens_per_s_per_seq": rate / batch, "params_read": split["N_fixed"] + routed_read,
+            "experts_touched": touched, "n_chips": getattr(deployment, "n_chips", 1)}
+
+
+def prefill_bound(model, deployment, *, len_in, hit_rate: float = 0.0, compute_dtype: str = "fp8",
+                  expert_compute_dtype: str | None = None, attention: bool = True) -> dict:
+    """The compute bound on prefilling prompts of ``len_in`` tokens, with a prefix-cache hit rate.
+
+    ``t_prefill = len_in (1 − h) (2 N_active + FLOP_attn) / FLOPs`` per request (:data:`T_PREFILL`):
+    cached tokens are not recomputed (their KV is read instead, which is neglected here, as is the
+    one weight read per forward pass). The uncached tokens attend to contexts from ``h·len_in`` to
+    ``len_in``, so FLOP_attn is taken at the mean context ``len_in (1 + h) / 2`` (un-absorbed form: prefill
+    runs attention in full width). Routed-expert matmuls may use another format (mixed precision).
+    Returns ``{"t_prefill", "input_tokens_per_s", "computed_tokens_per_s"}``: input tokens/s counts
+    cached tokens too, as providers report it (DeepSeek's 73.7k/s "including cache hits").
+    """
+    validate.number("len_in", len_in)
+    validate.number("hit_rate", hit_rate, allow_zero=True)
+    if hit_rate >= 1:
+        raise ValueError(f"hit_rate must be in [0, 1) (1 would mean nothing to compute), got {hit_rate!r}")
+    expert_compute_dtype = expert_compute_dtype or compute_dtype
+    split = _moe_split(model)
+    routed_active = split["L_moe"] * split["k"] * split["N_expert"]
+    other_active = model.params_active - routed_active
+    # The expert share runs at another peak: express it as extra "dense-format" parameters.
+    scale = _peak(deployment, compute_dtype) / _peak(deployment, expert_compute_dtype)
+    effective_active = other_active + routed_active * scale
+    attn = attention_flops(model, len_in * (1 + hit_rate) / 2) if attention else 0.0
+    seconds = T_PREFILL(len_in=len_in, hit=hit_rate, N_active=effective_active, flops_attn=attn,
+                        FLOPs=_peak(deployment, compute_dtype), allow_zero=("hit", "flops_attn"))
+    return {"t_prefill": seconds, "input_tokens_per_s": len_in / seconds,
+            "computed_tokens_per_s": len_in * (1 - hit_rate) / seconds}
+
+
+# --- How many sequences fit (the capacity wall that caps B in a throughput bound) ------------------
+BATCH_THAT_FITS = Formula(
+    B, (hbm_capacity - N_total * bytes_param) / (len_ctx * bytes_tok),
+    source="lecture 00:23:43-00:26:56: HBM holds the weights once and every sequence's KV cache")
+
+
+def batch_that_fits(model, deployment, *, len_ctx, weight_bytes: float, kv_dtype="bf16") -> float:
+    """The largest batch whose KV caches fit beside one copy of the weights in the deployment's HBM.
+
+    ``B_fit = (C_HBM − N_total · bytes_param) / (len_ctx · bytes_tok)`` (:data:`BATCH_THAT_FITS`).
+    Activations, fragmentation and redundant experts are ignored, so the real batch is smaller.
+    ``ValueError`` if the weights alone do not fit.
+    """
+    from . import models as _models
+
+    validate.number("len_ctx", len_ctx)
+    size = _models._bytes_per("weight_bytes", weight_bytes)
+    capacity = deployment.hbm_capacity
+    if model.params_total * size >= capacity:
+        raise ValueError(f"weight_bytes={weight_bytes!r}: {model.name}'s weights "
+                         f"({model.params_total * size / 1e9:.0f} GB) do not fit in {capacity / 1e9:.0f} GB")
+    per_token = model.kv_bytes_read_per_token(kv_dtype, context_len=int(round(len_ctx)))
+    return BATCH_THAT_FITS(hbm_capacity=capacity, N_total=model.params_total, bytes_param=size,
+                           len_ctx=len_ctx, bytes_tok=per_token)

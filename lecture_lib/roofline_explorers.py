@@ -145,6 +145,9 @@ class BatchExplorer(_RooflineExplorer):
             lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls="--", lw=1.5,
                                                      label="B* with KV")
             lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
+        # Chapter 8: an MoE step reads only the experts its tokens touch (roofline.PARAMS_READ)
+        lines["weights_read"], = latency.plot([], [], color=COLORS["weights"], ls="-.", lw=1.2,
+                                              label="weight fetch, experts touched (Ch. 8)")
         latency.legend(loc="upper left", framealpha=0.9, frameon=True)
         self.lines = lines
         self.axes = (latency, cost)
@@ -172,6 +175,11 @@ class BatchExplorer(_RooflineExplorer):
             per_million = PER_MILLION * roofline.cost_per_token(step_time=seconds, batch=b, n_chips=n_chips,
                                                                 price_chip_hour=price)
             self.lines[name + "_cost"].set_data(b, per_million)
+        model = workload.model
+        moe = model is not None and model.is_moe and workload.n_total == model.params_total
+        read = (T_WEIGHTS(N_total=roofline.params_read(model, tokens=b), bytes_param=r["bytes_param"],
+                          mem_bw=r["mem_bw"]) if moe else np.full_like(b, np.nan))
+        self.lines["weights_read"].set_data(b, read * ms)
         with_kv = roofline.balance_batch_with_kv(n_active=workload.n_active, n_total=workload.n_total,
                                                  flops=r["flops"], mem_bw=r["mem_bw"], bytes_param=r["bytes_param"],
                                                  len_ctx=len_ctx, bytes_tok=bytes_tok)
@@ -202,6 +210,7 @@ class BatchExplorer(_RooflineExplorer):
              else f"{with_kv:,.0f}"),
             ("KV bytes per token", units.bytes_(bytes_tok)),
             ("latency floor (weight fetch)", units.seconds(weights[0])),
+            ("weight fetch at B = 1, experts touched (Ch. 8)", units.seconds(read[0]) if moe else "n/a (dense model or board example)"),
             (f"step time at B = {batch:,.0f}", f"{units.seconds(step['t'])}  ({bound})"),
             ("MFU at your B", f"{step['t_compute'] / step['t']:.0%}"),
             ("tokens/s at your B", units.rate(batch / step["t"])),

@@ -208,6 +208,23 @@ kv_advantage = _define("kv_advantage", r"t_\mathrm{recompute}/t_\mathrm{read}", 
 rate_kv = _define("rate_kv", r"r_\mathrm{KV}", "FLOPs a KV cache saves per byte it keeps", "FLOP/byte", 7)
 rate_rev = _define("rate_rev", r"r_\mathrm{rev}", "FLOPs a RevNet spends per byte of activations it saves", "FLOP/byte", 7)
 
+# --- Chapter 8: roofline versus reality (lecture_lib.roofline additions, lecture_lib.collectives) ---
+# Also used here (same symbols): B, N_total, N_active, n_experts, k_active, N_expert, bytes_param, mem_bw,
+# FLOPs, len_ctx, bytes_tok from Chapters 1-2; flops_attn from Chapter 6; n_layers from Chapter 7.
+n_touched = _define("n_touched", r"\bar{n}_\mathrm{touched}", "expected routed experts one MoE layer reads in a step", "experts", 8)
+N_fixed = _define("N_fixed", r"N_\mathrm{fixed}", "parameters read every step whatever the routing: attention, dense MLPs, shared experts, router, head", "params", 8)
+L_moe = _define("L_moe", r"L_\mathrm{MoE}", "layers whose MLP is a mixture of experts", "layers", 8)
+N_read = _define("N_read", r"N_\mathrm{read}", "parameters a decode step actually reads from HBM", "params", 8)
+tau = _define("tau", r"\tau", "tokens accepted per sequence per step (speculative decoding / multi-token prediction)", "tokens", 8)
+n_verify = _define("n_verify", r"n_\mathrm{verify}", "tokens per sequence the model processes in one step (1 + drafted tokens)", "tokens", 8)
+hit = _define("hit", r"h", "prefix-cache hit rate: share of input tokens whose KV is already cached", "-", 8)
+len_in = _define("len_in", r"\mathrm{len}_\mathrm{in}", "prompt (input) tokens of one request", "tokens", 8)
+t_prefill = _define("t_prefill", r"t_\mathrm{prefill}", "compute time to prefill one request's uncached tokens", "s", 8)
+n_ring = _define("n_ring", r"N", "devices taking part in a collective (ring size)", "devices", 8)
+bytes_msg = _define("bytes_msg", r"V", "bytes of the full array a collective gathers, reduces or exchanges", "bytes", 8)
+bw_link = _define("bw_link", r"W", "one-direction bandwidth per device at the collective's link level", "bytes/s", 8)
+t_coll = _define("t_coll", r"t_\mathrm{coll}", "time of one collective", "s", 8)
+
 
 def rows(chapter: int | None = None) -> list[Notation]:
     """The table's rows, optionally only those a chapter introduces."""

@@ -1,0 +1,134 @@
+"""Chapter 8's practice problems (solutions/08_roofline_vs_reality.ipynb).
+
+Every expected value is computed from the library's presets, Formulas and dataset with the inputs the
+problem statement names; see :mod:`lecture_lib.checks` for how answers are judged.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from . import collectives, hardware, measurements, models, roofline
+from . import symbols as _symbols
+from .checks import Mistake, Problem, _register
+
+#: MXFP4 as gpt-oss stores its experts: 4-bit values plus one 8-bit scale per 32 (4.25 bits).
+MXFP4_BYTES = 4.25 / 8
+
+
+def _deepseek():
+    return models.get("deepseek-v3")
+
+
+def _deepseek_batch_one_read(form: str = "fixed") -> float:
+    m = _deepseek()
+    if form == "active":
+        return float(m.params_active)
+    if form == "total":
+        return float(m.params_total)
+    return roofline.params_read(m, tokens=1)
+
+
+def _tokens_for_ninety_percent() -> float:
+    m = _deepseek()
+    expr = roofline.EXPECTED_EXPERTS.subs(n_experts=m.n_routed_experts, k_active=m.experts_per_token)
+    return float(sp.nsolve(expr - sp.Rational(9, 10) * m.n_routed_experts, _symbols.B, 70))
+
+
+def _gpt_oss_batch_one(all_experts: bool = False) -> float:
+    d = collectives.deployment(hardware.get("B200"), n_chips=4)
+    out = roofline.decode_bound(models.get("gpt-oss-120b"), d, batch=1, len_ctx=1024, weight_dtype=MXFP4_BYTES,
+                                compute_dtype="fp8", kv_dtype="bf16", expected_experts_read=not all_experts)
+    return out["tokens_per_s"]
+
+
+def _implied_tau() -> float:
+    row = measurements.get("trtllm-llama70b-h200-batch1-spec")
+    return row.measured / row.bound
+
+
+def _cache_lift(attention: bool = True) -> float:
+    row = measurements.get("deepseek-prefill-h800")
+    m = models.get(row.model)
+    warm = roofline.prefill_bound(m, row.deployment, len_in=row.len_in, hit_rate=row.hit_rate, attention=attention)
+    cold = roofline.prefill_bound(m, row.deployment, len_in=row.len_in, attention=attention)
+    return warm["input_tokens_per_s"] / cold["input_tokens_per_s"]
+
+
+def _absorbed_ratio() -> float:
+    m = _deepseek()
+    return roofline.attention_flops(m, 8192, absorbed=True) / roofline.attention_flops(m, 8192)
+
+
+def _tp_all_reduce(per_layer: int = 2, ring_factor: bool = True) -> float:
+    m = models.get("llama-3-70b")
+    exact = collectives.tp_all_reduce_time(m, tp=8, batch_tokens=64, bytes_per_value=2,
+                                           link_bandwidth=hardware.get("H100").scale_up_bandwidth)
+    return exact * per_layer / 2 * (1 if ring_factor else 8 / 7)
+
+
+CLOSEST_CANDIDATES = ("deepseek-decode-h800", "sglang-prefill-96xh100", "trtllm-llama405b-h200-2k",
+                      "trtllm-llama70b-h200-batch1")
+
+
+def _closest() -> str:
+    return max(CLOSEST_CANDIDATES, key=lambda key: measurements.get(key).efficiency)
+
+
+def _kv_added_ratio() -> float:
+    m, rack = _deepseek(), hardware.get_system("GB200 NVL72")
+    kw = dict(batch=16384, n_active=m.params_active, n_total=m.params_total, flops=rack.flops["fp4"],
+              mem_bw=rack.hbm_bandwidth, bytes_param=0.5, len_ctx=1024, bytes_tok=m.kv_bytes_per_token("fp8"))
+    return roofline.decode_step(step_form="kv_added", **kw)["t"] / roofline.decode_step(**kw)["t"]
+
+
+_register("8.1", Problem(
+    "Derive the expected experts touched", "expression", lambda: roofline.EXPECTED_EXPERTS.rhs,
+    wrong_hint="Find the probability that one given expert is missed by all B tokens, then use linearity of "
+               "expectation over the E experts. Check: at B = 1 your formula must give k."))
+_register("8.2", Problem(
+    "What DeepSeek-V3 reads at batch 1", "number", _deepseek_batch_one_read, rtol=0.01, unit="parameters",
+    mistakes=(Mistake(lambda: _deepseek_batch_one_read("total"),
+                      "That is every parameter: the lecture's large-batch form. At batch 1 each MoE layer "
+                      "reads only the experts its one token is routed to."),
+              Mistake(lambda: _deepseek_batch_one_read("active"),
+                      "Close, but the active count leaves out the input-embedding table, which the read "
+                      "formula keeps in N_fixed (as the lecture's N_total does)."))))
+_register("8.3", Problem(
+    "Tokens to touch 90% of the experts", "number", _tokens_for_ninety_percent, rtol=0.02, unit="tokens",
+    wrong_hint="Set the expected experts touched equal to 0.9 E and solve for B; a logarithm appears."))
+_register("8.4", Problem(
+    "gpt-oss-120b at batch 1 on four B200s", "number", _gpt_oss_batch_one, rtol=0.03, unit="tokens per second",
+    mistakes=(Mistake(lambda: _gpt_oss_batch_one(all_experts=True),
+                      "That bound reads all 128 experts of every layer. One token touches only 4 of them."),)))
+_register("8.5", Problem(
+    "What the speculative-decoding figure implies", "number", _implied_tau, rtol=0.02,
+    unit="accepted tokens per step",
+    mistakes=(Mistake(lambda: 181.74 / 51.14,
+                      "That is the speed-up over the measured baseline, which itself falls short of the "
+                      "bound. Compare the figure with the bound instead."),)))
+_register("8.6", Problem(
+    "What the prefix cache is worth to DeepSeek's prefill", "number", _cache_lift, rtol=0.03,
+    mistakes=(Mistake(lambda: 0.563, "That is the hit rate itself, not how much it lifts the bound."),
+              Mistake(lambda: 1 / 0.563, "Divide by the share of tokens still to compute, 1 − h."))))
+_register("8.7", Problem(
+    "Absorbed MLA: how many more attention FLOPs?", "number", _absorbed_ratio, rtol=0.02,
+    wrong_hint="Absorbed, every head's query meets the 576-wide latent key and the 512-wide latent value."))
+_register("8.8", Problem(
+    "Tensor-parallel all-reduces for one step", "number", _tp_all_reduce, rtol=0.02, unit="seconds",
+    mistakes=(Mistake(lambda: _tp_all_reduce(per_layer=1),
+                      "That is one all-reduce per layer; a Megatron layer has two (after attention, after the MLP)."),
+              Mistake(lambda: _tp_all_reduce(ring_factor=False),
+                      "Nearly: a ring all-reduce over N GPUs moves (N − 1)/N of the array twice, not all of it."),
+              Mistake(lambda: _tp_all_reduce() / 2,
+                      "An all-reduce is a reduce-scatter and then an all-gather: twice an all-gather's time."))))
+_register("8.9", Problem(
+    "Which figure comes closest to its bound?", "choice", _closest, options=CLOSEST_CANDIDATES,
+    alternates={"trtllm-llama70b-h200-batch1": ("batch 1", "batch-1", "llama 70b batch 1"),
+                "deepseek-decode-h800": ("deepseek decode",), "sglang-prefill-96xh100": ("sglang prefill",),
+                "trtllm-llama405b-h200-2k": ("405b", "llama 405b")},
+    wrong_hint="Compute measured / bound for each; one of them has no all-to-all and no tensor-parallel "
+               "all-reduce on its critical path."))
+_register("8.10", Problem(
+    "The other step form", "number", _kv_added_ratio, rtol=0.02,
+    wrong_hint="Compute both step times with roofline.decode_step, once with step_form='kv_added'."))

@@ -1,0 +1,263 @@
+"""Chapter 8's model fixes: expected experts, tokens per step, attention, prefix cache, collectives."""
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from lecture_lib import collectives, formula, hardware, models, roofline
+from lecture_lib.symbols import B, N_expert, N_fixed, L_moe, k_active, n_experts, n_verify, tau
+
+
+# --- Expected experts touched -------------------------------------------------------------------
+
+def test_at_batch_one_a_layer_touches_exactly_k_experts():
+    assert sp.simplify(roofline.EXPECTED_EXPERTS.rhs.subs(B, 1) - k_active) == 0
+
+
+def test_at_large_batch_every_expert_is_touched_the_lectures_form():
+    r = sp.Symbol("r", positive=True)          # k = E / (1 + r) is any k strictly between 0 and E
+    touched = roofline.EXPECTED_EXPERTS.rhs.subs(k_active, n_experts / (1 + r))
+    assert sp.limit(touched, B, sp.oo) == n_experts
+    read = roofline.PARAMS_READ.rhs.subs(k_active, n_experts / (1 + r))
+    assert sp.simplify(sp.limit(read, B, sp.oo) - (N_fixed + L_moe * n_experts * N_expert)) == 0
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "gpt-oss-120b", "kimi-k2", "qwen3-235b-a22b", "mixtral-8x22b"])
+def test_an_moe_at_batch_one_reads_its_active_experts_and_all_of_them_at_large_batch(name):
+    m = models.get(name)
+    at_one = roofline.params_read(m, tokens=1)
+    routed = m.params_breakdown()["experts_routed"]
+    assert at_one == pytest.approx(m.params_total - routed + m.n_moe_layers * m.experts_per_token * m.expert_params())
+    assert roofline.params_read(m, tokens=1e7) == pytest.approx(m.params_total, rel=1e-9)
+
+
+def test_a_dense_model_reads_everything_at_every_batch():
+    m = models.get("llama-3-70b")
+    assert roofline.params_read(m, tokens=1) == m.params_total
+
+
+def test_expected_experts_matches_a_simulation():
+    rng = np.random.default_rng(0)
+    E, k, tokens = 64, 4, 10
+    hits = [len(set(np.concatenate([rng.choice(E, k, replace=False) for _ in range(tokens)])))
+            for _ in range(4000)]
+    assert np.mean(hits) == pytest.approx(roofline.expected_experts(n_experts=E, k=k, tokens=tokens), rel=0.02)
+
+
+def test_expected_experts_is_monotone_and_bounded():
+    touched = roofline.expected_experts(n_experts=256, k=8, tokens=np.arange(1, 2000))
+    assert np.all(np.diff(touched) >= 0) and touched[0] == pytest.approx(8) and touched[-1] <= 256
+
+
+@pytest.mark.parametrize("bad", [dict(k=300), dict(tokens=0), dict(tokens=float("nan"))])
+def test_expected_experts_refuses_bad_input(bad):
+    kwargs = dict(n_experts=256, k=8, tokens=4) | bad
+    with pytest.raises(ValueError):
+        roofline.expected_experts(**kwargs)
+
+
+def test_the_moe_batch_one_bound_is_far_above_the_all_experts_bound():
+    """gpt-oss-120b on 4 B200: the lecture's N_total bound sits near published batch-1 figures."""
+    d = collectives.deployment(hardware.get("B200"), n_chips=4)
+    kw = dict(batch=1, len_ctx=1024, weight_dtype=0.53125, compute_dtype="fp8")
+    fixed = roofline.decode_bound(models.get("gpt-oss-120b"), d, **kw)
+    lecture = roofline.decode_bound(models.get("gpt-oss-120b"), d, expected_experts_read=False, **kw)
+    assert fixed["experts_touched"] == pytest.approx(4)
+    assert fixed["tokens_per_s"] > 10 * lecture["tokens_per_s"]
+
+
+# --- Tokens per step, attention, step form ------------------------------------------------------
+
+def test_tokens_per_step_multiplies_memory_bound_throughput():
+    d = collectives.deployment(hardware.get("H100"), n_chips=1)
+    m = models.get("llama-3.1-8b")
+    one = roofline.decode_bound(m, d, batch=1, len_ctx=1000, weight_dtype="bf16")
+    three = roofline.decode_bound(m, d, batch=1, len_ctx=1000, weight_dtype="bf16", tokens_per_step=2.5,
+                                  tokens_verified=4)
+    assert three["tokens_per_s"] == pytest.approx(2.5 * one["tokens_per_s"], rel=1e-6)
+    assert three["t_compute"] == pytest.approx(4 * one["t_compute"])
+
+
+def test_verify_form_is_chapter_one_compute_with_b_times_n_verify():
+    assert formula.same(roofline.T_COMPUTE_VERIFY.rhs.subs(n_verify, 1), roofline.T_COMPUTE.rhs)
+    assert formula.same(roofline.DECODE_THROUGHPUT.rhs.subs(tau, 1), roofline.THROUGHPUT.rhs)
+
+
+def test_tokens_verified_below_accepted_is_refused():
+    d = collectives.deployment(hardware.get("H100"), n_chips=1)
+    with pytest.raises(ValueError, match="tokens_verified"):
+        roofline.decode_bound(models.get("llama-3.1-8b"), d, batch=1, len_ctx=10, weight_dtype="bf16",
+                              tokens_per_step=3, tokens_verified=2)
+
+
+def test_absorbed_mla_attention_is_about_3_4_times_the_unabsorbed_flops():
+    m = models.get("deepseek-v3")
+    ratio = roofline.attention_flops(m, 4096, absorbed=True) / roofline.attention_flops(m, 4096)
+    assert ratio == pytest.approx((2 * 512 + 64) / (128 + 64 + 128))
+
+
+def test_attention_flops_slow_compute_at_long_context():
+    d = collectives.deployment(hardware.get_system("HGX H200"))
+    m = models.get("llama-3-405b")
+    kw = dict(batch=256, weight_dtype="fp8", kv_dtype="fp8")
+    short = roofline.decode_bound(m, d, len_ctx=1, **kw)["t_compute"]
+    long = roofline.decode_bound(m, d, len_ctx=100_000, **kw)["t_compute"]
+    assert long > 1.05 * short
+
+
+def test_kv_added_step_form_is_never_shorter():
+    kw = dict(batch=np.array([1, 64, 4096]), n_active=37e9, n_total=671e9, flops=1e16, mem_bw=8e12,
+              bytes_param=1, len_ctx=8192, bytes_tok=7e4)
+    usual = roofline.decode_step(**kw)
+    other = roofline.decode_step(step_form="kv_added", **kw)
+    assert np.all(other["t"] >= usual["t"])
+    assert other["t"][-1] == pytest.approx(usual["t_kv"][-1] + max(usual["t_compute"][-1], usual["t_weights"]))
+
+
+def test_len_ctx_zero_means_no_kv():
+    out = roofline.decode_step(batch=8, n_active=8e9, n_total=8e9, flops=1e15, mem_bw=3e12, bytes_param=2,
+                               len_ctx=0, bytes_tok=0)
+    assert out["t_kv"] == 0 and out["t"] == out["t_weights"]
+    with pytest.raises(ValueError, match="step_form"):
+        roofline.decode_step(batch=8, n_active=8e9, n_total=8e9, flops=1e15, mem_bw=3e12, bytes_param=2,
+                             len_ctx=0, bytes_tok=0, step_form="sum")
+
+
+# --- Prefill and mixed precision ----------------------------------------------------------------
+
+def test_a_prefix_cache_hit_rate_h_divides_prefill_cost_by_about_one_minus_h():
+    d = collectives.deployment(hardware.get_system("HGX H800"))
+    m = models.get("deepseek-v3")
+    cold = roofline.prefill_bound(m, d, len_in=2000, attention=False)
+    warm = roofline.prefill_bound(m, d, len_in=2000, hit_rate=0.5, attention=False)
+    assert warm["input_tokens_per_s"] == pytest.approx(2 * cold["input_tokens_per_s"])
+    with pytest.raises(ValueError, match="hit_rate"):
+        roofline.prefill_bound(m, d, len_in=2000, hit_rate=1.0)
+
+
+def test_fp4_experts_speed_up_only_the_expert_share():
+    d = collectives.deployment(hardware.get_system("GB200 NVL72"))
+    m = models.get("deepseek-v3")
+    all8 = roofline.prefill_bound(m, d, len_in=1000, attention=False)["t_prefill"]
+    mixed = roofline.prefill_bound(m, d, len_in=1000, expert_compute_dtype="fp4", attention=False)["t_prefill"]
+    routed = m.n_moe_layers * m.experts_per_token * m.expert_params()
+    assert mixed / all8 == pytest.approx(1 - routed / m.params_active / 2, rel=1e-9)
+
+
+# --- Collectives and deployments ----------------------------------------------------------------
+
+def test_tp_all_reduce_time_against_a_hand_count():
+    """Llama-3-70B, TP 8 on an H100 node, 64 sequences in bf16: count the bytes by hand."""
+    m = models.get("llama-3-70b")
+    per_all_reduce = 64 * 8192 * 2                      # B x d_model x 2 bytes = 1 MiB
+    ring = 2 * per_all_reduce * 7 / 8 / 450e9           # reduce-scatter + all-gather, 7/8 of it each
+    by_hand = 80 * 2 * ring                             # 80 layers x 2 all-reduces
+    got = collectives.tp_all_reduce_time(m, tp=8, batch_tokens=64, bytes_per_value=2, link_bandwidth=450e9)
+    assert got == pytest.approx(by_hand)
+    assert collectives.tp_all_reduce_time(m, tp=1, batch_tokens=64, bytes_per_value=2, link_bandwidth=450e9) == 0
+
+
+def test_all_reduce_is_reduce_scatter_plus_all_gather_and_all_to_all_is_n_times_cheaper():
+    assert formula.same(collectives.ALL_REDUCE, 2 * collectives.ALL_GATHER.rhs)
+    n = sp.Symbol("n_ring", positive=True)
+    assert sp.simplify(collectives.ALL_GATHER.rhs / collectives.ALL_TO_ALL.rhs) == n
+
+
+def test_a_collective_over_two_levels_takes_the_slower_one():
+    d = collectives.deployment(hardware.get_system("HGX H100"), n_systems=12)
+    assert d.n_chips == 96 and d.levels == [(8, 450e9), (12, 400e9)]
+    t = collectives.collective_time("allgather", bytes_total=1e9, levels=d.levels)
+    assert t == pytest.approx(1e9 * 11 / 12 / 400e9)
+
+
+def test_dp_gradient_sync():
+    t = collectives.dp_gradient_sync_time(n_params=8e9, bytes_per_grad=2, dp=64, link_bandwidth=50e9)
+    assert t == pytest.approx(2 * 16e9 * 63 / 64 / 50e9)
+
+
+def test_deployments_beyond_one_domain_aggregate_without_hand_multiplication():
+    h100 = hardware.get("H100")
+    d = collectives.deployment(h100, n_chips=16)
+    assert (d.chips_per_domain, d.n_domains) == (8, 2)
+    assert d.hbm_bandwidth == 16 * h100.hbm_bandwidth and d.flops["fp8"] == 16 * h100.flops["fp8"]
+    with pytest.raises(ValueError, match="whole"):
+        collectives.deployment(h100, n_chips=12)
+    with pytest.raises(ValueError):
+        collectives.deployment("H100")
+
+
+def test_h800_is_an_h100_with_less_nvlink():
+    h800, h100 = hardware.get("H800"), hardware.get("H100")
+    assert h800.flops == h100.flops and h800.hbm_bandwidth == h100.hbm_bandwidth
+    assert h800.scale_up_bandwidth < h100.scale_up_bandwidth
+    assert "aiwiki.ai/wiki/nvidia_h800" in h800.sources["hbm_bandwidth"]
+
+
+# --- The dataset --------------------------------------------------------------------------------
+
+from lecture_lib import measurements  # noqa: E402
+
+
+def test_the_dataset_has_at_least_ten_rows_with_unique_keys():
+    keys = [row.key for row in measurements.MEASUREMENTS]
+    assert len(keys) >= 10 and len(set(keys)) == len(keys)
+
+
+@pytest.mark.parametrize("row", measurements.MEASUREMENTS, ids=lambda r: r.key)
+def test_every_row_carries_a_source_a_date_and_a_quote_containing_its_figure(row):
+    assert row.url.startswith("http") and row.date[:4].isdigit() and 2023 <= int(row.date[:4]) <= 2026
+    digits = f"{row.measured:,.2f}".rstrip("0").rstrip(".")
+    short = f"{row.measured / 1e3:g}k"
+    assert digits in row.quote or short in row.quote or f"{row.measured:g}" in row.quote, (digits, short)
+
+
+@pytest.mark.parametrize("row", measurements.MEASUREMENTS, ids=lambda r: r.key)
+def test_no_row_beats_its_bound_without_a_written_reason(row):
+    assert row.bound > 0
+    if row.efficiency > 1:
+        assert len(row.beats_bound_because) > 40
+    else:
+        assert not row.beats_bound_because
+
+
+def test_batch_one_decode_gets_closer_to_its_bound_than_tp_or_wide_ep():
+    eff = {row.key: row.efficiency for row in measurements.MEASUREMENTS}
+    batch1 = eff["trtllm-llama70b-h200-batch1"]
+    assert batch1 > 0.6
+    assert all(eff[k] < batch1 for k in eff if "deepseek" in k or "sglang" in k or "405b" in k)
+
+
+def test_unknown_measurement_is_a_key_error_that_lists_keys():
+    with pytest.raises(KeyError, match="deepseek-decode-h800"):
+        measurements.get("nope")
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(batch=0), "batch"), (dict(batch=float("nan")), "batch"), (dict(len_ctx=-1), "len_ctx"),
+    (dict(step_form="sum"), "step_form"), (dict(compute_dtype="fp4"), "compute_dtype"),
+    (dict(weight_dtype=0.5), "compute_dtype"), (dict(kv_dtype="fp3"), "kv_dtype|bytes_per_value"),
+])
+def test_decode_bound_refuses_bad_input_by_name(bad, match):
+    d = collectives.deployment(hardware.get("H100"), n_chips=1)
+    kwargs = dict(batch=4, len_ctx=128, weight_dtype="fp8") | bad
+    with pytest.raises(ValueError, match=match):
+        roofline.decode_bound(models.get("llama-3.1-8b"), d, **kwargs)
+
+
+def test_batch_that_fits_refuses_weights_that_do_not_fit():
+    d = collectives.deployment(hardware.get("H100"), n_chips=1)
+    with pytest.raises(ValueError, match="do not fit"):
+        roofline.batch_that_fits(models.get("llama-3-405b"), d, len_ctx=1024, weight_bytes=2)
+    fits = roofline.batch_that_fits(models.get("llama-3.1-8b"), d, len_ctx=1024, weight_bytes=2)
+    m = models.get("llama-3.1-8b")
+    assert fits == pytest.approx((80e9 - m.params_total * 2) / (1024 * m.kv_bytes_per_token("bf16")))
+
+
+def test_collective_time_refuses_bad_input():
+    with pytest.raises(ValueError, match="kind"):
+        collectives.collective_time("broadcast", bytes_total=1, levels=[(8, 1e9)])
+    with pytest.raises(ValueError, match="levels"):
+        collectives.collective_time("allgather", bytes_total=1, levels=[])
+    assert collectives.collective_time("allreduce", bytes_total=1e9, levels=[(1, 1e9)]) == 0

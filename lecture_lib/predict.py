@@ -326,10 +326,30 @@ def network_avalanche() -> Prediction:
     return Prediction("your network guess", fraction, "of the output signs", example="e.g. 0.1")
 
 
+
+def batch1_share() -> Prediction:
+    """Ch8: the share of its bound that a tuned engine reaches decoding one sequence of a 70B model on one H200."""
+    from . import measurements
+
+    return Prediction("batch-1 share of the bound (Llama-3.3-70B, one H200)",
+                      lambda: measurements.get("trtllm-llama70b-h200-batch1").efficiency,
+                      "of the bound", example="e.g. 0.5")
+
+
+def deepseek_decode_share() -> Prediction:
+    """Ch8: the share of its bound that DeepSeek's published H800 decode throughput reaches."""
+    from . import measurements
+
+    return Prediction("DeepSeek decode share of the bound (per H800 node)",
+                      lambda: measurements.get("deepseek-decode-h800").efficiency,
+                      "of the bound", example="e.g. 0.5")
+
+
 FACTORIES = {
     "board_balance_batch": board_balance_batch, "two_rack_slowdown": two_rack_slowdown,
     "decode_idle": decode_idle, "training_bubble": training_bubble, "kv_shrink_factor": kv_shrink_factor,
     "overtraining": overtraining, "kv_bytes_at_price_step": kv_bytes_at_price_step,
     "cipher_avalanche": cipher_avalanche, "network_avalanche": network_avalanche,
+    "batch1_share": batch1_share, "deepseek_decode_share": deepseek_decode_share,
 }
 """Every chapter's prediction, by name (the tests walk it)."""

@@ -22,7 +22,11 @@ from typing import Mapping
 
 from . import validate
 from .formula import Formula
-from .symbols import B, bw_link, bytes_msg, bytes_value, d_model, n_layers, n_ring, t_coll
+import sympy as sp
+
+from .symbols import (B, FLOPs, N_expert, N_total, b_dev, b_dev_star, bw_link, bytes_grad, bytes_msg, bytes_param,
+                      bytes_value, d_ff, d_ff_star, d_model, k_active, mem_bw, n_dp, n_ep, n_layers, n_mats, n_ring,
+                      n_shards, n_tp, t_coll, t_comm, t_compute, t_weights, w_dev)
 
 ALL_GATHER = Formula(t_coll, bytes_msg * (n_ring - 1) / (n_ring * bw_link),
                      source="scaling book sharding.md / gpus.md: ring AllGather, V (N-1) / (N W)")
@@ -151,3 +155,132 @@ def deployment(unit, *, n_systems: int = 1, n_chips: int | None = None) -> Deplo
         raise ValueError(f"n_chips must fill whole {unit.name} scale-up domains of {unit.scale_up_domain}, "
                          f"got {count}")
     return Deployment(f"{count} x {unit.name}", unit, per_domain, count // per_domain)
+
+
+# --- The critical batch of a parallel layout (scaling book training.md and gpus.md) -------------------
+# Each layout's collectives take t_comm and its matmuls t_compute on one device; solving
+# t_comm = t_compute gives the point below which the layout is communication-bound. FLOPs is one
+# device's peak (2 FLOPs per multiply-add), W its one-direction bandwidth at the link level crossed.
+
+#: Data parallelism in training: the gradient all-reduce (one value per parameter) overlaps the backward
+#: pass, which costs 4 FLOPs per parameter per token (two of the 6 N per token are the forward pass).
+DP_COMM = Formula(t_comm, ALL_REDUCE.rhs.subs({bytes_msg: N_total * bytes_grad, n_ring: n_dp}),
+                  source="scaling book training.md, data parallelism: AllReduce of the gradients")
+DP_COMPUTE = Formula(t_compute, 4 * b_dev * N_total / FLOPs,
+                     source="scaling book training.md: the backward pass, 4 FLOPs per parameter per token")
+DP_CRITICAL_BATCH = Formula(b_dev_star, sp.solve(sp.Eq(DP_COMM.rhs, DP_COMPUTE.rhs), b_dev)[0],
+                            source="t_comm = t_compute solved for b_dev; scaling book training.md "
+                                   "(B/X > C/W_ici) and gpus.md (2200 tokens per H100 in a node)")
+
+#: Tensor parallelism (Megatron MLP): each device holds 1/TP of the n_mats d_model x d_ff matrices,
+#: and the block ends with one all-reduce of the B x d_model activations.
+TP_COMM = Formula(t_comm, ALL_REDUCE.rhs.subs({bytes_msg: B * d_model * bytes_value, n_ring: n_tp}),
+                  source="Megatron-LM §3: one all-reduce per MLP block; scaling book training.md")
+TP_COMPUTE = Formula(t_compute, 2 * B * n_mats * d_model * d_ff / (n_tp * FLOPs),
+                     source="2 FLOPs per multiply-add over 1/TP of the MLP's weights")
+TP_CRITICAL_D_FF = Formula(d_ff_star, sp.solve(sp.Eq(TP_COMM.rhs, TP_COMPUTE.rhs), d_ff)[0],
+                           source="t_comm = t_compute solved for d_ff (B cancels); scaling book "
+                                  "training.md (F/Y > C/W) and gpus.md (Y < F/2200 on H100 NVLink)")
+
+#: Expert parallelism: each of E devices holds n_experts/E experts. b_dev tokens leave each device's
+#: router, k copies each, are dispatched and combined (two all-to-alls of b_dev k d_model values per device).
+EP_COMM = Formula(t_comm, 2 * ALL_TO_ALL.rhs.subs({bytes_msg: n_ep * b_dev * k_active * d_model * bytes_value,
+                                                   n_ring: n_ep}),
+                  source="scaling book gpus.md, expert parallelism: dispatch and combine AllToAlls")
+EP_COMPUTE = Formula(t_compute, 2 * b_dev * k_active * n_mats * d_model * d_ff / FLOPs,
+                     source="with even routing each device runs b_dev k expert-token products of 2 N_expert FLOPs")
+EP_CRITICAL_D_FF = Formula(d_ff_star, sp.solve(sp.Eq(EP_COMM.rhs, EP_COMPUTE.rhs), d_ff)[0],
+                           source="t_comm = t_compute solved for the expert's d_ff (b_dev cancels); scaling "
+                                  "book gpus.md (EP is cheap when F > 8 C/W_node across nodes)")
+
+
+def _alpha(flops, link_bandwidth):
+    validate.number("flops", flops)
+    validate.number("link_bandwidth", link_bandwidth)
+
+
+def dp_critical_batch(*, dp: int, flops, link_bandwidth, bytes_per_grad: float = 2) -> float:
+    """Tokens per device per training step below which data parallelism is communication-bound.
+
+    ``b* = bytes_grad (DP − 1) FLOPs / (2 DP W)`` (:data:`DP_CRITICAL_BATCH`): the gradient all-reduce
+    ``2 N bytes_grad (DP − 1)/(DP W)`` equals the backward pass ``4 b_dev N / FLOPs``. The parameter count
+    cancels. With BF16 gradients and many replicas it is FLOPs/W, the scaling book's rule (training.md:
+    B/X > C/W_ici; gpus.md: 990e12 / 450e9 = 2200 tokens per H100 inside a node, 2475 across nodes).
+    ``flops`` and ``link_bandwidth`` are one device's (one direction). ``dp = 1`` needs no sync: 0.
+    """
+    dp = validate.integer("dp", dp)
+    _alpha(flops, link_bandwidth)
+    validate.number("bytes_per_grad", bytes_per_grad)
+    if dp == 1:
+        return 0.0
+    return DP_CRITICAL_BATCH(n_dp=dp, FLOPs=flops, bw_link=link_bandwidth, bytes_grad=bytes_per_grad)
+
+
+def tp_critical_d_ff(*, tp: int, flops, link_bandwidth, bytes_per_value: float = 2, matrices: int = 2) -> float:
+    """The MLP width d_ff below which ``tp``-way tensor parallelism is communication-bound.
+
+    ``d_ff* = bytes_value (TP − 1) FLOPs / (n_mats W)`` (:data:`TP_CRITICAL_D_FF`): one all-reduce of
+    ``B d_model`` values per MLP block against ``2 B n_mats d_model d_ff / TP`` FLOPs per device. The
+    batch cancels, so no batch rescues a thin layer: the condition is on ``d_ff / TP``, which must exceed
+    about FLOPs/W for BF16 activations and two matrices (scaling book training.md: Y < F / (C/W);
+    gpus.md: Y < F/2200 on H100 NVLink). ``matrices`` is 2 for a plain MLP, 3 for a gated one.
+    """
+    tp = validate.integer("tp", tp)
+    matrices = validate.integer("matrices", matrices)
+    _alpha(flops, link_bandwidth)
+    validate.number("bytes_per_value", bytes_per_value)
+    if tp == 1:
+        return 0.0
+    return TP_CRITICAL_D_FF(n_tp=tp, FLOPs=flops, bw_link=link_bandwidth, bytes_value=bytes_per_value,
+                            n_mats=matrices)
+
+
+def ep_critical_d_ff(*, ep: int, flops, link_bandwidth, bytes_per_value: float = 1, matrices: int = 3) -> float:
+    """The expert width d_ff below which ``ep``-way expert parallelism is communication-bound.
+
+    ``d_ff* = bytes_value (E − 1) FLOPs / (n_mats E W)`` (:data:`EP_CRITICAL_D_FF`): dispatch plus
+    combine, ``2 b_dev k d_model bytes_value (E − 1)/(E W)``, against ``2 b_dev k n_mats d_model d_ff / FLOPs``
+    of expert matmuls. The tokens per device and k cancel, as for TP (scaling book gpus.md: EP is cheap
+    when F > 8 C/W_node across nodes). Defaults: FP8 dispatch, gated experts (DeepSeek-V3).
+    """
+    ep = validate.integer("ep", ep)
+    matrices = validate.integer("matrices", matrices)
+    _alpha(flops, link_bandwidth)
+    validate.number("bytes_per_value", bytes_per_value)
+    if ep == 1:
+        return 0.0
+    return EP_CRITICAL_D_FF(n_ep=ep, FLOPs=flops, bw_link=link_bandwidth, bytes_value=bytes_per_value,
+                            n_mats=matrices)
+
+
+# --- Replicated vs sharded weights ---------------------------------------------------------------------
+#: Data parallelism replicates (n_shards = 1: every replica holds and reads every weight); TP and EP shard
+#: (n_shards = TP or E: each device holds and reads 1/n of them). Chapter 4's E4.2 divides the same way.
+WEIGHT_BYTES_PER_DEVICE = Formula(w_dev, N_total * bytes_param / n_shards,
+                                  source="lecture 01:05:34 (E4.2): the weights divide over the devices "
+                                         "that share them; a replica shares with none")
+T_WEIGHT_READ_PER_DEVICE = Formula(t_weights, WEIGHT_BYTES_PER_DEVICE.rhs / mem_bw,
+                                   source="lecture 00:06:39 (E1.3) on one device: its own weights over its own HBM")
+
+LAYOUTS = ("dp", "tp", "ep")
+
+
+def weights_per_device(*, n_params, bytes_per_param: float, layout: str, n_devices: int, chip) -> dict:
+    """Weight bytes per device, and the time to read them once, for a replicated or sharded layout.
+
+    ``layout`` is "dp" (replicated: each of the ``n_devices`` replicas holds all ``n_params``), "tp" or
+    "ep" (sharded: each holds 1/``n_devices``). ``w_dev = N bytes / n_shards`` and
+    ``t_weights = w_dev / mem_bw`` with one device's HBM bandwidth (:data:`WEIGHT_BYTES_PER_DEVICE`,
+    :data:`T_WEIGHT_READ_PER_DEVICE`). EP shards only the experts in a real model; pass the expert
+    parameters as ``n_params`` then. Returns ``{"bytes", "t_weights", "fits", "n_shards"}``, where
+    ``fits`` compares the bytes with the chip's HBM capacity (nothing left for KV cache is still "fits").
+    """
+    validate.number("n_params", n_params)
+    validate.number("bytes_per_param", bytes_per_param)
+    validate.choice("layout", layout, LAYOUTS)
+    n_devices = validate.integer("n_devices", n_devices)
+    shards = 1 if layout == "dp" else n_devices
+    per_device = WEIGHT_BYTES_PER_DEVICE(N_total=n_params, bytes_param=bytes_per_param, n_shards=shards)
+    read = T_WEIGHT_READ_PER_DEVICE(N_total=n_params, bytes_param=bytes_per_param, n_shards=shards,
+                                    mem_bw=chip.hbm_bandwidth)
+    return {"bytes": per_device, "t_weights": read, "fits": per_device <= chip.hbm_capacity, "n_shards": shards}

@@ -224,6 +224,19 @@ n_ring = _define("n_ring", r"N", "devices taking part in a collective (ring size
 bytes_msg = _define("bytes_msg", r"V", "bytes of the full array a collective gathers, reduces or exchanges", "bytes", 8)
 bw_link = _define("bw_link", r"W", "one-direction bandwidth per device at the collective's link level", "bytes/s", 8)
 t_coll = _define("t_coll", r"t_\mathrm{coll}", "time of one collective", "s", 8)
+# Critical batch of a parallel layout, and replicated vs sharded weights (lecture_lib.collectives).
+# Also used here: d_model, bytes_value, n_ep, k_active, N_expert, N_total, bytes_param, mem_bw, FLOPs.
+d_ff = _define("d_ff", r"d_\mathrm{ff}", "hidden width of one MLP (of one expert, in an MoE)", "values", 8)
+n_mats = _define("n_mats", r"n_\mathrm{mats}", "d_model x d_ff weight matrices in one MLP (2 plain, 3 gated)", "-", 8)
+n_tp = _define("n_tp", r"\mathrm{TP}", "tensor-parallel degree: devices one layer's matrices are split over", "devices", 8)
+n_dp = _define("n_dp", r"\mathrm{DP}", "data-parallel degree: replicas that each run the whole model", "replicas", 8)
+b_dev = _define("b_dev", r"b_\mathrm{dev}", "tokens each device processes per training step (batch / DP)", "tokens", 8)
+bytes_grad = _define("bytes_grad", r"\mathrm{bytes}_\mathrm{grad}", "bytes per gradient value in the all-reduce", "bytes", 8)
+t_comm = _define("t_comm", r"t_\mathrm{comm}", "communication time of a parallel layout's collectives", "s", 8)
+b_dev_star = _define("b_dev_star", r"b^{*}_\mathrm{dev}", "critical tokens per device: communication time equals compute time", "tokens", 8)
+d_ff_star = _define("d_ff_star", r"d^{*}_\mathrm{ff}", "critical MLP width: communication time equals compute time", "values", 8)
+n_shards = _define("n_shards", r"n_\mathrm{shards}", "devices the weights are split over (1 = replicated)", "devices", 8)
+w_dev = _define("w_dev", r"w_\mathrm{dev}", "weight bytes one device holds (and reads each step)", "bytes", 8)
 
 
 def rows(chapter: int | None = None) -> list[Notation]:

@@ -261,3 +261,108 @@ def test_collective_time_refuses_bad_input():
     with pytest.raises(ValueError, match="levels"):
         collectives.collective_time("allgather", bytes_total=1, levels=[])
     assert collectives.collective_time("allreduce", bytes_total=1e9, levels=[(1, 1e9)]) == 0
+
+
+# --- Critical batch of DP, TP, EP; replicated vs sharded weights ----------------------------------
+
+from lecture_lib.symbols import (FLOPs, b_dev, bw_link, bytes_grad, bytes_value, d_ff, n_dp, n_ep,  # noqa: E402
+                                 n_mats, n_tp)
+
+
+@pytest.mark.parametrize("comm, compute, critical, unknown", [
+    ("DP_COMM", "DP_COMPUTE", "DP_CRITICAL_BATCH", b_dev),
+    ("TP_COMM", "TP_COMPUTE", "TP_CRITICAL_D_FF", d_ff),
+    ("EP_COMM", "EP_COMPUTE", "EP_CRITICAL_D_FF", d_ff),
+])
+def test_at_the_critical_point_communication_time_equals_compute_time(comm, compute, critical, unknown):
+    comm, compute, critical = (getattr(collectives, name) for name in (comm, compute, critical))
+    at = {unknown: critical.rhs}
+    assert sp.simplify(comm.rhs.subs(at) - compute.rhs.subs(at)) == 0
+    # Below the critical point the layout is communication-bound (checked at half of it).
+    half = {unknown: critical.rhs / 2}
+    assert sp.simplify(comm.rhs.subs(half) / compute.rhs.subs(half)) == 2
+
+
+def test_for_tp_and_ep_the_batch_cancels_the_condition_is_a_width():
+    assert B not in collectives.TP_CRITICAL_D_FF.rhs.free_symbols
+    assert b_dev not in collectives.EP_CRITICAL_D_FF.rhs.free_symbols
+    assert k_active not in collectives.EP_CRITICAL_D_FF.rhs.free_symbols
+
+
+def test_with_bf16_and_many_devices_every_critical_point_is_flops_over_w_as_in_the_scaling_book():
+    alpha = FLOPs / bw_link
+    assert sp.limit(collectives.DP_CRITICAL_BATCH.rhs.subs(bytes_grad, 2), n_dp, sp.oo) == alpha
+    tp_per_shard = collectives.TP_CRITICAL_D_FF.rhs.subs({bytes_value: 2, n_mats: 2}) / n_tp
+    assert sp.limit(tp_per_shard, n_tp, sp.oo) == alpha
+    assert sp.limit(collectives.EP_CRITICAL_D_FF.rhs.subs({bytes_value: 2, n_mats: 2}), n_ep, sp.oo) == alpha
+
+
+def test_h100_critical_figures_against_the_scaling_books_2200_and_2475():
+    """gpus.md: 990e12 / 450e9 = 2200 tokens per GPU in a node, 990e12 / 400e9 = 2475 across nodes."""
+    h100 = hardware.get("H100")
+    many = 1024
+    dp_node = collectives.dp_critical_batch(dp=many, flops=h100.flops["bf16"], link_bandwidth=h100.scale_up_bandwidth)
+    assert dp_node == pytest.approx(2200, rel=0.01)
+    node_egress = 400e9   # 8 x 400 Gbps InfiniBand per node, the book's figure
+    assert collectives.dp_critical_batch(dp=many, flops=h100.flops["bf16"], link_bandwidth=node_egress) == \
+        pytest.approx(2475, rel=0.01)
+    per_shard = collectives.tp_critical_d_ff(tp=many, flops=h100.flops["bf16"],
+                                             link_bandwidth=h100.scale_up_bandwidth) / many
+    assert per_shard == pytest.approx(2200, rel=0.01)
+
+
+def test_tp_8_on_an_h100_node_by_hand():
+    """One all-reduce of B x d_model BF16 values against 2 matmuls of d_model x d_ff / 8, for B = 1."""
+    h100 = hardware.get("H100")
+    comm = 2 * (1 * 8192 * 2) * 7 / 8 / 450e9                       # ring all-reduce of one token's activations
+    per_flop = 2 * 1 * 2 * 8192 / 8 / h100.flops["bf16"]            # seconds per unit of d_ff
+    by_hand = comm / per_flop                                       # = 2 x 7 x FLOPs / (2 x 450e9)
+    got = collectives.tp_critical_d_ff(tp=8, flops=h100.flops["bf16"], link_bandwidth=450e9)
+    assert got == pytest.approx(by_hand) and got == pytest.approx(7 * 989.4e12 / 450e9)
+    # Llama-3-70B's gated MLP (d_ff 28672) clears it: TP 8 inside one node is compute-bound.
+    gated = collectives.tp_critical_d_ff(tp=8, flops=h100.flops["bf16"], link_bandwidth=450e9, matrices=3)
+    assert models.get("llama-3-70b").d_ff > gated
+
+
+def test_deepseek_experts_are_thinner_than_eps_critical_width_across_h800_nodes():
+    h800, ds = hardware.get("H800"), models.get("deepseek-v3")
+    across = collectives.ep_critical_d_ff(ep=64, flops=h800.flops["fp8"], link_bandwidth=h800.scale_out_bandwidth)
+    assert ds.d_ff_expert < across
+    assert across == pytest.approx(63 / 64 * 1978.9e12 / (3 * 50e9))
+
+
+def test_critical_functions_with_one_device_and_bad_input():
+    kw = dict(flops=1e15, link_bandwidth=1e11)
+    assert collectives.dp_critical_batch(dp=1, **kw) == 0
+    assert collectives.tp_critical_d_ff(tp=1, **kw) == 0
+    assert collectives.ep_critical_d_ff(ep=1, **kw) == 0
+    with pytest.raises(ValueError, match="dp"):
+        collectives.dp_critical_batch(dp=0, **kw)
+    with pytest.raises(ValueError, match="flops"):
+        collectives.tp_critical_d_ff(tp=8, flops=-1, link_bandwidth=1e11)
+    with pytest.raises(ValueError, match="link_bandwidth"):
+        collectives.ep_critical_d_ff(ep=8, flops=1e15, link_bandwidth=float("nan"))
+    with pytest.raises(ValueError, match="matrices"):
+        collectives.tp_critical_d_ff(tp=8, matrices=2.5, **kw)
+
+
+def test_llama_70b_bf16_replicated_does_not_fit_an_h100_and_tp_8_holds_an_eighth():
+    h100, m = hardware.get("H100"), models.get("llama-3-70b")
+    dp = collectives.weights_per_device(n_params=m.params_total, bytes_per_param=2, layout="dp", n_devices=8, chip=h100)
+    tp = collectives.weights_per_device(n_params=m.params_total, bytes_per_param=2, layout="tp", n_devices=8, chip=h100)
+    assert dp["bytes"] == pytest.approx(141e9, rel=0.01) and not dp["fits"]
+    assert tp["bytes"] == pytest.approx(17.6e9, rel=0.01) and tp["fits"]
+    assert tp["t_weights"] == pytest.approx(tp["bytes"] / h100.hbm_bandwidth)
+    assert dp["t_weights"] == pytest.approx(8 * tp["t_weights"])
+    assert formula.same(collectives.T_WEIGHT_READ_PER_DEVICE.rhs.subs(collectives.n_shards, 1),
+                        roofline.T_WEIGHTS.rhs)    # a replica reads what Chapter 1's single chip reads
+
+
+def test_weights_per_device_refuses_bad_input():
+    h100 = hardware.get("H100")
+    with pytest.raises(ValueError, match="layout"):
+        collectives.weights_per_device(n_params=1e9, bytes_per_param=2, layout="pp", n_devices=8, chip=h100)
+    with pytest.raises(ValueError, match="n_devices"):
+        collectives.weights_per_device(n_params=1e9, bytes_per_param=2, layout="tp", n_devices=0, chip=h100)
+    with pytest.raises(ValueError, match="n_params"):
+        collectives.weights_per_device(n_params=0, bytes_per_param=2, layout="tp", n_devices=8, chip=h100)

@@ -132,3 +132,42 @@ _register("8.9", Problem(
 _register("8.10", Problem(
     "The other step form", "number", _kv_added_ratio, rtol=0.02,
     wrong_hint="Compute both step times with roofline.decode_step, once with step_form='kv_added'."))
+
+
+def _tp_critical_width(matrices: int = 3, ring_factor: bool = True) -> float:
+    h100 = hardware.get("H100")
+    width = collectives.tp_critical_d_ff(tp=8, flops=h100.flops["bf16"], link_bandwidth=h100.scale_up_bandwidth,
+                                         matrices=matrices)
+    return width if ring_factor else width * 8 / 7
+
+
+#: Node egress of an HGX H100: 8 GPUs x 400 Gb/s InfiniBand (scaling book gpus.md), the per-node level.
+H100_NODE_EGRESS = 8 * 50e9
+
+
+def _dp_across_nodes(flops_per_token: int = 4, bandwidth: float = H100_NODE_EGRESS) -> float:
+    h100 = hardware.get("H100")
+    # The critical batch is inversely proportional to the FLOPs per parameter per token overlapping the sync.
+    return collectives.dp_critical_batch(dp=32, flops=h100.flops["bf16"], link_bandwidth=bandwidth) * 4 / flops_per_token
+
+
+_register("8.11", Problem(
+    "Where tensor parallelism stops paying", "number", _tp_critical_width, rtol=0.02, unit="d_ff values",
+    mistakes=(Mistake(lambda: _tp_critical_width(matrices=2),
+                      "That width is for a plain two-matrix MLP. A gated MLP has three matrices of "
+                      "d_model × d_ff, so it does 1.5× the FLOPs for the same all-reduce."),
+              Mistake(lambda: _tp_critical_width(ring_factor=False),
+                      "Nearly: a ring all-reduce over 8 GPUs moves 7/8 of the array twice, not all of it."),
+              Mistake(lambda: _tp_critical_width() / 8,
+                      "That is the width of one GPU's shard, d_ff / TP. The question asks for the whole MLP's d_ff."))))
+_register("8.12", Problem(
+    "Tokens per GPU for data-parallel training across nodes", "number", _dp_across_nodes, rtol=0.02,
+    unit="tokens per GPU",
+    mistakes=(Mistake(lambda: _dp_across_nodes(flops_per_token=6),
+                      "That counts the whole 6 N FLOPs per token. The gradient all-reduce can only overlap the "
+                      "backward pass, 4 N per token."),
+              Mistake(lambda: _dp_across_nodes(flops_per_token=2),
+                      "That is the forward pass. The all-reduce overlaps the backward pass, 4 N FLOPs per token."),
+              Mistake(lambda: _dp_across_nodes(bandwidth=hardware.get("H100").scale_out_bandwidth),
+                      "After the in-node reduce-scatter each GPU sends only 1/8 of the gradients over its own NIC, "
+                      "so the rate that counts is the node's 8 × 50 GB/s."))))

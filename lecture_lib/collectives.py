@@ -12,6 +12,11 @@ W here is per-direction egress per device (GPU convention: 450 GB/s for an H100 
 scaling book's TPU formulas use bidirectional W and drop the (N − 1)/N factor; they agree at large N.
 A collective spanning several link levels (NVLink inside a node, the network between nodes) takes the
 slowest level: ``V · max_i (D_i − 1) / (D_i W_i)`` (scaling book GPU chapter).
+
+Where each layout turns communication-bound: ``t_comm = t_compute`` solved with ``sympy.solve`` for the
+tokens per device (data parallelism, :data:`DP_CRITICAL_BATCH`) or, where the batch cancels, for the MLP
+width (tensor and expert parallelism, :data:`TP_CRITICAL_D_FF`, :data:`EP_CRITICAL_D_FF`); and what each
+device holds and reads when the weights are replicated or sharded (:data:`WEIGHT_BYTES_PER_DEVICE`).
 """
 
 from __future__ import annotations

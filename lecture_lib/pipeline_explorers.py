@@ -232,7 +232,7 @@ class StageBoundaryExplorer(explore.Explorer):
         return {
             "k_active": explore.int_slider("activated experts k", self.model.experts_per_token, 1, 32),
             "scale_up_ratio": explore.slider("scale-up / scale-out bw", 8.0, 1.0, 20.0, 0.5),
-            "layers_per_stage": explore.slider("MoE layers per stage", 1.0, 0.25, 8.0, 0.25),
+            "layers_per_stage": explore.int_slider("MoE layers per stage", 1, 1, 8),
         }
 
     @plots.styled

@@ -14,7 +14,9 @@ STYLE = {
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.25,
-    "legend.fontsize": 8.5,
+    "legend.fontsize": 10,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
     "legend.frameon": False,
     "lines.linewidth": 1.8,
 }
@@ -31,6 +33,8 @@ COLORS = {
 }
 
 DPI = 80   # fewer pixels per frame: explorer frames encode, travel and decode faster
+MIN_FONT = 10     # points: nothing in a figure is set smaller (issue 13)
+LEGEND_GAP = 0.12  # inches between an axes' right edge and its legend
 
 
 def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):
@@ -45,6 +49,83 @@ def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: i
         axes = figure.subplots(nrows, ncols, squeeze=False).ravel().tolist()
         figure.subplots_adjust(left=0.16 / ncols + 0.03, right=0.98, bottom=0.15, top=0.9, wspace=0.3)
     return figure, axes
+
+
+def readable(figure) -> None:
+    """Raise every text in ``figure`` (labels, ticks, annotations, legends) to at least MIN_FONT."""
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):
+        if text.get_fontsize() < MIN_FONT:
+            text.set_fontsize(MIN_FONT)
+
+
+# Line styles that carry meaning without colour (issue 13): weights dash-dot, KV dotted, as in every chapter.
+IDEA_STYLES = {COLORS["weights"]: "-.", COLORS["kv"]: ":"}
+SPARE_STYLES = ("--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)), (0, (1, 1)), (0, (8, 3)))
+
+
+def line_signature(line) -> tuple:
+    """What tells a line apart in greyscale: its dash pattern, marker and (bucketed) width."""
+    dashes = line.get_linestyle() if line.get_linestyle() != "None" else "none"
+    return dashes, str(line.get_marker()), round(line.get_linewidth() / 1.2)
+
+
+def distinguish_lines(figure) -> None:
+    """Make the legend's lines in each axes differ by more than colour: solid weight/KV curves get
+    the course's dash-dot/dotted styles, and any remaining look-alike gets a spare dash pattern."""
+    for axis in figure.axes:
+        legend = axis.get_legend()
+        if legend is None:
+            continue
+        lines = [h for h in legend.legend_handles if hasattr(h, "get_linestyle")]
+        originals = {line.get_label(): line for line in axis.get_lines()}
+        seen = set()
+        for handle in lines:
+            line = originals.get(handle.get_label())
+            if line is None:
+                continue
+            if line.get_linestyle() == "-" and line.get_color() in IDEA_STYLES and len(line.get_xdata()) != 2:
+                line.set_linestyle(IDEA_STYLES[line.get_color()])
+            spare = iter(SPARE_STYLES)
+            while line_signature(line) in seen and line.get_linestyle() != "None":
+                line.set_linestyle(next(spare, "-"))
+                if line.get_linestyle() == "-":
+                    break
+            seen.add(line_signature(line))
+            handle.set_linestyle(line.get_linestyle())
+
+
+def legends_outside(figure) -> None:
+    """Move every axes' legend to the right of its axes, so no legend covers data, and widen the
+    figure by the legends' widths so every axes keeps its size in inches (columns of axes shift
+    right by the legends of the columns to their left). Legend objects are kept, not re-created,
+    so explorers holding a reference can still update their texts."""
+    legends = [(axis, axis.get_legend()) for axis in figure.axes if axis.get_legend() is not None]
+    if not legends:
+        return
+    for axis, legend in legends:
+        legend.set_ncols(1)
+        legend.set_loc("upper left")
+        legend.set_bbox_to_anchor((1.0, 1.0), transform=axis.transAxes)
+        legend.set_frame_on(False)
+    renderer = figure.canvas.get_renderer()
+    width, height = figure.get_size_inches()
+    # Each legend opens a gap at its axes' right edge; axes starting right of that edge move right.
+    gaps: dict[float, float] = {}
+    for axis, legend in legends:
+        edge = round(axis.get_position().x1, 3)
+        inches = legend.get_window_extent(renderer).width / figure.dpi + 2 * LEGEND_GAP
+        gaps[edge] = max(gaps.get(edge, 0.0), inches)
+    boxes = {axis: axis.get_position() for axis in figure.axes}
+    new_width = width + sum(gaps.values())
+    figure.set_size_inches(new_width, height)
+    for axis, box in boxes.items():
+        shift = sum(inches for edge, inches in gaps.items() if edge <= box.x0 + 1e-9)
+        axis.set_position([(box.x0 * width + shift) / new_width, box.y0, box.width * width / new_width, box.height])
+    for axis, legend in legends:
+        legend.set_bbox_to_anchor((1.0 + LEGEND_GAP / (axis.get_position().width * new_width), 1.0),
+                                  transform=axis.transAxes)
 
 
 def styled(function):

@@ -148,6 +148,7 @@ class FigureView:
         plots.readable(self.figure)
         plots.distinguish_lines(self.figure)
         plots.legends_outside(self.figure)
+        plots.keep_labels_inside(self.figure)
         width, height = (int(round(v)) for v in self.figure.get_size_inches() * self.figure.dpi)
         self.widget.layout.width, self.widget.layout.height = f"{width}px", f"{height}px"
         self.figure.set_dpi(self.figure.dpi * PIXEL_RATIO)

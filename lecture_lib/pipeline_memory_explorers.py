@@ -164,7 +164,8 @@ class LatencyExplorer(explore.Explorer):
 
     title = "Pipelining costs hops and buys no bandwidth; a bigger scale-up domain does"
 
-    GPUS = np.unique(np.round(np.logspace(0, math.log10(1024), 200)))
+    MAX_GPUS = 16_384    # E·P at the sliders' ends (576 × 16 = 9,216) stays on the chart
+    GPUS = np.unique(np.round(np.logspace(0, math.log10(MAX_GPUS), 200)))
 
     def controls_(self):
         return {
@@ -189,7 +190,7 @@ class LatencyExplorer(explore.Explorer):
                                  label="hops")
         left.legend(loc="upper left")
         right.set(xscale="log", yscale="log", xlabel="GPUs reading weights at once", ylabel="ms per token",
-                  xlim=(1, 1024), title="weight-fetch floor")
+                  xlim=(1, self.MAX_GPUS), title="weight-fetch floor")
         for label, n in pm.SCALE_UP_SIZES.items():
             right.axvline(n, color=COLORS["marker"], lw=0.8, ls=":")
             right.text(n * 1.08, 0.98, label.split(" (")[0], rotation=90, va="top", ha="left", fontsize=7.5,
@@ -227,12 +228,12 @@ class LatencyExplorer(explore.Explorer):
         pipelined = pm.PIPELINED_WEIGHT_FETCH(N_total=model.params_total, bytes_param=bytes_param, n_ep=e,
                                               bw_gpu=chip.hbm_bandwidth)
         self.e_dot.set_data([e], [pipelined * MS])
-        self.ep_dot.set_data([min(e * p, 1024)], [at_ep * MS])
+        self.ep_dot.set_data([e * p], [at_ep * MS])
 
         left_top = _nice_ceiling(1.1 * (t_step + hops[-1]) * MS)
         changed = explore.set_limits(self.axes[0], (0.4, STAGES[-1] + 0.6), (0, left_top))
         low, high = floor.min(), floor.max()
-        changed |= explore.set_limits(self.axes[1], (1, 1024),
+        changed |= explore.set_limits(self.axes[1], (1, self.MAX_GPUS),
                                       (10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))))
         token = t_step + (hops[p - 1])
         weights_hbm = model.params_total * bytes_param

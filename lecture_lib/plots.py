@@ -63,12 +63,15 @@ def readable(figure) -> None:
 # Line styles that carry meaning without colour (issue 13): weights dash-dot, KV dotted, as in every chapter.
 IDEA_STYLES = {COLORS["weights"]: "-.", COLORS["kv"]: ":"}
 SPARE_STYLES = ("--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)), (0, (1, 1)), (0, (8, 3)))
+SPARE_MARKERS = ("s", "^", "D", "v", "P", "X")
 
 
 def line_signature(line) -> tuple:
     """What tells a line apart in greyscale: its dash pattern, marker and (bucketed) width."""
-    dashes = line.get_linestyle() if line.get_linestyle() != "None" else "none"
-    return dashes, str(line.get_marker()), round(line.get_linewidth() / 1.2)
+    offset, pattern = line._unscaled_dash_pattern     # named and custom dash patterns alike
+    dashes = "none" if line.get_linestyle() == "None" else tuple(pattern) if pattern else "solid"
+    hollow = str(line.get_markerfacecolor()).lower() == "none"
+    return dashes, str(line.get_marker()) + (" hollow" if hollow else ""), round(line.get_linewidth() / 1.2)
 
 
 def distinguish_lines(figure) -> None:
@@ -78,22 +81,57 @@ def distinguish_lines(figure) -> None:
         legend = axis.get_legend()
         if legend is None:
             continue
-        lines = [h for h in legend.legend_handles if hasattr(h, "get_linestyle")]
         originals = {line.get_label(): line for line in axis.get_lines()}
         seen = set()
-        for handle in lines:
-            line = originals.get(handle.get_label())
-            if line is None:
+        for handle, text in zip(legend.legend_handles, legend.get_texts()):
+            line = originals.get(text.get_text())
+            if line is None or not hasattr(handle, "set_linestyle"):
                 continue
             if line.get_linestyle() == "-" and line.get_color() in IDEA_STYLES and len(line.get_xdata()) != 2:
                 line.set_linestyle(IDEA_STYLES[line.get_color()])
-            spare = iter(SPARE_STYLES)
-            while line_signature(line) in seen and line.get_linestyle() != "None":
-                line.set_linestyle(next(spare, "-"))
-                if line.get_linestyle() == "-":
-                    break
+            if line.get_linestyle() == "None":            # a point: another marker shape
+                spare = iter(SPARE_MARKERS)
+                while line_signature(line) in seen:
+                    marker = next(spare, None)
+                    if marker is None:
+                        break
+                    line.set_marker(marker)
+                handle.set_marker(line.get_marker())
+            else:
+                spare = iter(SPARE_STYLES)
+                while line_signature(line) in seen:
+                    style = next(spare, None)
+                    if style is None:
+                        break
+                    line.set_linestyle(style)
             seen.add(line_signature(line))
             handle.set_linestyle(line.get_linestyle())
+            handle._unscaled_dash_pattern = line._unscaled_dash_pattern
+            handle._dash_pattern = line._dash_pattern
+
+
+def keep_labels_inside(figure, pad: float = 0.08) -> None:
+    """Widen the figure where tick labels, axis labels or titles run past its left or right edge
+    (wider 10 pt tick labels on a log axis), keeping every axes' size in inches."""
+    renderer = figure.canvas.get_renderer()
+    frame = figure.bbox
+    texts = []
+    for axis in figure.axes:
+        texts += axis.get_xticklabels() + axis.get_yticklabels() + [axis.title, axis.xaxis.label, axis.yaxis.label]
+    boxes = [t.get_window_extent(renderer) for t in texts if t.get_visible() and t.get_text()]
+    if not boxes:
+        return
+    left = max(0.0, (frame.x0 - min(b.x0 for b in boxes)) / figure.dpi)
+    right = max(0.0, (max(b.x1 for b in boxes) - frame.x1) / figure.dpi)
+    if left == 0 and right == 0:
+        return
+    left, right = (left + pad if left else 0.0), (right + pad if right else 0.0)
+    width, height = figure.get_size_inches()
+    positions = {axis: axis.get_position() for axis in figure.axes}
+    new_width = width + left + right
+    figure.set_size_inches(new_width, height)
+    for axis, box in positions.items():
+        axis.set_position([(box.x0 * width + left) / new_width, box.y0, box.width * width / new_width, box.height])
 
 
 def legends_outside(figure) -> None:

@@ -170,7 +170,13 @@ class BatchExplorer(_RooflineExplorer):
         bytes_tok = workload.kv_bytes_per_token(r["kv_bytes"], len_ctx)
         b_star = BALANCE_BATCH(FLOPs=r["flops"], N_total=workload.n_total, N_active=workload.n_active,
                                bytes_param=r["bytes_param"], mem_bw=r["mem_bw"])
-        x_max = _nice_ceiling(3 * b_star)
+        with_kv = roofline.balance_batch_with_kv(n_active=workload.n_active, n_total=workload.n_total,
+                                                 flops=r["flops"], mem_bw=r["mem_bw"], bytes_param=r["bytes_param"],
+                                                 len_ctx=len_ctx, bytes_tok=bytes_tok)
+        # The x-axis follows the learner: it holds 3 B*, your batch and B* with KV (unless that is
+        # beyond 30 B*, where the readout says so and the line is hidden).
+        shown_kv = math.isfinite(with_kv) and with_kv <= 30 * b_star
+        x_max = _nice_ceiling(max(3 * b_star, 1.15 * batch, 1.15 * with_kv if shown_kv else 0))
         b = np.linspace(1, x_max, 300)
         compute = T_COMPUTE(B=b, N_active=workload.n_active, FLOPs=r["flops"])
         weights = np.full_like(b, T_WEIGHTS(N_total=workload.n_total, bytes_param=r["bytes_param"], mem_bw=r["mem_bw"]))
@@ -184,11 +190,9 @@ class BatchExplorer(_RooflineExplorer):
             per_million = PER_MILLION * roofline.cost_per_token(step_time=seconds, batch=b, n_chips=n_chips,
                                                                 price_chip_hour=price)
             self.lines[name + "_cost"].set_data(b, per_million)
-        with_kv = roofline.balance_batch_with_kv(n_active=workload.n_active, n_total=workload.n_total,
-                                                 flops=r["flops"], mem_bw=r["mem_bw"], bytes_param=r["bytes_param"],
-                                                 len_ctx=len_ctx, bytes_tok=bytes_tok)
         for suffix in ("", "_cost"):
-            self.lines["balance" + suffix].set_xdata([min(with_kv, x_max * 2)] * 2)
+            self.lines["balance" + suffix].set_visible(shown_kv)
+            self.lines["balance" + suffix].set_xdata([with_kv if shown_kv else 1.0] * 2)
             self.lines["balance_weights" + suffix].set_xdata([b_star] * 2)
             self.lines["marker" + suffix].set_xdata([batch] * 2)
         step = roofline.decode_step(batch=batch, n_active=workload.n_active, n_total=workload.n_total,
@@ -200,7 +204,7 @@ class BatchExplorer(_RooflineExplorer):
                               T_KV(B=1, len_ctx=len_ctx, bytes_tok=bytes_tok, mem_bw=r["mem_bw"]))
         cost_floor = PER_MILLION * roofline.cost_per_token(step_time=per_token_floor, batch=1, n_chips=n_chips,
                                                            price_chip_hour=price)
-        y_latency = _nice_ceiling(1.1 * max(weights[0], compute[-1]) * ms)
+        y_latency = _nice_ceiling(1.1 * total[-1] * ms)   # the bold bound (and every term under it) stays on
         y_cost = _nice_ceiling(6 * cost_floor)
         changed = explore.set_limits(self.axes[0], (0, x_max), (0, y_latency))
         changed |= explore.set_limits(self.axes[1], (0, x_max), (0, y_cost))

@@ -146,8 +146,8 @@ class FigureView:
             return
         self._finished = True
         plots.readable(self.figure)
-        plots.distinguish_lines(self.figure)
         plots.legends_outside(self.figure)
+        plots.distinguish_lines(self.figure)
         plots.keep_labels_inside(self.figure)
         width, height = (int(round(v)) for v in self.figure.get_size_inches() * self.figure.dpi)
         self.widget.layout.width, self.widget.layout.height = f"{width}px", f"{height}px"
@@ -217,6 +217,7 @@ class Explorer:
                 raise ValueError(f"unknown control {name!r}; this explorer has {sorted(self.controls)}")
             self.controls[name].value = value
         self.view = self.setup()
+        self.update(self.values)      # data and limits in place, so the layout below measures real labels
         self.view.finish()
         self.readout = widgets.HTML()
         self.readout.add_class("lecture-readout")

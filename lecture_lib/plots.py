@@ -77,6 +77,7 @@ def line_signature(line) -> tuple:
 def distinguish_lines(figure) -> None:
     """Make the legend's lines in each axes differ by more than colour: solid weight/KV curves get
     the course's dash-dot/dotted styles, and any remaining look-alike gets a spare dash pattern."""
+    styles = {}
     for axis in figure.axes:
         legend = axis.get_legend()
         if legend is None:
@@ -108,6 +109,15 @@ def distinguish_lines(figure) -> None:
             handle.set_linestyle(line.get_linestyle())
             handle._unscaled_dash_pattern = line._unscaled_dash_pattern
             handle._dash_pattern = line._dash_pattern
+            styles[(line.get_label(), line.get_color())] = (line.get_linestyle(), line.get_marker())
+    for axis in figure.axes:          # the same curve in a panel without a legend looks the same
+        if axis.get_legend() is not None:
+            continue
+        for line in axis.get_lines():
+            style = styles.get((line.get_label(), line.get_color()))
+            if style is not None:
+                line.set_linestyle(style[0])
+                line.set_marker(style[1])
 
 
 def keep_labels_inside(figure, pad: float = 0.08) -> None:
@@ -134,19 +144,58 @@ def keep_labels_inside(figure, pad: float = 0.08) -> None:
         axis.set_position([(box.x0 * width + left) / new_width, box.y0, box.width * width / new_width, box.height])
 
 
+def _has_right_neighbour(axis, figure) -> bool:
+    box = axis.get_position()
+    return any(other is not axis and other.get_position().x0 >= box.x1 - 1e-6
+               and other.get_position().y0 < box.y1 and other.get_position().y1 > box.y0 for other in figure.axes)
+
+
+def _legends_below(figure, legends) -> None:
+    """Legends of axes with a neighbour to their right go under their axes (two columns), and the
+    figure grows taller by the tallest, so the figure does not grow wide."""
+    renderer = figure.canvas.get_renderer()
+    placed = []
+    for axis, legend in legends:
+        handles, labels = axis.get_legend_handles_labels()
+        legend.remove()
+        placed.append((axis, axis.legend(handles, labels, loc="upper center", ncols=min(2, len(labels)),
+                                         frameon=False, columnspacing=1.2)))
+    extra = max(lg.get_window_extent(renderer).height for _, lg in placed) / figure.dpi + 2 * LEGEND_GAP
+    width, height = figure.get_size_inches()
+    boxes = {axis: axis.get_position() for axis in figure.axes}
+    new_height = height + extra
+    figure.set_size_inches(width, new_height)
+    for axis, box in boxes.items():
+        axis.set_position([box.x0, (box.y0 * height + extra) / new_height, box.width, box.height * height / new_height])
+    for axis, legend in placed:
+        under = axis.xaxis.get_tightbbox(renderer)
+        top = (under.y0 - axis.bbox.y0) / axis.bbox.height - LEGEND_GAP * figure.dpi / axis.bbox.height
+        legend.set_bbox_to_anchor((0.5, top), transform=axis.transAxes)
+
+
 def legends_outside(figure) -> None:
-    """Move every axes' legend to the right of its axes, so no legend covers data, and widen the
-    figure by the legends' widths so every axes keeps its size in inches (columns of axes shift
-    right by the legends of the columns to their left). Legend objects are kept, not re-created,
-    so explorers holding a reference can still update their texts."""
+    """Move every axes' legend out of its data area, so no legend covers data: under the axes when
+    another axes sits to its right (the figure grows taller), otherwise to its right (the figure
+    widens by the legends' widths). Every axes keeps its size in inches. A legend placed to the
+    right is kept, not re-created, so explorers holding a reference can still update its texts."""
     legends = [(axis, axis.get_legend()) for axis in figure.axes if axis.get_legend() is not None]
     if not legends:
         return
+    below = [(axis, legend) for axis, legend in legends if _has_right_neighbour(axis, figure)]
+    if below:
+        _legends_below(figure, below)
+    legends = [(axis, legend) for axis, legend in legends if (axis, legend) not in below]
+    if not legends:
+        return
     for axis, legend in legends:
-        legend.set_ncols(1)
+        if legend._ncols != 1:      # the box is laid out at creation: re-create it in one column
+            handles, labels = axis.get_legend_handles_labels()
+            legend.remove()
+            legend = axis.legend(handles, labels)
         legend.set_loc("upper left")
         legend.set_bbox_to_anchor((1.0, 1.0), transform=axis.transAxes)
         legend.set_frame_on(False)
+    legends = [(axis, axis.get_legend()) for axis, _ in legends]
     renderer = figure.canvas.get_renderer()
     width, height = figure.get_size_inches()
     # Each legend opens a gap at its axes' right edge; axes starting right of that edge move right.

@@ -98,6 +98,7 @@ def capacity_row(*, n_total: float, bytes_param: float, batch: float, len_ctx: f
     cache against the HBM of the chips it runs on, computed by Chapter 4's E4.1
     (:data:`lecture_lib.pipeline_memory.MEMORY_TOTAL`).
 
+    ``batch`` may be 0 (weights only, where an explorer has no batch).
     Returns ``(label, text, status)``: status "bad" with "does not fit: 148 GB weights > 80 GB HBM"
     (or "... weights + 2 TB KV > ...") when it does not fit, "ok" with the share used when it does.
     """
@@ -106,7 +107,8 @@ def capacity_row(*, n_total: float, bytes_param: float, batch: float, len_ctx: f
 
     weights = MEMORY_TOTAL(N_total=n_total, bytes_param=bytes_param, B=0, len_ctx=len_ctx, bytes_tok=bytes_tok,
                            allow_zero="B")
-    total = MEMORY_TOTAL(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok)
+    total = MEMORY_TOTAL(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok,
+                         allow_zero="B")
     kv = total - weights
     label = f"fits in HBM{' of ' + where if where else ''}?"
     hbm = f"{units.bytes_(hbm_capacity)} HBM"
@@ -114,8 +116,8 @@ def capacity_row(*, n_total: float, bytes_param: float, batch: float, len_ctx: f
         return label, f"does not fit: {units.bytes_(weights)} weights > {hbm}", "bad"
     if total > hbm_capacity:
         return label, f"does not fit: {units.bytes_(weights)} weights + {units.bytes_(kv)} KV > {hbm}", "bad"
-    return (label, f"fits: {units.bytes_(weights)} weights + {units.bytes_(kv)} KV = "
-                   f"{total / hbm_capacity:.0%} of {hbm}", "ok")
+    held = f"{units.bytes_(weights)} weights" + (f" + {units.bytes_(kv)} KV" if kv > 0 else "")
+    return label, f"fits: {held} = {total / hbm_capacity:.0%} of {hbm}", "ok"
 
 
 # --- The live figure ----------------------------------------------------------------------------

@@ -133,7 +133,7 @@ class MemoryExplorer(explore.Explorer):
 
         i = p - 1
         total = weights[i] + kv[i]
-        fits = "fits" if total <= hbm else "does NOT fit"
+        fits = "fits" if total <= hbm else "does not fit"
         b_max = pm.max_micro_batch(hbm_capacity=r["chip"].hbm_capacity, n_total=r["model"].params_total,
                                    bytes_param=r["bytes_param"], len_ctx=values["len_ctx"],
                                    bytes_tok=values["bytes_tok"], expert_parallel=values["E"], stages=p)
@@ -141,7 +141,9 @@ class MemoryExplorer(explore.Explorer):
         rows = [
             (f"weights per GPU at P = {p}", units.bytes_(weights[i] * GB)),
             (f"KV per GPU at P = {p}", units.bytes_(kv[i] * GB)),
-            ("total vs HBM", f"{units.bytes_(total * GB)} of {units.bytes_(hbm * GB)}: {fits}"),
+            ("total vs HBM per GPU", f"{fits}: {units.bytes_(weights[i] * GB)} weights + {units.bytes_(kv[i] * GB)} KV "
+                                     f"{'≤' if total <= hbm else '>'} {units.bytes_(hbm * GB)} HBM",
+             "ok" if total <= hbm else "bad"),
             ("KV share of the total", f"{kv[i] / total:.1%}"),
             ("global batch B, GPUs E·P", f"{batch:,.0f} sequences on {values['E'] * p:,} GPUs"),
             ("P = 1 → 16: weights, KV", f"÷{weights[0] / weights[-1]:.0f}, ×{kv[-1] / kv[0]:.3g}"),
@@ -239,6 +241,8 @@ class LatencyExplorer(explore.Explorer):
         weights_hbm = model.params_total * bytes_param
         stages_needed = math.ceil(weights_hbm / (e * chip.hbm_capacity))
         rows = [
+            explore.capacity_row(n_total=model.params_total, bytes_param=bytes_param, batch=0, len_ctx=1, bytes_tok=1,
+                                 hbm_capacity=e * p * chip.hbm_capacity, where=f"E·P = {e * p:,} × {chip.name}"),
             (f"time per token at P = {p}", f"{units.seconds(token)}  (+{token / t_step - 1:.0%} over one stage)"),
             ("tokens/s per sequence", f"{1 / token:,.1f} (one stage: {1 / t_step:,.1f})"),
             (f"weight-fetch floor, E = {e} GPUs", units.seconds(at_e)),

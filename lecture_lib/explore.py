@@ -7,7 +7,13 @@ once on the Agg canvas and shown as an ``ipywidgets.Image``. A change of a contr
 2. moves the existing artists (``set_data``), never re-creating axes or re-running layout,
 3. redraws only the moving artists over a cached background (blitting) unless the axes' limits
    had to change, and
-4. ships one PNG encoded at the fastest zlib level.
+4. ships one PNG encoded at the fastest zlib level, drawn at 2x pixels for high-DPI screens and
+   shown at 1x, in a 64-colour palette chosen on full redraws and reused by blitted frames.
+
+Every figure is made readable once, after its first update (``FigureView.finish``): fonts of at
+least 10 pt, legends outside the axes, look-alike lines told apart by dashes or marker shapes, no
+label past the figure's edge. Every redraw updates the figure's text alternative (the ``title`` of
+its ``<img>``), and readout rows may carry a status: a red "does not fit" row, a green "fits" row.
 
 Changes that arrive while the kernel is busy are coalesced: the first change schedules one redraw
 on the event loop and later ones only mark the state dirty, so a fast drag renders the latest

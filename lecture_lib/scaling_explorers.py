@@ -108,14 +108,14 @@ class OvertrainingExplorer(explore.Explorer):
         total = estimate["C_pretrain"] + estimate["C_RL"] + estimate["C_inference"]
         rows = [
             ("tokens/s per model", units.rate(estimate["tokens_per_second"])),
-            ("D_inference (lifetime)", f"{estimate['D_inference']:.3g} tokens"),
-            ("D_pretrain (equal cost)", f"{estimate['D_pretrain']:.3g} tokens"),
-            ("D_RL (equal cost)", f"{estimate['D_RL']:.3g} tokens"),
+            ("D_inference (lifetime)", units.count(estimate["D_inference"], "tokens")),
+            ("D_pretrain (equal cost)", units.count(estimate["D_pretrain"], "tokens")),
+            ("D_RL (equal cost)", units.count(estimate["D_RL"], "tokens")),
             ("D_pretrain : D_RL : D_inference",
              f"{estimate['D_pretrain'] / estimate['D_inference']:.2f} : "
              f"{estimate['D_RL'] / estimate['D_inference']:.2f} : 1"),
             ("inefficiency (training ÷ decode MFU)", f"{estimate['inefficiency']:.2f}"),
-            ("Chinchilla tokens (20 N)", f"{estimate['D_chinchilla']:.3g}"),
+            ("Chinchilla tokens (20 N)", units.count(estimate["D_chinchilla"], "tokens")),
             ("over-trained by", f"{estimate['overtraining']:,.3g}×  (lecture: ≈100×)"),
             ("total compute (3 equal parts)", f"{total:.3g} FLOPs, training-equivalent"),
         ]
@@ -268,7 +268,7 @@ class InferenceAwareExplorer(explore.Explorer):
         chin_tpp = best["chinchilla_tokens_per_param"]
         rows = [
             ("target loss", f"{target:.4f} nats/token ({fit.name})"),
-            ("cheapest model", f"{units.count(best['n_params'])} params on {best['tokens']:.3g} tokens"),
+            ("cheapest model", f"{units.count(best['n_params'])} params on {units.count(best['tokens'], 'tokens')}"),
             ("its tokens per parameter", f"{best['tokens_per_param']:,.0f}  ({best['tokens_per_param'] / chin_tpp:,.1f}× "
                                          "Chinchilla)"),
             ("its training ÷ inference compute", f"{best['train_flops'] / best['inference_flops']:.2f}"

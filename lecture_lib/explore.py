@@ -28,6 +28,7 @@ import io
 import time
 
 import ipywidgets as widgets
+import traitlets
 
 from . import plots
 
@@ -127,6 +128,18 @@ def capacity_row(*, n_total: float, bytes_param: float, batch: float, len_ctx: f
 
 
 # --- The live figure ----------------------------------------------------------------------------
+class AltImage(widgets.Image):
+    """An ``ipywidgets.Image`` whose ``tooltip`` becomes the ``title`` of its ``<img>``: the
+    image's accessible name (screen readers read it when there is no ``alt``), and a hover text.
+
+    ipywidgets 8's front end sets ``title`` only when the model's ``description`` is empty, and
+    reads ``description.length`` to check; Image has no description, so that check throws and the
+    image never renders. Syncing an empty ``description`` makes the check pass (verified in
+    Chromium: the ``<img class="lecture-figure">`` carries ``title``)."""
+
+    description = traitlets.Unicode("", help="kept empty: see the class docstring").tag(sync=True)
+
+
 class FigureView:
     """A figure drawn once and then updated in place, shown as an image widget.
 
@@ -138,7 +151,7 @@ class FigureView:
         self.figure = figure
         self.canvas = figure.canvas
         width, height = (int(round(v)) for v in figure.get_size_inches() * figure.dpi)
-        self.widget = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
+        self.widget = AltImage(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
         self.widget.add_class("lecture-figure")
         self._finished = False
         self.alt_text = ""
@@ -272,8 +285,9 @@ class Explorer:
         self._scheduled = False
         rows, needs_full = self.update(self.values)
         self.readout.value = readout_table(rows)
-        self.view.render(full=full or needs_full)
-        self.view.describe(self.summary(rows))
+        with self.view.widget.hold_sync():    # pixels and their text alternative in one message (one <img> load)
+            self.view.render(full=full or needs_full)
+            self.view.describe(self.summary(rows))
         self.render_count += 1
 
     def summary(self, rows) -> str:

@@ -122,6 +122,8 @@ def test_alt_text_is_present_and_follows_every_redraw(cls):
     try:
         first = explorer.view.widget.tooltip
         assert first and len(first) > 60 and first == explorer.view.alt_text
+        state = explorer.view.widget.get_state()      # what the front end gets: title needs description == ""
+        assert state["description"] == "" and state["tooltip"] == first
         assert explorer.title.split(" (")[0] in first
         slider = next((c for c in explorer.controls.values() if isinstance(c, SLIDERS)), None)
         if slider is not None:

@@ -84,7 +84,8 @@ class MemoryExplorer(explore.Explorer):
         self.highlight = axis.axvspan(pm.LECTURE_STAGES - 0.5, pm.LECTURE_STAGES + 0.5, color=COLORS["marker"],
                                       alpha=0.18, lw=0)
         self.weight_bars = axis.bar(STAGES, np.ones_like(STAGES), width=0.7, color=COLORS["weights"],
-                                    label="weights  N·bytes / (E·P)")
+                                    hatch="////", edgecolor="white", lw=0,   # hatched: not colour alone
+                                    label="weights  N·bytes / (E·P) (hatched)")
         self.kv_bars = axis.bar(STAGES, np.ones_like(STAGES), width=0.7, bottom=1, color=COLORS["kv"],
                                 label="KV cache  b·len·bytes_tok / E")
         self.hbm_line = axis.axhline(1, color=COLORS["total"], ls="--", lw=1.4, label="HBM per GPU")

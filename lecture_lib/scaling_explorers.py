@@ -98,7 +98,7 @@ class OvertrainingExplorer(explore.Explorer):
         for bar, label, phase in zip(self.bars, self.bar_labels, self.PHASES):
             bar.set_width(tokens[phase] - 1.0)
             label.set_x(tokens[phase] * 1.3)
-            label.set_text(f"{tokens[phase]:.3g}")
+            label.set_text(units.count(tokens[phase]))
         curve = scaling.OVERTRAINING_FROM_TRAFFIC(
             traffic=values["traffic"], t_deploy=values["months"] * scaling.DAYS_PER_MONTH * scaling.SECONDS_PER_DAY,
             n_family=values["family_split"], ineff=estimate["inefficiency"], N_active=self.n_grid,

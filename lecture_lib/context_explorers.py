@@ -41,6 +41,12 @@ class LongContextWorkload:
         return np.array([context.kv_bytes_read(self.model, kv_bytes, context_len=max(1, int(c)))
                          for c in contexts])
 
+    def kv_stored(self, kv_bytes: float, len_ctx: float) -> float:
+        """KV bytes *held* per token of context (what HBM must store), at one context length."""
+        if self.model is None:
+            return self.fixed_kv_bytes_fp8 * kv_bytes
+        return self.model.kv_bytes_per_token(kv_bytes, context_len=max(1, int(len_ctx)))
+
 
 def lecture_workload() -> LongContextWorkload:
     """The board's model: 100 B active (01:37:28), sparsity 8 as in Chapter 1, 1,667 B of KV per token."""
@@ -80,6 +86,19 @@ class _Shared(explore.Explorer):
         self._workloads = workloads()
         labels = list(self._workloads)
         return explore.dropdown("model", labels, value if value in labels else labels[0])
+
+    def deployment_rows(self, values, workload, chip, fmt) -> list[tuple]:
+        """Does the batch fit in the HBM of the N_CHIPS chips the costs assume (weights + KV held
+        at your context), and a note when the chip multiplies in another format than chosen."""
+        kv_bytes = KV_FORMATS[values["kv"]]
+        rows = [explore.capacity_row(n_total=workload.n_total, bytes_param=BYTES[values["precision"]],
+                                     batch=values["batch"], len_ctx=values["len_ctx"],
+                                     bytes_tok=workload.kv_stored(kv_bytes, values["len_ctx"]),
+                                     hbm_capacity=N_CHIPS * chip.hbm_capacity, where=f"{N_CHIPS} × {chip.name}")]
+        if fmt != values["precision"]:
+            rows.append(("number format", f"{chip.name} has no {values['precision']} units: weights stored in "
+                                          f"{values['precision']}, multiplied in {fmt}", "note"))
+        return rows
 
     def chip_numbers(self, values):
         chip = hardware.get(values["chip"])
@@ -165,10 +184,10 @@ class ContextCostExplorer(_Shared):
                                          len_ctx=values["len_ctx"], bytes_tok=here)
         implied = context.infer_kv_bytes_on(chip, crossover_context=threshold, n_active=workload.n_active,
                                             compute_dtype=fmt)
-        rows = [
+        rows = self.deployment_rows(values, workload, chip, fmt) + [
             ("KV bytes read per token at your context", units.bytes_(here)),
-            ("kink at this batch", "none: memory-bound at every context" if kink == 0 else f"{kink:,.0f} tokens"),
-            ("crossover at a large batch (Goldilocks)", f"{large:,.0f} tokens"),
+            ("kink at this batch", "none: memory-bound at every context" if kink == 0 else units.tokens(kink)),
+            ("crossover at a large batch (Goldilocks)", units.tokens(large)),
             ("cost at your context / cost at 1K tokens", f"{step_here['t'] * per_million / floor:.2f}×"),
             (f"{sheet.model}: price step", f"input ×{sheet.long_input / sheet.input:g}, output "
                                            f"×{sheet.long_output / sheet.output:g} above {threshold:,} tokens"),
@@ -231,14 +250,13 @@ class PassExplorer(_Shared):
         high = max(1e5, 10 ** math.ceil(math.log10(decode_total * us * 1.5)))
         changed = explore.set_limits(self.axis, (1, 1e5), (low, high))
         prefill = times["total"][-1]
-        rows = [
+        rows = self.deployment_rows(values, workload, chip, fmt) + [
             ("KV bytes read per token of context", units.bytes_(bytes_tok)),
             ("decode time per token", units.seconds(decode_total)),
             ("prefill time per token (len_pass = 100,000)", units.seconds(prefill)),
             ("decode / prefill time per token", f"{decode_total / prefill:.1f}×  (the price ratio it justifies)"),
             ("decode MFU", f"{decode_compute / decode_total:.0%}  (lecture: ≈ 1/5 from 5× output price)"),
             ("crossover len_pass", f"{times['crossover']:,.1f} tokens"),
-            ("multiplies in", fmt),
         ]
         return rows, changed
 
@@ -255,15 +273,16 @@ class TierExplorer(explore.Explorer):
             "bytes_tok": explore.log_slider("KV bytes per token", 1667, 100, 1_000_000),
             "n_active": explore.log_slider("active params (recompute)", 100e9, 1e9, 2e12),
             "price": explore.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25),
-            "hold": explore.log_slider("your hold time (s)", 300, 1e-3, 1e7),
+            "hold": explore.log_slider("your hold time (s)", 300, 1e-3, 1e7, readout_format=".4g"),
         }
 
     def setup(self):
         view, (axis,) = explore.new_view(6.6, 4.0)
         axis.set(xscale="log", yscale="log", xlabel="hold time T_hold (s)", ylabel=r"\$ per token of KV",
                  title="Cost(T) = C_retrieve + T · C_hold; bold = cheapest", xlim=(self.HOLDS[0], self.HOLDS[-1]))
-        self.lines = {name: axis.plot([], [], color=TIER_COLORS[name], lw=1.4, label=name)[0]
-                      for name in context.TIER_NAMES}
+        # Tiers differ by dash pattern as well as colour (never colour alone).
+        self.lines = {name: axis.plot([], [], color=TIER_COLORS[name], lw=1.6, label=name, ls=style)[0]
+                      for name, style in zip(context.TIER_NAMES, ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2))))}
         self.envelope, = axis.plot([], [], color=COLORS["total"], lw=3.2, alpha=0.55, label="lower envelope")
         for index, tier in enumerate(context.TIERS):
             axis.axvline(tier.drain_time, color=TIER_COLORS[tier.name], ls=":", lw=1.0,
@@ -291,8 +310,9 @@ class TierExplorer(explore.Explorer):
         here = context.storage_costs(float(values["hold"]), **kw)
         rows = [("cheapest at your hold time", f"{best}  (${float(here[best]) * 1e6:.2g} per M tokens)"),
                 ("drain-time rule picks", context.tier_by_drain_time(values["hold"]))]
-        rows += [(f"{frm} → {to}", units.seconds(when)) for when, frm, to in context.envelope_crossovers(**kw)]
-        rows += [("drain times (device / board)", ", ".join(f"{t.name} {units.seconds(t.drain_time)} / "
+        rows.insert(0, ("your hold time", units.duration(values["hold"])))
+        rows += [(f"{frm} → {to}", units.duration(when)) for when, frm, to in context.envelope_crossovers(**kw)]
+        rows += [("drain times (device / board)", ", ".join(f"{t.name} {units.duration(t.drain_time)} / "
                                                             f"{context.LECTURE_DRAIN_LABELS[t.name]}"
                                                             for t in context.TIERS))]
         return rows, changed

@@ -7,7 +7,13 @@ once on the Agg canvas and shown as an ``ipywidgets.Image``. A change of a contr
 2. moves the existing artists (``set_data``), never re-creating axes or re-running layout,
 3. redraws only the moving artists over a cached background (blitting) unless the axes' limits
    had to change, and
-4. ships one PNG encoded at the fastest zlib level.
+4. ships one PNG encoded at the fastest zlib level, drawn at 2x pixels for high-DPI screens and
+   shown at 1x, in a 64-colour palette chosen on full redraws and reused by blitted frames.
+
+Every figure is made readable once, after its first update (``FigureView.finish``): fonts of at
+least 10 pt, legends outside the axes, look-alike lines told apart by dashes or marker shapes, no
+label past the figure's edge. Every redraw updates the figure's text alternative (the ``title`` of
+its ``<img>``), and readout rows may carry a status: a red "does not fit" row, a green "fits" row.
 
 Changes that arrive while the kernel is busy are coalesced: the first change schedules one redraw
 on the event loop and later ones only mark the state dirty, so a fast drag renders the latest
@@ -22,19 +28,31 @@ import io
 import time
 
 import ipywidgets as widgets
+import traitlets
 
 from . import plots
 
 SLIDER_STYLE = {"description_width": "150px"}
 SLIDER_LAYOUT = {"width": "440px"}
+TRACK_WIDTH = 290         # px left for a slider's track and readout beside its label
+LABEL_PX_PER_CHAR = 7.2   # 13 px system sans-serif, generous, so no label is cut off ("context length (toke…")
+PIXEL_RATIO = 2           # figures rendered at 2x pixels and shown at 1x: sharp on high-DPI screens
+STATUS_COLORS = {"bad": "#c62828", "ok": "#2e7d32", "note": "#8a5a00"}
+STATUS_MARKS = {"bad": "✗ ", "ok": "✓ ", "note": "ⓘ "}   # a mark as well as a colour (never colour alone)
 
 
 # --- Controls -----------------------------------------------------------------------------------
 def log_slider(description: str, value: float, low: float, high: float, *, steps_per_decade: int = 20,
-               readout_format: str = ".3g") -> widgets.FloatLogSlider:
-    """A slider over a quantity spanning decades (batch, context, parameters)."""
+               readout_format: str | None = None) -> widgets.FloatLogSlider:
+    """A slider over a quantity spanning decades (batch, context, parameters).
+
+    Counts up to ten million read as whole numbers ("3600", not "3.6e+3": a typed 3600 stays
+    3600, and the readout stays parseable when edited); wider ranges keep 3 significant digits.
+    """
     import math
 
+    if readout_format is None:
+        readout_format = ".0f" if low >= 1 and high <= 1e7 else ".3g"
     step = 1.0 / steps_per_decade
     return widgets.FloatLogSlider(value=value, base=10, min=math.log10(low), max=math.log10(high),
                                   step=step, description=description, readout_format=readout_format,
@@ -64,14 +82,64 @@ def dropdown(description: str, options, value=None) -> widgets.Dropdown:
                             style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
 
 
-def readout_table(rows: list[tuple[str, str]]) -> str:
-    """HTML for the readout panel: label/value pairs, values in bold."""
-    body = "".join(f"<tr><td style='padding:1px 10px 1px 0'>{html.escape(label)}</td>"
-                   f"<td style='padding:1px 0'><b>{html.escape(value)}</b></td></tr>" for label, value in rows)
-    return f"<table style='font-size:13px;line-height:1.35'>{body}</table>"
+def readout_table(rows: list[tuple]) -> str:
+    """HTML for the readout panel: label/value pairs, values in bold.
+
+    A row may carry a third item, a status: "bad" (red, ✗: e.g. the weights do not fit in HBM),
+    "ok" (green, ✓) or "note" (amber, ⓘ: a setting the explorer had to interpret).
+    """
+    body = []
+    for label, value, *status in rows:
+        status = status[0] if status else None
+        style = f";color:{STATUS_COLORS[status]}" if status else ""
+        mark = STATUS_MARKS.get(status, "")
+        body.append(f"<tr class='lecture-row-{status or 'plain'}' style='{style[1:]}'>"
+                    f"<td style='padding:1px 10px 1px 0'>{html.escape(label)}</td>"
+                    f"<td style='padding:1px 0'><b>{mark}{html.escape(value)}</b></td></tr>")
+    return f"<table style='font-size:13px;line-height:1.35'>{''.join(body)}</table>"
+
+
+def capacity_row(*, n_total: float, bytes_param: float, batch: float, len_ctx: float, bytes_tok: float,
+                 hbm_capacity: float, where: str = "") -> tuple[str, str, str]:
+    """The "does it fit?" row every deployment-implying explorer shows: weights + the batch's KV
+    cache against the HBM of the chips it runs on, computed by Chapter 4's E4.1
+    (:data:`lecture_lib.pipeline_memory.MEMORY_TOTAL`).
+
+    ``batch`` may be 0 (weights only, where an explorer has no batch).
+    Returns ``(label, text, status)``: status "bad" with "does not fit: 148 GB weights > 80 GB HBM"
+    (or "... weights + 2 TB KV > ...") when it does not fit, "ok" with the share used when it does.
+    """
+    from . import units
+    from .pipeline_memory import MEMORY_TOTAL
+
+    weights = MEMORY_TOTAL(N_total=n_total, bytes_param=bytes_param, B=0, len_ctx=len_ctx, bytes_tok=bytes_tok,
+                           allow_zero="B")
+    total = MEMORY_TOTAL(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok,
+                         allow_zero="B")
+    kv = total - weights
+    label = f"fits in HBM{' of ' + where if where else ''}?"
+    hbm = f"{units.bytes_(hbm_capacity)} HBM"
+    if weights > hbm_capacity:
+        return label, f"does not fit: {units.bytes_(weights)} weights > {hbm}", "bad"
+    if total > hbm_capacity:
+        return label, f"does not fit: {units.bytes_(weights)} weights + {units.bytes_(kv)} KV > {hbm}", "bad"
+    held = f"{units.bytes_(weights)} weights" + (f" + {units.bytes_(kv)} KV" if kv > 0 else "")
+    return label, f"fits: {held} = {total / hbm_capacity:.0%} of {hbm}", "ok"
 
 
 # --- The live figure ----------------------------------------------------------------------------
+class AltImage(widgets.Image):
+    """An ``ipywidgets.Image`` whose ``tooltip`` becomes the ``title`` of its ``<img>``: the
+    image's accessible name (screen readers read it when there is no ``alt``), and a hover text.
+
+    ipywidgets 8's front end sets ``title`` only when the model's ``description`` is empty, and
+    reads ``description.length`` to check; Image has no description, so that check throws and the
+    image never renders. Syncing an empty ``description`` makes the check pass (verified in
+    Chromium: the ``<img class="lecture-figure">`` carries ``title``)."""
+
+    description = traitlets.Unicode("", help="kept empty: see the class docstring").tag(sync=True)
+
+
 class FigureView:
     """A figure drawn once and then updated in place, shown as an image widget.
 
@@ -83,11 +151,29 @@ class FigureView:
         self.figure = figure
         self.canvas = figure.canvas
         width, height = (int(round(v)) for v in figure.get_size_inches() * figure.dpi)
-        self.widget = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
+        self.widget = AltImage(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
         self.widget.add_class("lecture-figure")
+        self._finished = False
+        self.alt_text = ""
         self._animated: list = []
         self._background = None
+        self._palette = None
         self.last_render_seconds = 0.0
+
+    def finish(self) -> None:
+        """After the explorer has built its artists: fonts to at least 10 pt, legends outside the
+        axes (the figure widens to hold them), then PIXEL_RATIO x the pixels shown at 1x size."""
+        if self._finished:
+            return
+        self._finished = True
+        plots.readable(self.figure)
+        plots.legends_outside(self.figure)
+        plots.distinguish_lines(self.figure)
+        plots.keep_labels_inside(self.figure)
+        width, height = (int(round(v)) for v in self.figure.get_size_inches() * self.figure.dpi)
+        self.widget.layout.width, self.widget.layout.height = f"{width}px", f"{height}px"
+        self.figure.set_dpi(self.figure.dpi * PIXEL_RATIO)
+        self._background = None
 
     def animate(self, *artists):
         for artist in artists:
@@ -96,26 +182,39 @@ class FigureView:
 
     def render(self, *, full: bool = False) -> None:
         started = time.perf_counter()
-        if full or self._background is None:
+        full = full or self._background is None
+        if full:
             self.canvas.draw()
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
         else:
             self.canvas.restore_region(self._background)
         for artist in self._animated:
             self.figure.draw_artist(artist)
-        self.widget.value = self.png_bytes()
+        self.widget.value = self.png_bytes(new_palette=full)
         self.last_render_seconds = time.perf_counter() - started
 
-    def png_bytes(self) -> bytes:
+    def describe(self, text: str) -> None:
+        """Set the figure's text alternative. The Image widget's ``tooltip`` becomes the ``title``
+        attribute of its ``<img>`` (ipywidgets 8), which is the image's accessible name for screen
+        readers when it has no ``alt``; sighted readers see it on hover."""
+        self.alt_text = text
+        if self.widget.tooltip != text:
+            self.widget.tooltip = text
+
+    def png_bytes(self, *, new_palette: bool = True) -> bytes:
         from PIL import Image
 
         width, height = self.canvas.get_width_height()
-        image = Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+        image = Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
         buffer = io.BytesIO()
         # A 64-colour palette keeps line art crisp and makes the PNG ~2.5x smaller and faster to
-        # encode, send and decode than full RGB (measured: 4.9 ms / 27 kB vs 7.7 ms / 69 kB).
-        image.convert("RGB").quantize(64, method=Image.Quantize.FASTOCTREE).save(buffer, format="png",
-                                                                                 compress_level=1)
+        # encode, send and decode than full RGB. Choosing the palette (FASTOCTREE) is the slow part
+        # at 2x pixels (12 ms of a 2078 x 608 frame), so it is chosen on full redraws only, from a
+        # half-size copy, and reused by blitted frames, whose colours are the same artists' (3 ms).
+        if new_palette or self._palette is None:   # chosen on a half-size copy: every colour is there, 4x fewer pixels
+            self._palette = image.reduce(2).quantize(64, method=Image.Quantize.FASTOCTREE)
+        indexed = image.quantize(palette=self._palette, dither=Image.Dither.NONE)
+        indexed.save(buffer, format="png", compress_level=1)
         return buffer.getvalue()
 
 
@@ -137,6 +236,8 @@ class Explorer:
                 raise ValueError(f"unknown control {name!r}; this explorer has {sorted(self.controls)}")
             self.controls[name].value = value
         self.view = self.setup()
+        self.update(self.values)      # data and limits in place, so the layout below measures real labels
+        self.view.finish()
         self.readout = widgets.HTML()
         self.readout.add_class("lecture-readout")
         self._scheduled = False
@@ -144,12 +245,23 @@ class Explorer:
         self.refresh(full=True)
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
+        label_width = self._fit_labels()
         heading = widgets.HTML(f"<b>{html.escape(self.title)}</b>") if self.title else None
         panel = widgets.VBox(list(self.controls.values()) + [self.readout],
-                             layout=widgets.Layout(min_width="460px"))
+                             layout=widgets.Layout(min_width=f"{label_width + TRACK_WIDTH + 20}px"))
         body = widgets.HBox([self.view.widget, panel], layout=widgets.Layout(flex_flow="row wrap"))
         self.widget = widgets.VBox([heading, body] if heading else [body])
         self.widget.add_class("lecture-explorer")
+
+    def _fit_labels(self) -> int:
+        """Give every control's label the width of the longest one, so none is cut off and the
+        tracks stay aligned; returns that width in px."""
+        longest = max((len(c.description) for c in self.controls.values()), default=0)
+        width = max(150, int(longest * LABEL_PX_PER_CHAR) + 12)
+        for control in self.controls.values():
+            control.style.description_width = f"{width}px"
+            control.layout.width = f"{width + TRACK_WIDTH}px"
+        return width
 
     # Subclass hooks
     def controls_(self) -> dict[str, widgets.Widget]:
@@ -171,8 +283,26 @@ class Explorer:
         self._scheduled = False
         rows, needs_full = self.update(self.values)
         self.readout.value = readout_table(rows)
-        self.view.render(full=full or needs_full)
+        with self.view.widget.hold_sync():    # pixels and their text alternative in one message (one <img> load)
+            self.view.render(full=full or needs_full)
+            self.view.describe(self.summary(rows))
         self.render_count += 1
+
+    def summary(self, rows) -> str:
+        """The figure's text alternative: what each chart plots over which ranges, its lines, and
+        the readouts (which state the learner's point). Rebuilt on every redraw."""
+        parts = [f"{self.title}." if self.title else "Chart."]
+        for axis in self.view.figure.axes:
+            if not axis.get_visible() or not axis.has_data():
+                continue
+            (x0, x1), (y0, y1) = axis.get_xlim(), axis.get_ylim()
+            names = [line.get_label() for line in axis.get_lines()
+                     if line.get_visible() and not line.get_label().startswith("_")]
+            parts.append(f"Chart '{axis.get_title() or 'untitled'}': {axis.get_xlabel() or 'x'} from {x0:.4g} to "
+                         f"{x1:.4g}, {axis.get_ylabel() or 'y'} from {y0:.4g} to {y1:.4g}"
+                         + (f"; lines: {', '.join(names)}." if names else "."))
+        parts += [f"{label}: {value}." for label, value, *_ in rows]
+        return " ".join(parts)
 
     def _on_change(self, change) -> None:
         if self._scheduled:

@@ -249,8 +249,10 @@ class ScaleUpExplorer(explore.Explorer):
         self.lines["label"].set_text(f"{system.name}: {count}")
         weight_bytes = model.params_total * bytes_param
         fits = model.params_total <= n_fit
-        verdict = (f"yes: weights use {weight_bytes / system.hbm_capacity:.0%} of HBM" if fits
-                   else f"no: needs {model.params_total / n_fit:.1f}× the room")
+        verdict = (f"fits: weights use {weight_bytes / system.hbm_capacity:.0%} of HBM" if fits
+                   else f"does not fit: {units.bytes_(weight_bytes)} weights > {units.bytes_(share * system.hbm_capacity)}"
+                        f" ({share:.0%} of {units.bytes_(system.hbm_capacity)} HBM), {model.params_total / n_fit:.1f}×"
+                        " the room")
         if model.n_experts:
             placed = moe.layout(n_experts=model.n_experts, n_gpus=system.n_chips)
             experts = (f"{placed['experts_per_gpu']} per GPU on {placed['gpus_used']} GPUs"
@@ -261,7 +263,7 @@ class ScaleUpExplorer(explore.Explorer):
             ("scale-up domain", count),
             ("HBM in the domain", units.bytes_(system.hbm_capacity)),
             ("weights", f"{units.bytes_(weight_bytes)} ({units.count(model.params_total)} × {bytes_param:g} B)"),
-            (f"fits in {share:.0%} of HBM?", verdict),
+            (f"fits in {share:.0%} of HBM?", verdict, "ok" if fits else "bad"),
             ("largest model that fits", f"{units.count(n_fit)} params"),
             ("weight-fetch floor per step", units.seconds(floor_here)),
             ("experts (expert parallelism)", experts),

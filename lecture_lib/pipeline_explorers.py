@@ -94,8 +94,9 @@ class ScheduleExplorer(explore.Explorer):
         self.bubbles = PolyCollection([], facecolors=BUBBLE_COLOR, edgecolors="none", label="idle (bubble)")
         self.forward = PolyCollection([], facecolors=COLORS["compute"], edgecolors="white", linewidths=0.6,
                                       label="forward")
+        # Backward boxes are hatched as well as red: colour is never the only carrier of F vs B.
         self.backward = PolyCollection([], facecolors=COLORS["weights"], edgecolors="white", linewidths=0.6,
-                                       label="backward")
+                                       hatch="//", label="backward (hatched)")
         for collection in (self.bubbles, self.forward, self.backward):
             gantt.add_collection(collection)
         self.optimizer = gantt.axvline(0, color=COLORS["total"], ls="--", lw=1.2, label="end of step / run")
@@ -232,7 +233,7 @@ class StageBoundaryExplorer(explore.Explorer):
         return {
             "k_active": explore.int_slider("activated experts k", self.model.experts_per_token, 1, 32),
             "scale_up_ratio": explore.slider("scale-up / scale-out bw", 8.0, 1.0, 20.0, 0.5),
-            "layers_per_stage": explore.slider("MoE layers per stage", 1.0, 0.25, 8.0, 0.25),
+            "layers_per_stage": explore.int_slider("MoE layers per stage", 1, 1, 8),
         }
 
     @plots.styled
@@ -293,7 +294,8 @@ def gantt_figure(timeline: pipeline.Timeline, *, title: str | None = None, width
                                        edgecolors="white", linewidths=0.6, label="forward"))
     if (~forward).any():
         axis.add_collection(PolyCollection(boxes[~forward], facecolors=_CHUNK_SHADES["B"][arrays["chunk"][~forward]],
-                                           edgecolors="white", linewidths=0.6, label="backward"))
+                                           edgecolors="white", linewidths=0.6, hatch="//",
+                                           label="backward (hatched)"))
     width_pixels = 0.8 * width * plots.DPI
     if labels and float(np.min(arrays["end"] - arrays["start"])) / timeline.makespan * width_pixels >= MIN_LABEL_PIXELS:
         for j in range(timeline.microbatches):

@@ -84,7 +84,8 @@ class MemoryExplorer(explore.Explorer):
         self.highlight = axis.axvspan(pm.LECTURE_STAGES - 0.5, pm.LECTURE_STAGES + 0.5, color=COLORS["marker"],
                                       alpha=0.18, lw=0)
         self.weight_bars = axis.bar(STAGES, np.ones_like(STAGES), width=0.7, color=COLORS["weights"],
-                                    label="weights  N·bytes / (E·P)")
+                                    hatch="////", edgecolor="white", lw=0,   # hatched: not colour alone
+                                    label="weights  N·bytes / (E·P) (hatched)")
         self.kv_bars = axis.bar(STAGES, np.ones_like(STAGES), width=0.7, bottom=1, color=COLORS["kv"],
                                 label="KV cache  b·len·bytes_tok / E")
         self.hbm_line = axis.axhline(1, color=COLORS["total"], ls="--", lw=1.4, label="HBM per GPU")
@@ -133,7 +134,7 @@ class MemoryExplorer(explore.Explorer):
 
         i = p - 1
         total = weights[i] + kv[i]
-        fits = "fits" if total <= hbm else "does NOT fit"
+        fits = "fits" if total <= hbm else "does not fit"
         b_max = pm.max_micro_batch(hbm_capacity=r["chip"].hbm_capacity, n_total=r["model"].params_total,
                                    bytes_param=r["bytes_param"], len_ctx=values["len_ctx"],
                                    bytes_tok=values["bytes_tok"], expert_parallel=values["E"], stages=p)
@@ -141,7 +142,9 @@ class MemoryExplorer(explore.Explorer):
         rows = [
             (f"weights per GPU at P = {p}", units.bytes_(weights[i] * GB)),
             (f"KV per GPU at P = {p}", units.bytes_(kv[i] * GB)),
-            ("total vs HBM", f"{units.bytes_(total * GB)} of {units.bytes_(hbm * GB)}: {fits}"),
+            ("total vs HBM per GPU", f"{fits}: {units.bytes_(weights[i] * GB)} weights + {units.bytes_(kv[i] * GB)} KV "
+                                     f"{'≤' if total <= hbm else '>'} {units.bytes_(hbm * GB)} HBM",
+             "ok" if total <= hbm else "bad"),
             ("KV share of the total", f"{kv[i] / total:.1%}"),
             ("global batch B, GPUs E·P", f"{batch:,.0f} sequences on {values['E'] * p:,} GPUs"),
             ("P = 1 → 16: weights, KV", f"÷{weights[0] / weights[-1]:.0f}, ×{kv[-1] / kv[0]:.3g}"),
@@ -164,7 +167,8 @@ class LatencyExplorer(explore.Explorer):
 
     title = "Pipelining costs hops and buys no bandwidth; a bigger scale-up domain does"
 
-    GPUS = np.unique(np.round(np.logspace(0, math.log10(1024), 200)))
+    MAX_GPUS = 16_384    # E·P at the sliders' ends (576 × 16 = 9,216) stays on the chart
+    GPUS = np.unique(np.round(np.logspace(0, math.log10(MAX_GPUS), 200)))
 
     def controls_(self):
         return {
@@ -189,7 +193,7 @@ class LatencyExplorer(explore.Explorer):
                                  label="hops")
         left.legend(loc="upper left")
         right.set(xscale="log", yscale="log", xlabel="GPUs reading weights at once", ylabel="ms per token",
-                  xlim=(1, 1024), title="weight-fetch floor")
+                  xlim=(1, self.MAX_GPUS), title="weight-fetch floor")
         for label, n in pm.SCALE_UP_SIZES.items():
             right.axvline(n, color=COLORS["marker"], lw=0.8, ls=":")
             right.text(n * 1.08, 0.98, label.split(" (")[0], rotation=90, va="top", ha="left", fontsize=7.5,
@@ -227,17 +231,19 @@ class LatencyExplorer(explore.Explorer):
         pipelined = pm.PIPELINED_WEIGHT_FETCH(N_total=model.params_total, bytes_param=bytes_param, n_ep=e,
                                               bw_gpu=chip.hbm_bandwidth)
         self.e_dot.set_data([e], [pipelined * MS])
-        self.ep_dot.set_data([min(e * p, 1024)], [at_ep * MS])
+        self.ep_dot.set_data([e * p], [at_ep * MS])
 
         left_top = _nice_ceiling(1.1 * (t_step + hops[-1]) * MS)
         changed = explore.set_limits(self.axes[0], (0.4, STAGES[-1] + 0.6), (0, left_top))
         low, high = floor.min(), floor.max()
-        changed |= explore.set_limits(self.axes[1], (1, 1024),
+        changed |= explore.set_limits(self.axes[1], (1, self.MAX_GPUS),
                                       (10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))))
         token = t_step + (hops[p - 1])
         weights_hbm = model.params_total * bytes_param
         stages_needed = math.ceil(weights_hbm / (e * chip.hbm_capacity))
         rows = [
+            explore.capacity_row(n_total=model.params_total, bytes_param=bytes_param, batch=0, len_ctx=1, bytes_tok=1,
+                                 hbm_capacity=e * p * chip.hbm_capacity, where=f"E·P = {e * p:,} × {chip.name}"),
             (f"time per token at P = {p}", f"{units.seconds(token)}  (+{token / t_step - 1:.0%} over one stage)"),
             ("tokens/s per sequence", f"{1 / token:,.1f} (one stage: {1 / t_step:,.1f})"),
             (f"weight-fetch floor, E = {e} GPUs", units.seconds(at_e)),

@@ -14,7 +14,9 @@ STYLE = {
     "axes.spines.right": False,
     "axes.grid": True,
     "grid.alpha": 0.25,
-    "legend.fontsize": 8.5,
+    "legend.fontsize": 10,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
     "legend.frameon": False,
     "lines.linewidth": 1.8,
 }
@@ -31,6 +33,8 @@ COLORS = {
 }
 
 DPI = 80   # fewer pixels per frame: explorer frames encode, travel and decode faster
+MIN_FONT = 10     # points: nothing in a figure is set smaller (issue 13)
+LEGEND_GAP = 0.12  # inches between an axes' right edge and its legend
 
 
 def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):
@@ -45,6 +49,170 @@ def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: i
         axes = figure.subplots(nrows, ncols, squeeze=False).ravel().tolist()
         figure.subplots_adjust(left=0.16 / ncols + 0.03, right=0.98, bottom=0.15, top=0.9, wspace=0.3)
     return figure, axes
+
+
+def readable(figure) -> None:
+    """Raise every text in ``figure`` (labels, ticks, annotations, legends) to at least MIN_FONT."""
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):
+        if text.get_fontsize() < MIN_FONT:
+            text.set_fontsize(MIN_FONT)
+
+
+# Line styles that carry meaning without colour (issue 13): weights dash-dot, KV dotted, as in every chapter.
+IDEA_STYLES = {COLORS["weights"]: "-.", COLORS["kv"]: ":"}
+SPARE_STYLES = ("--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)), (0, (1, 1)), (0, (8, 3)))
+SPARE_MARKERS = ("s", "^", "D", "v", "P", "X")
+
+
+def line_signature(line) -> tuple:
+    """What tells a line apart in greyscale: its dash pattern, marker and (bucketed) width."""
+    offset, pattern = line._unscaled_dash_pattern     # named and custom dash patterns alike
+    dashes = "none" if line.get_linestyle() == "None" else tuple(pattern) if pattern else "solid"
+    hollow = str(line.get_markerfacecolor()).lower() == "none"
+    return dashes, str(line.get_marker()) + (" hollow" if hollow else ""), round(line.get_linewidth() / 1.2)
+
+
+def distinguish_lines(figure) -> None:
+    """Make the legend's lines in each axes differ by more than colour: solid weight/KV curves get
+    the course's dash-dot/dotted styles, and any remaining look-alike gets a spare dash pattern."""
+    styles = {}
+    for axis in figure.axes:
+        legend = axis.get_legend()
+        if legend is None:
+            continue
+        originals = {line.get_label(): line for line in axis.get_lines()}
+        seen = set()
+        for handle, text in zip(legend.legend_handles, legend.get_texts()):
+            line = originals.get(text.get_text())
+            if line is None or not hasattr(handle, "set_linestyle"):
+                continue
+            if line.get_linestyle() == "-" and line.get_color() in IDEA_STYLES and len(line.get_xdata()) != 2:
+                line.set_linestyle(IDEA_STYLES[line.get_color()])
+            if line.get_linestyle() == "None":            # a point: another marker shape
+                spare = iter(SPARE_MARKERS)
+                while line_signature(line) in seen:
+                    marker = next(spare, None)
+                    if marker is None:
+                        break
+                    line.set_marker(marker)
+                handle.set_marker(line.get_marker())
+            else:
+                spare = iter(SPARE_STYLES)
+                while line_signature(line) in seen:
+                    style = next(spare, None)
+                    if style is None:
+                        break
+                    line.set_linestyle(style)
+            seen.add(line_signature(line))
+            handle.set_linestyle(line.get_linestyle())
+            handle._unscaled_dash_pattern = line._unscaled_dash_pattern
+            handle._dash_pattern = line._dash_pattern
+            styles[(line.get_label(), line.get_color())] = (line.get_linestyle(), line.get_marker())
+    for axis in figure.axes:          # the same curve in a panel without a legend looks the same
+        if axis.get_legend() is not None:
+            continue
+        for line in axis.get_lines():
+            style = styles.get((line.get_label(), line.get_color()))
+            if style is not None:
+                line.set_linestyle(style[0])
+                line.set_marker(style[1])
+
+
+def keep_labels_inside(figure, pad: float = 0.08) -> None:
+    """Widen the figure where tick labels, axis labels or titles run past its left or right edge
+    (wider 10 pt tick labels on a log axis), keeping every axes' size in inches."""
+    renderer = figure.canvas.get_renderer()
+    frame = figure.bbox
+    texts = []
+    for axis in figure.axes:
+        texts += axis.get_xticklabels() + axis.get_yticklabels() + [axis.title, axis.xaxis.label, axis.yaxis.label]
+    boxes = [t.get_window_extent(renderer) for t in texts if t.get_visible() and t.get_text()]
+    if not boxes:
+        return
+    left = max(0.0, (frame.x0 - min(b.x0 for b in boxes)) / figure.dpi)
+    right = max(0.0, (max(b.x1 for b in boxes) - frame.x1) / figure.dpi)
+    if left == 0 and right == 0:
+        return
+    left, right = (left + pad if left else 0.0), (right + pad if right else 0.0)
+    width, height = figure.get_size_inches()
+    positions = {axis: axis.get_position() for axis in figure.axes}
+    new_width = width + left + right
+    figure.set_size_inches(new_width, height)
+    for axis, box in positions.items():
+        axis.set_position([(box.x0 * width + left) / new_width, box.y0, box.width * width / new_width, box.height])
+
+
+def _has_right_neighbour(axis, figure) -> bool:
+    box = axis.get_position()
+    return any(other is not axis and other.get_position().x0 >= box.x1 - 1e-6
+               and other.get_position().y0 < box.y1 and other.get_position().y1 > box.y0 for other in figure.axes)
+
+
+def _legends_below(figure, legends) -> None:
+    """Legends of axes with a neighbour to their right go under their axes (two columns), and the
+    figure grows taller by the tallest, so the figure does not grow wide."""
+    renderer = figure.canvas.get_renderer()
+    placed = []
+    for axis, legend in legends:
+        handles, labels = axis.get_legend_handles_labels()
+        legend.remove()
+        placed.append((axis, axis.legend(handles, labels, loc="upper center", ncols=min(2, len(labels)),
+                                         frameon=False, columnspacing=1.2)))
+    extra = max(lg.get_window_extent(renderer).height for _, lg in placed) / figure.dpi + 2 * LEGEND_GAP
+    width, height = figure.get_size_inches()
+    boxes = {axis: axis.get_position() for axis in figure.axes}
+    new_height = height + extra
+    figure.set_size_inches(width, new_height)
+    for axis, box in boxes.items():
+        axis.set_position([box.x0, (box.y0 * height + extra) / new_height, box.width, box.height * height / new_height])
+    for axis, legend in placed:
+        under = axis.xaxis.get_tightbbox(renderer)
+        top = (under.y0 - axis.bbox.y0) / axis.bbox.height - LEGEND_GAP * figure.dpi / axis.bbox.height
+        legend.set_bbox_to_anchor((0.5, top), transform=axis.transAxes)
+
+
+def legends_outside(figure) -> None:
+    """Move every axes' legend out of its data area, so no legend covers data: under the axes when
+    another axes sits to its right (the figure grows taller), otherwise to its right (the figure
+    widens by the legends' widths). Every axes keeps its size in inches. A legend placed to the
+    right is kept, not re-created, so explorers holding a reference can still update its texts."""
+    legends = [(axis, axis.get_legend()) for axis in figure.axes if axis.get_legend() is not None]
+    if not legends:
+        return
+    below = [(axis, legend) for axis, legend in legends if _has_right_neighbour(axis, figure)]
+    if below:
+        _legends_below(figure, below)
+    legends = [(axis, legend) for axis, legend in legends if (axis, legend) not in below]
+    if not legends:
+        return
+    for axis, legend in legends:
+        if legend._ncols != 1:      # the box is laid out at creation: re-create it in one column
+            handles, labels = axis.get_legend_handles_labels()
+            legend.remove()
+            legend = axis.legend(handles, labels)
+        legend.set_loc("upper left")
+        legend.set_bbox_to_anchor((1.0, 1.0), transform=axis.transAxes)
+        legend.set_frame_on(False)
+    legends = [(axis, axis.get_legend()) for axis, _ in legends]
+    renderer = figure.canvas.get_renderer()
+    width, height = figure.get_size_inches()
+    # Each legend opens a gap at its axes' right edge; axes starting right of that edge move right.
+    gaps: dict[float, float] = {}
+    for axis, legend in legends:
+        edge = round(axis.get_position().x1, 3)
+        inches = legend.get_window_extent(renderer).width / figure.dpi + 2 * LEGEND_GAP
+        gaps[edge] = max(gaps.get(edge, 0.0), inches)
+    boxes = {axis: axis.get_position() for axis in figure.axes}
+    new_width = width + sum(gaps.values())
+    figure.set_size_inches(new_width, height)
+    for axis, box in boxes.items():
+        shift = sum(inches for edge, inches in gaps.items() if edge <= box.x0 + 1e-9)
+        axis.set_position([(box.x0 * width + shift) / new_width, box.y0, box.width * width / new_width, box.height])
+    for axis, legend in legends:
+        legend.set_bbox_to_anchor((1.0 + LEGEND_GAP / (axis.get_position().width * new_width), 1.0),
+                                  transform=axis.transAxes)
 
 
 def styled(function):

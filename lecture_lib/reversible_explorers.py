@@ -194,7 +194,8 @@ class ActivationMemoryExplorer(explore.Explorer):
             ("best checkpoint segment √(L/c)", f"{k_best:.2f} layers"),
             ("standard / reversible memory", f"{at_depth['standard'] / at_depth['reversible']:,.1f}×"),
             (f"{chip.name} HBM", f"{units.bytes_(chip.hbm_capacity)}: standard "
-                                 f"{'fits' if at_depth['standard'] <= chip.hbm_capacity else 'does not fit'}"),
+                                 f"{'fits' if at_depth['standard'] <= chip.hbm_capacity else 'does not fit'}",
+             "ok" if at_depth["standard"] <= chip.hbm_capacity else "bad"),
             ("N_active at this depth (scaled)", units.count(n_active, "params")),
         ]
         return rows, changed

@@ -98,6 +98,18 @@ def _hardware_controls(chip: str = "GB200", n_chips: int = 72, weights: str = "f
 class _RooflineExplorer(explore.Explorer):
     """Shared set-up: resolve the controls into the numbers every Chapter 1 formula needs."""
 
+    def deployment_rows(self, r: dict, values: dict, *, batch: float, bytes_tok: float) -> list[tuple]:
+        """Does the deployment fit (weights + the batch's KV against the chips' HBM), and a note
+        when the chip has no units for the weight format (it then multiplies in another one)."""
+        n = values.get("n_chips", DEFAULT_CHIPS)
+        rows = [explore.capacity_row(n_total=r["workload"].n_total, bytes_param=r["bytes_param"], batch=batch,
+                                     len_ctx=values["len_ctx"], bytes_tok=bytes_tok,
+                                     hbm_capacity=r["hbm_capacity"], where=f"{n} × {r['chip'].name}")]
+        if r["compute_format"] != values["weights"]:
+            rows.append(("number format", f"{r['chip'].name} has no {values['weights']} units: weights stored in "
+                                          f"{values['weights']}, multiplied in {r['compute_format']}", "note"))
+        return rows
+
     def resolve(self, values: dict) -> dict:
         chip = hardware.get(values["chip"])
         workload = self._workloads[values["model"]]
@@ -161,7 +173,13 @@ class BatchExplorer(_RooflineExplorer):
         bytes_tok = workload.kv_bytes_per_token(r["kv_bytes"], len_ctx)
         b_star = BALANCE_BATCH(FLOPs=r["flops"], N_total=workload.n_total, N_active=workload.n_active,
                                bytes_param=r["bytes_param"], mem_bw=r["mem_bw"])
-        x_max = _nice_ceiling(3 * b_star)
+        with_kv = roofline.balance_batch_with_kv(n_active=workload.n_active, n_total=workload.n_total,
+                                                 flops=r["flops"], mem_bw=r["mem_bw"], bytes_param=r["bytes_param"],
+                                                 len_ctx=len_ctx, bytes_tok=bytes_tok)
+        # The x-axis follows the learner: it holds 3 B*, your batch and B* with KV (unless that is
+        # beyond 30 B*, where the readout says so and the line is hidden).
+        shown_kv = math.isfinite(with_kv) and with_kv <= 30 * b_star
+        x_max = _nice_ceiling(max(3 * b_star, 1.15 * batch, 1.15 * with_kv if shown_kv else 0))
         b = np.linspace(1, x_max, 300)
         compute = T_COMPUTE(B=b, N_active=workload.n_active, FLOPs=r["flops"])
         weights = np.full_like(b, T_WEIGHTS(N_total=workload.n_total, bytes_param=r["bytes_param"], mem_bw=r["mem_bw"]))
@@ -180,11 +198,9 @@ class BatchExplorer(_RooflineExplorer):
         read = (T_WEIGHTS(N_total=roofline.params_read(model, tokens=b), bytes_param=r["bytes_param"],
                           mem_bw=r["mem_bw"]) if moe else np.full_like(b, np.nan))
         self.lines["weights_read"].set_data(b, read * ms)
-        with_kv = roofline.balance_batch_with_kv(n_active=workload.n_active, n_total=workload.n_total,
-                                                 flops=r["flops"], mem_bw=r["mem_bw"], bytes_param=r["bytes_param"],
-                                                 len_ctx=len_ctx, bytes_tok=bytes_tok)
         for suffix in ("", "_cost"):
-            self.lines["balance" + suffix].set_xdata([min(with_kv, x_max * 2)] * 2)
+            self.lines["balance" + suffix].set_visible(shown_kv)
+            self.lines["balance" + suffix].set_xdata([with_kv if shown_kv else 1.0] * 2)
             self.lines["balance_weights" + suffix].set_xdata([b_star] * 2)
             self.lines["marker" + suffix].set_xdata([batch] * 2)
         step = roofline.decode_step(batch=batch, n_active=workload.n_active, n_total=workload.n_total,
@@ -196,13 +212,13 @@ class BatchExplorer(_RooflineExplorer):
                               T_KV(B=1, len_ctx=len_ctx, bytes_tok=bytes_tok, mem_bw=r["mem_bw"]))
         cost_floor = PER_MILLION * roofline.cost_per_token(step_time=per_token_floor, batch=1, n_chips=n_chips,
                                                            price_chip_hour=price)
-        y_latency = _nice_ceiling(1.1 * max(weights[0], compute[-1]) * ms)
+        y_latency = _nice_ceiling(1.1 * total[-1] * ms)   # the bold bound (and every term under it) stays on
         y_cost = _nice_ceiling(6 * cost_floor)
         changed = explore.set_limits(self.axes[0], (0, x_max), (0, y_latency))
         changed |= explore.set_limits(self.axes[1], (0, x_max), (0, y_cost))
         ratio = HARDWARE_RATIO(FLOPs=r["flops"], bytes_param=r["bytes_param"], mem_bw=r["mem_bw"])
         bound = "compute-bound" if step["t_compute"] >= step["t_mem"] else "memory-bound"
-        rows = [
+        rows = self.deployment_rows(r, values, batch=batch, bytes_tok=bytes_tok) + [
             ("hardware ratio (≈300 on the board)", f"{ratio:.0f}  ({r['compute_format']} multiplies)"),
             ("sparsity N_total/N_active", f"{workload.sparsity:.1f}"),
             ("balance batch B* (weights only)", f"{b_star:,.0f}"),
@@ -216,8 +232,6 @@ class BatchExplorer(_RooflineExplorer):
             ("tokens/s at your B", units.rate(batch / step["t"])),
             ("$ / M tokens at your B", units.dollars(cost_at_b)),
             ("$ / M tokens floor (B → ∞)", units.dollars(cost_floor)),
-            ("KV cache of the batch", f"{units.bytes_(batch * len_ctx * bytes_tok)} of "
-                                      f"{units.bytes_(r['hbm_capacity'])} HBM"),
         ]
         return rows, changed
 
@@ -239,6 +253,14 @@ class FastModeExplorer(_RooflineExplorer):
         controls["batch_normal"] = explore.log_slider("normal batch", 2048, 2, 100_000)
         controls["batch_fast"] = explore.log_slider("fast batch", 128, 1, 100_000)
         controls["price"] = explore.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25)
+        # Fast Mode is the smaller batch: the fast slider ends one step below the normal batch.
+        normal, fast = controls["batch_normal"], controls["batch_fast"]
+
+        def keep_fast_below(change=None):
+            fast.max = max(fast.min, math.log10(normal.value) - fast.step)
+
+        normal.observe(keep_fast_below, names="value")
+        keep_fast_below()
         return controls
 
     def setup(self):
@@ -279,7 +301,8 @@ class FastModeExplorer(_RooflineExplorer):
         y_lim = (10 ** math.floor(math.log10(price.min())), 10 ** math.ceil(math.log10(price.max())))
         changed = explore.set_limits(self.axis, x_lim, y_lim)
         s_slow, p_slow, _ = self._speed_and_price(r, values, values["batch_normal"] * 4)
-        rows = [
+        bytes_tok = r["workload"].kv_bytes_per_token(r["kv_bytes"], values["len_ctx"])
+        rows = self.deployment_rows(r, values, batch=values["batch_normal"], bytes_tok=bytes_tok) + [
             ("normal: speed, price", f"{s_normal:,.1f} tok/s, {units.dollars(p_normal)}/M"),
             ("fast: speed, price", f"{s_fast:,.1f} tok/s, {units.dollars(p_fast)}/M"),
             ("fast / normal speed", f"{s_fast / s_normal:.2f}×"),
@@ -344,13 +367,11 @@ class ContextExplorer(_RooflineExplorer):
         self.goldilocks.set_xdata([golden] * 2)
         self.marker.set_xdata([values["len_ctx"]] * 2)
         mfu_here = MFU(len_ctx=values["len_ctx"], bytes_tok=here_bytes, **common)
-        rows = [
+        rows = self.deployment_rows(r, values, batch=values["batch"], bytes_tok=here_bytes) + [
             ("KV bytes per token", units.bytes_(here_bytes)),
-            ("Goldilocks context", f"{golden:,.0f} tokens"),
+            ("Goldilocks context", units.tokens(golden)),
             ("MFU at your context", f"{mfu_here:.0%}"),
             ("your context / Goldilocks", f"{values['len_ctx'] / golden:.2f}×"),
-            ("KV cache of the batch", f"{units.bytes_(values['batch'] * values['len_ctx'] * here_bytes)} of "
-                                      f"{units.bytes_(r['hbm_capacity'])} HBM"),
         ]
         return rows, False
 

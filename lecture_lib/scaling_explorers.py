@@ -30,6 +30,12 @@ def _no_minor_ticks(*axes) -> None:
         axis.yaxis.set_minor_locator(NullLocator())
 
 
+def _nice_ceiling(x: float) -> float:
+    """Round up to 1, 2 or 5 x a power of ten (limits change rarely as a slider moves)."""
+    exponent = math.floor(math.log10(x))
+    return next(step * 10 ** exponent for step in (1, 2, 5, 10) if step * 10 ** exponent >= x)
+
+
 def _decades(low: float, high: float) -> tuple[float, float]:
     """Round limits out to whole powers of ten, so they change rarely as sliders move."""
     return 10.0 ** math.floor(math.log10(low)), 10.0 ** math.ceil(math.log10(high))
@@ -92,7 +98,7 @@ class OvertrainingExplorer(explore.Explorer):
         for bar, label, phase in zip(self.bars, self.bar_labels, self.PHASES):
             bar.set_width(tokens[phase] - 1.0)
             label.set_x(tokens[phase] * 1.3)
-            label.set_text(f"{tokens[phase]:.3g}")
+            label.set_text(units.count(tokens[phase]))
         curve = scaling.OVERTRAINING_FROM_TRAFFIC(
             traffic=values["traffic"], t_deploy=values["months"] * scaling.DAYS_PER_MONTH * scaling.SECONDS_PER_DAY,
             n_family=values["family_split"], ineff=estimate["inefficiency"], N_active=self.n_grid,
@@ -102,14 +108,14 @@ class OvertrainingExplorer(explore.Explorer):
         total = estimate["C_pretrain"] + estimate["C_RL"] + estimate["C_inference"]
         rows = [
             ("tokens/s per model", units.rate(estimate["tokens_per_second"])),
-            ("D_inference (lifetime)", f"{estimate['D_inference']:.3g} tokens"),
-            ("D_pretrain (equal cost)", f"{estimate['D_pretrain']:.3g} tokens"),
-            ("D_RL (equal cost)", f"{estimate['D_RL']:.3g} tokens"),
+            ("D_inference (lifetime)", units.count(estimate["D_inference"], "tokens")),
+            ("D_pretrain (equal cost)", units.count(estimate["D_pretrain"], "tokens")),
+            ("D_RL (equal cost)", units.count(estimate["D_RL"], "tokens")),
             ("D_pretrain : D_RL : D_inference",
              f"{estimate['D_pretrain'] / estimate['D_inference']:.2f} : "
              f"{estimate['D_RL'] / estimate['D_inference']:.2f} : 1"),
             ("inefficiency (training ÷ decode MFU)", f"{estimate['inefficiency']:.2f}"),
-            ("Chinchilla tokens (20 N)", f"{estimate['D_chinchilla']:.3g}"),
+            ("Chinchilla tokens (20 N)", units.count(estimate["D_chinchilla"], "tokens")),
             ("over-trained by", f"{estimate['overtraining']:,.3g}×  (lecture: ≈100×)"),
             ("total compute (3 equal parts)", f"{total:.3g} FLOPs, training-equivalent"),
         ]
@@ -145,6 +151,7 @@ class HeuristicExplorer(explore.Explorer):
         self.optimum = axis.axvline(1.0, color=COLORS["balance"], lw=1.6, label="true minimum")
         self.yours, = axis.plot([], [], "o", color=COLORS["memory"], ms=8, label="your x")
         axis.legend(loc="upper right", fontsize=8)
+        self.axis = axis
         _no_minor_ticks(axis)
         view.animate(self.falling, self.rising, self.total, self.optimum, self.yours)
         return view
@@ -162,13 +169,16 @@ class HeuristicExplorer(explore.Explorer):
         yours = scaling.SUM_POWER(x_alloc=x, **shape)
         best = scaling.SUM_POWER(x_alloc=gap["x_ratio"], **shape)
         self.yours.set_data([x], [yours])
+        # Your point stays on the chart: the y-axis grows in 1-2-5 steps when it rises above 6.
+        top = 6.0 if yours <= 5.7 else _nice_ceiling(1.1 * yours)
+        changed = explore.set_limits(self.axis, (self.U[0], self.U[-1]), (0, top))
         rows = [
             ("true minimum x* ÷ x_equal", f"{gap['x_ratio']:.3f}"),
             ("sum at x_equal ÷ minimum", f"{gap['penalty']:.4f}  (+{gap['penalty'] - 1:.2%})"),
             ("falling ÷ rising at the minimum", f"{gap['term_ratio']:.3f}  (= q/p, so p·A = q·B)"),
             ("your x: sum ÷ minimum", f"{yours / best:.4f}"),
         ]
-        return rows, False
+        return rows, changed
 
 
 @functools.lru_cache(maxsize=64)
@@ -247,12 +257,18 @@ class InferenceAwareExplorer(explore.Explorer):
         self.total_line.set_data(sizes, train + serve)
         self.best_line.set_xdata([best["n_params"]] * 2)
         self.chin_line.set_xdata([best["chinchilla_n_params"]] * 2)
-        low_cost = best["total_flops"] / 10
-        changed = explore.set_limits(self.axes[1], _decades(sizes[0], sizes[-1]), _decades(low_cost, low_cost * 1e5))
+        # Both terms stay on the chart at the demand slider's ends (a tiny demand puts inference far below).
+        low_cost = min(best["total_flops"] / 10, float(np.min(train)) / 2, float(serve[sizes.size // 3]))
+        high_cost = max(low_cost * 1e5, best["total_flops"] * 1e3)
+        changed = explore.set_limits(self.axes[1], _decades(sizes[0], sizes[-1]), _decades(low_cost, high_cost))
+        tpp = np.asarray(tokens_per_param, dtype=float)
+        changed |= explore.set_limits(self.axes[0], (self.DEMANDS[0], self.DEMANDS[-1]),
+                                      (min(5.0, _decades(np.nanmin(tpp) / 1.5, 10)[0]),
+                                       max(2e5, _decades(1, np.nanmax(tpp) * 1.5)[1])))
         chin_tpp = best["chinchilla_tokens_per_param"]
         rows = [
             ("target loss", f"{target:.4f} nats/token ({fit.name})"),
-            ("cheapest model", f"{units.count(best['n_params'])} params on {best['tokens']:.3g} tokens"),
+            ("cheapest model", f"{units.count(best['n_params'])} params on {units.count(best['tokens'], 'tokens')}"),
             ("its tokens per parameter", f"{best['tokens_per_param']:,.0f}  ({best['tokens_per_param'] / chin_tpp:,.1f}× "
                                          "Chinchilla)"),
             ("its training ÷ inference compute", f"{best['train_flops'] / best['inference_flops']:.2f}"

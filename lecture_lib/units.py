@@ -81,3 +81,32 @@ def dollars(value: float, digits: int = 3) -> str:
 def rate(value: float, unit: str = "tokens/s", digits: int = 3) -> str:
     """A rate such as throughput: ``rate(128e3)`` -> "128 k tokens/s"."""
     return count(value, unit, digits)
+
+
+def tokens(value: float) -> str:
+    """A token count as people write it: ``tokens(1024)`` -> "1,024 tokens"; above a million,
+    "1.05 M tokens"."""
+    if abs(value) >= 1e6:
+        return count(value, "tokens")
+    return f"{value:,.0f} tokens"
+
+
+def whole(value: float) -> str:
+    """An integer count with thousands separators: ``whole(2499.6)`` -> "2,500"."""
+    return f"{value:,.0f}"
+
+
+_LONG = [(365.25 * 86400, "years", "year"), (86400, "days", "day"), (3600, "h", "h"), (60, "min", "min")]
+
+
+def duration(value: float, digits: int = 2) -> str:
+    """A duration that may run long: "23 h", "3.1 days", "2.5 years"; below a minute as
+    :func:`seconds` ("14.4 ms")."""
+    if not math.isfinite(value) or abs(value) < 60:
+        return seconds(value, 3)
+    for factor, plural, single in _LONG:
+        if abs(value) >= factor:
+            amount = value / factor
+            text = _significant(amount, digits) if amount < 100 else f"{amount:,.0f}"
+            return f"{text} {single if text == '1' else plural}"
+    return seconds(value)

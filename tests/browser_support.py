@@ -514,6 +514,13 @@ class NotebookSession:
     def errors(self) -> list[str]:
         return self.page.evaluate(_ERRORS_JS, self.name)
 
+    def figure_names(self) -> list[dict]:
+        """What a screen reader gets for each explorer figure: the element's tag and its ``title``
+        (the image widget's tooltip, set by the explorer to a text summary on every redraw)."""
+        return self.page.evaluate(
+            """() => [...document.querySelectorAll('.lecture-figure')].map(el =>
+                 ({tag: el.tagName, title: el.getAttribute('title') || '', alt: el.getAttribute('alt')}))""")
+
     def counts(self) -> dict:
         return self.page.evaluate(
             """() => ({explorers: document.querySelectorAll('.lecture-explorer').length,

@@ -28,6 +28,10 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
         errors = session.errors()
         assert not errors, f"{name}: errors on the page after Run All:\n" + "\n".join(errors) + _context(session)
 
+        names_before = session.figure_names()
+        assert all(f["tag"] == "IMG" and len(f["title"]) > 40 for f in names_before), (
+            f"{name}: an explorer figure has no text alternative (title) on its <img>: {names_before}")
+
         failures = []
         sliders = session.sliders()
         for slider in sliders:
@@ -41,6 +45,10 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
                        else f"value {move.value_before} -> {move.value_after}")
                 failures.append(f"{slider.describe()}: {move.key} changed neither the figure nor the "
                                 f"readout within the timeout ({how})")
+        names_after = session.figure_names()
+        if sliders:
+            assert [f["title"] for f in names_after] != [f["title"] for f in names_before], (
+                f"{name}: no figure's text alternative followed the slider moves")
         errors = session.errors()
         assert not failures and not errors, (
             f"{name}: {len(failures)} of {len(sliders)} sliders failed:\n" + "\n".join(failures + errors)

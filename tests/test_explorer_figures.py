@@ -1,0 +1,150 @@
+"""Issue 13, checked on every explorer of every chapter (``explorer_classes()``): the learner's point,
+the bold bound and the other lines stay on the chart at every slider's extremes; figures are
+readable (2x pixels shown at 1x, fonts >= 10 pt, tick labels inside the figure, legends outside
+the axes, lines told apart without colour); every figure carries alt text, updated on each redraw;
+counts are integer sliders; log sliders read as whole numbers where the quantity is a count."""
+
+import ipywidgets as widgets
+import numpy as np
+import pytest
+from matplotlib.lines import Line2D
+from matplotlib.text import Text
+
+from lecture_lib import explore, plots
+from lecture_lib.explore import explorer_classes
+
+EXPLORERS = explorer_classes()
+IDS = lambda c: f"{c.__module__.rpartition('.')[2]}.{c.__name__}"
+SLIDERS = (widgets.FloatSlider, widgets.FloatLogSlider, widgets.IntSlider)
+TOLERANCE = 1.5   # display pixels (at 2x): a line drawn exactly on the frame is inside
+
+
+def _ends(control):
+    if isinstance(control, widgets.FloatLogSlider):
+        return [control.base ** control.min, control.base ** control.max]
+    return [control.min, control.max]
+
+
+def _outside(explorer) -> list[str]:
+    """Lines with data off their axes: a short line (a marker, a vertical or horizontal line) must
+    lie wholly inside; a curve must show at least a third of its points (it may leave through the
+    top, as the roofline's rising lines do, but never vanish or hang at the edge)."""
+    problems = []
+    for axis in explorer.view.figure.axes:
+        if not axis.get_visible():
+            continue
+        x0, y0, x1, y1 = axis.bbox.extents
+        for line in axis.get_lines():
+            if not line.get_visible():
+                continue
+            x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+            if x.size == 0:
+                continue
+            with np.errstate(all="ignore"):
+                points = line.get_transform().transform(np.column_stack([x, y]))
+            finite = np.all(np.isfinite(points), axis=1)
+            if not finite.any():
+                continue
+            px, py = points[finite].T
+            inside = ((px >= x0 - TOLERANCE) & (px <= x1 + TOLERANCE) & (py >= y0 - TOLERANCE)
+                      & (py <= y1 + TOLERANCE))
+            label = line.get_label() if not line.get_label().startswith("_") else repr(line)
+            if len(x) <= 2 and not inside.all():
+                problems.append(f"{axis.get_title()!r}: {label} outside the view")
+            elif len(x) > 2 and inside.mean() < 1 / 3:
+                problems.append(f"{axis.get_title()!r}: curve {label} mostly off the chart ({inside.mean():.0%} shown)")
+    return problems
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
+def test_every_line_stays_on_the_chart_at_each_slider_extreme(cls):
+    explorer = cls()
+    try:
+        assert not _outside(explorer), ("defaults", _outside(explorer))
+        for name, control in explorer.controls.items():
+            if not isinstance(control, SLIDERS):
+                continue
+            original = control.value
+            for end in _ends(control):
+                control.value = end
+                problems = _outside(explorer)
+                assert not problems, (name, end, problems)
+            control.value = original
+    finally:
+        explorer.view.figure.clear()
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
+def test_figure_is_readable(cls):
+    explorer = cls()
+    figure = explorer.view.figure
+    try:
+        # 2x pixels, shown at 1x through the image widget's CSS size
+        shown = int(explorer.view.widget.layout.width.rstrip("px"))
+        assert figure.canvas.get_width_height()[0] == pytest.approx(explore.PIXEL_RATIO * shown, abs=2)
+        # no text smaller than 10 pt
+        small = [(t.get_text(), t.get_fontsize()) for t in figure.findobj(Text)
+                 if t.get_text() and t.get_fontsize() < plots.MIN_FONT]
+        assert not small, small
+        renderer = figure.canvas.get_renderer()
+        frame = figure.bbox
+        # tick labels and titles inside the figure (Ch6's "1000" clipped to "100")
+        for axis in figure.axes:
+            for text in axis.get_xticklabels() + axis.get_yticklabels() + [axis.title]:
+                if not text.get_text() or not text.get_visible():
+                    continue
+                box = text.get_window_extent(renderer)
+                if box.x0 < frame.x0 - 1 or box.x1 > frame.x1 + 1:
+                    continue_ok = False
+                else:
+                    continue_ok = True
+                assert continue_ok, (axis.get_title(), text.get_text(), "clipped at the figure's edge")
+            legend = axis.get_legend()
+            if legend is not None:
+                box = legend.get_window_extent(renderer)
+                # legends sit outside every axes' data area and do not run into a title
+                for other in figure.axes:
+                    assert not box.overlaps(other.bbox), (axis.get_title(), "legend covers an axes")
+                    if other.get_title():
+                        assert not box.overlaps(other.title.get_window_extent(renderer)), "legend covers a title"
+                assert box.x1 <= frame.x1 + 1, "legend cut off at the right"
+                # told apart without colour
+                handles = [h for h in legend.legend_handles if isinstance(h, Line2D)]
+                signatures = [plots.line_signature(h) for h in handles]
+                assert len(set(signatures)) == len(signatures), (axis.get_title(), signatures)
+    finally:
+        figure.clear()
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
+def test_alt_text_is_present_and_follows_every_redraw(cls):
+    explorer = cls()
+    try:
+        first = explorer.view.widget.tooltip
+        assert first and len(first) > 60 and first == explorer.view.alt_text
+        state = explorer.view.widget.get_state()      # what the front end gets: title needs description == ""
+        assert state["description"] == "" and state["tooltip"] == first
+        assert explorer.title.split(" (")[0] in first
+        slider = next((c for c in explorer.controls.values() if isinstance(c, SLIDERS)), None)
+        if slider is not None:
+            ends = _ends(slider)
+            slider.value = ends[1] if slider.value != ends[1] else ends[0]
+            assert explorer.view.widget.tooltip != first, "alt text not updated after a redraw"
+            assert explorer.view.widget.tooltip == explorer.view.alt_text
+    finally:
+        explorer.view.figure.clear()
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
+def test_labels_fit_and_counts_are_integer_sliders(cls):
+    explorer = cls()
+    try:
+        for name, control in explorer.controls.items():
+            width = int(control.style.description_width.rstrip("px"))
+            assert width >= len(control.description) * explore.LABEL_PX_PER_CHAR, (name, control.description)
+            lowered = control.description.lower()
+            if isinstance(control, (widgets.FloatSlider,)) and any(
+                    word in lowered for word in ("layers", "stages", "micro-batches", "gpus", "racks", "chips")):
+                pytest.fail(f"{name!r} counts whole things but is a float slider")
+    finally:
+        explorer.view.figure.clear()

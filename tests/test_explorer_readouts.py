@@ -1,0 +1,178 @@
+"""Issue 13: the explorers are physically honest and their readouts read like a person wrote them.
+The capacity row turns red when weights (or weights + KV) exceed the chips' HBM and green when they
+fit; a format the chip lacks is explained; Fast Mode's batch stays below the normal one; numbers
+are humanised ("1,024 tokens", "23 h", "3.1 days")."""
+
+import math
+import re
+
+import ipywidgets as widgets
+import pytest
+
+from lecture_lib import context_explorers as cx
+from lecture_lib import explore, hardware, models, units
+from lecture_lib import moe_explorers as mx
+from lecture_lib import pipeline_memory_explorers as pmx
+from lecture_lib import roofline_explorers as rx
+from lecture_lib.pipeline_memory import MEMORY_TOTAL
+
+
+def _text(explorer) -> str:
+    return re.sub(r"\s+", " ", re.sub("<[^>]+>", " ", explorer.readout.value)).replace("&gt;", ">")
+
+
+def _bad(explorer) -> bool:
+    return "lecture-row-bad" in explorer.readout.value
+
+
+def _ok(explorer) -> bool:
+    return "lecture-row-ok" in explorer.readout.value
+
+
+# --- capacity --------------------------------------------------------------------------------------
+def test_capacity_row_is_red_when_the_board_model_meets_one_a100():
+    explorer = rx.BatchExplorer(chip="A100", n_chips=1, weights="fp4")
+    assert _bad(explorer)
+    assert "does not fit: 148 GB weights > 80 GB HBM" in _text(explorer)
+
+
+def test_capacity_row_is_green_on_a_rack_and_red_again_at_batch_100k_and_1m_context():
+    explorer = rx.BatchExplorer()
+    assert _ok(explorer) and not _bad(explorer)
+    assert "fits: 148 GB weights +" in _text(explorer)
+    explorer.controls["batch"].value = 100_000
+    explorer.controls["len_ctx"].value = 1_048_576
+    assert _bad(explorer)
+    assert re.search(r"does not fit: 148 GB weights \+ [\d.]+ PB KV > 13.4 TB HBM", _text(explorer))
+
+
+@pytest.mark.parametrize("cls", [rx.BatchExplorer, rx.FastModeExplorer, rx.ContextExplorer,
+                                 cx.ContextCostExplorer, cx.PassExplorer])
+def test_every_deployment_explorer_has_the_row_and_it_flips(cls):
+    explorer = cls()
+    assert "fits in HBM of" in _text(explorer)
+    assert _ok(explorer)
+    explorer.controls["chip"].value = "A100"
+    explorer.controls["model"].value = next(label for label in explorer.controls["model"].options
+                                            if "405" in label)
+    if "n_chips" in explorer.controls:
+        explorer.controls["n_chips"].value = 1
+    else:   # 72 chips: fill them with KV instead
+        batch = explorer.controls["batch"]
+        batch.value = batch.base ** batch.max
+        explorer.controls["len_ctx"].value = explorer.controls["len_ctx"].base ** explorer.controls["len_ctx"].max
+    assert _bad(explorer), _text(explorer)
+    assert "does not fit" in _text(explorer)
+
+
+def test_capacity_row_agrees_with_the_library():
+    model = models.get("llama-3-405b")
+    chip = hardware.get("H100")
+    label, text, status = explore.capacity_row(n_total=model.params_total, bytes_param=2, batch=8, len_ctx=8192,
+                                               bytes_tok=model.kv_bytes_per_token(2), hbm_capacity=8 * chip.hbm_capacity)
+    needed = MEMORY_TOTAL(N_total=model.params_total, bytes_param=2, B=8, len_ctx=8192,
+                          bytes_tok=model.kv_bytes_per_token(2))
+    assert status == ("ok" if needed <= 8 * chip.hbm_capacity else "bad")
+    assert status == "bad" and "does not fit: 812 GB weights > 640 GB HBM" in text   # 405 B x 2 bytes on 8 H100s
+    _, text, status = explore.capacity_row(n_total=8e9, bytes_param=2, batch=0, len_ctx=1, bytes_tok=1,
+                                           hbm_capacity=80e9)
+    assert status == "ok" and text == "fits: 16 GB weights = 20% of 80 GB HBM"
+
+
+def test_red_rows_carry_a_mark_not_only_a_colour_and_are_not_error_styled():
+    html = explore.readout_table([("a", "does not fit", "bad"), ("b", "fits", "ok"), ("c", "plain")])
+    assert "✗ does not fit" in html and "✓ fits" in html and "color:#b00" not in html
+
+
+def test_ch2_and_ch4_rows_turn_red_when_weights_do_not_fit():
+    scale_up = mx.ScaleUpExplorer(system="HGX A100")
+    scale_up.controls["model"].value = next(o for o in scale_up.controls["model"].options if o.startswith("kimi-k2"))
+    scale_up.controls["weights"].value = "bf16"
+    assert _bad(scale_up) and "does not fit" in _text(scale_up)
+    scale_up.controls["model"].value = next(o for o in scale_up.controls["model"].options if o.startswith("llama-3.1-8b"))
+    assert _ok(scale_up)
+    latency = pmx.LatencyExplorer(P=1, E=1)
+    assert _bad(latency)
+    latency.controls["E"].value = 576
+    assert _ok(latency)
+    memory = pmx.MemoryExplorer()
+    memory.controls["b"].value = memory.controls["b"].base ** memory.controls["b"].max
+    memory.controls["len_ctx"].value = 1_048_576
+    assert _bad(memory)
+
+
+# --- impossible settings ---------------------------------------------------------------------------
+def test_a_format_the_chip_lacks_is_explained_not_silently_swapped():
+    explorer = rx.BatchExplorer(chip="A100", weights="fp4")
+    assert "lecture-row-note" in explorer.readout.value
+    assert "A100 has no fp4 units: weights stored in fp4, multiplied in bf16" in _text(explorer)
+    explorer.controls["chip"].value = "B200"
+    assert "lecture-row-note" not in explorer.readout.value
+    cost = cx.ContextCostExplorer(chip="A100", precision="fp8")
+    assert "A100 has no fp8 units" in _text(cost)
+
+
+def test_fast_batch_stays_below_the_normal_batch():
+    explorer = rx.FastModeExplorer()
+    normal, fast = explorer.controls["batch_normal"], explorer.controls["batch_fast"]
+    for value in (2, 100, 2048, 100_000):
+        normal.value = value
+        fast.value = fast.base ** 5          # try to push the fast batch past the normal one
+        assert fast.value < normal.value, (value, fast.value)
+    normal.value = 2
+    assert fast.value < 2
+
+
+def test_counts_are_integer_sliders():
+    from lecture_lib import pipeline_explorers as px
+
+    explorer = px.StageBoundaryExplorer()
+    assert isinstance(explorer.controls["layers_per_stage"], widgets.IntSlider)
+    for cls in explore.explorer_classes():
+        built = cls()
+        for name, control in built.controls.items():
+            if any(word in control.description.lower() for word in ("micro-batches", "layers", "stages", "gpus",
+                                                                    "chips", "racks", "rounds")):
+                assert isinstance(control, (widgets.IntSlider, widgets.Dropdown)) or "(" in control.description \
+                    and "tokens" in control.description, (cls.__name__, name)
+        built.view.figure.clear()
+
+
+# --- readout formatting ----------------------------------------------------------------------------
+@pytest.mark.parametrize("value, text", [(1024, "1,024 tokens"), (128, "128 tokens"), (200_000, "200,000 tokens"),
+                                         (1_048_576, "1.05 M tokens")])
+def test_tokens(value, text):
+    assert units.tokens(value) == text
+
+
+@pytest.mark.parametrize("seconds, text", [(0.0144, "14.4 ms"), (30, "30 s"), (300, "5 min"), (3600, "1 h"),
+                                           (23 * 3600, "23 h"), (3.1 * 86400, "3.1 days"), (86400, "1 day"),
+                                           (2.5 * 365.25 * 86400, "2.5 years"), (5400, "1.5 h")])
+def test_duration(seconds, text):
+    assert units.duration(seconds) == text
+
+
+def test_whole():
+    assert units.whole(2499.6) == "2,500" and units.whole(7) == "7"
+
+
+def test_count_log_sliders_read_whole_numbers_and_keep_a_typed_round_value():
+    batch = explore.log_slider("batch", 1024, 1, 100_000)
+    assert batch.readout_format == ".0f"
+    batch.value = 3600                              # what typing 3600 into the readout sends
+    assert batch.value == 3600 and format(batch.value, batch.readout_format) == "3600"
+    wide = explore.log_slider("params", 1e11, 1e9, 2e12)
+    assert wide.readout_format == ".3g"
+
+
+def test_long_labels_are_not_cut_off():
+    explorer = rx.BatchExplorer()
+    for control in explorer.controls.values():
+        assert int(control.style.description_width.rstrip("px")) >= len(control.description) * 7
+    explorer.view.figure.clear()
+
+
+def test_readouts_use_thousands_separators_and_tokens():
+    explorer = rx.ContextExplorer()
+    assert re.search(r"Goldilocks context [\d,]+ tokens", _text(explorer))
+    explorer.view.figure.clear()

@@ -15,6 +15,7 @@ import numpy as np
 from . import explore, measurements, models, roofline, units
 from .plots import COLORS
 
+MAX_TAU = 5.0       # the tokens-per-step slider's top (speculative decoding rarely keeps more)
 SECOND_LOOK = 1.3   # "a figure within ~1.3x of its bound deserves a second look" (Chapter 8)
 
 
@@ -84,7 +85,7 @@ class RealityExplorer(explore.Explorer):
     def controls_(self):
         keys = [row.key for row in measurements.MEASUREMENTS]
         return {"row": explore.dropdown("measurement", keys, keys[0]),
-                "tau": explore.slider("tokens per step τ", 1.0, 1.0, 5.0, 0.25),
+                "tau": explore.slider("tokens per step τ", 1.0, 1.0, MAX_TAU, 0.25),
                 "second_look": explore.slider("second look within (×)", SECOND_LOOK, 1.05, 3.0, 0.05)}
 
     def setup(self):
@@ -92,8 +93,9 @@ class RealityExplorer(explore.Explorer):
         rows = measurements.MEASUREMENTS
         bounds = np.array([row.bound for row in rows])
         measured = np.array([row.measured for row in rows])
+        # τ up to MAX_TAU lifts a decode bound up to MAX_TAU times: keep the moved point on the chart too
         low, high = 10 ** np.floor(np.log10(min(bounds.min(), measured.min()))), \
-            10 ** np.ceil(np.log10(max(bounds.max(), measured.max())))
+            10 ** np.ceil(np.log10(max(MAX_TAU * bounds.max(), measured.max())))
         self.span = np.array([low, high])
         axis.set(xscale="log", yscale="log", xlim=(low, high), ylim=(low, high),
                  xlabel="bound the course computes (tokens/s)", ylabel="published (tokens/s)",
@@ -117,7 +119,8 @@ class RealityExplorer(explore.Explorer):
         tau, look = values["tau"], values["second_look"]
         moved = dataclasses.replace(row, tokens_per_step=tau) if row.kind != "prefill" else row
         bound_tau = moved.bound
-        self.look.set_data(self.span, self.span / look)
+        low, high = self.span      # the dotted line y = x / look, drawn where both ends are on the chart
+        self.look.set_data([low * look, high], [low, high / look])
         self.selected.set_data([row.bound], [row.measured])
         self.with_tau.set_data([bound_tau], [row.measured])
         efficiency = row.measured / row.bound

@@ -158,7 +158,7 @@ class BatchExplorer(_RooflineExplorer):
                                                      label="B* with KV")
             lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
         # Chapter 8: an MoE step reads only the experts its tokens touch (roofline.PARAMS_READ)
-        lines["weights_read"], = latency.plot([], [], color=COLORS["weights"], ls="-.", lw=1.2,
+        lines["weights_read"], = latency.plot([], [], color=COLORS["weights"], ls=(0, (4, 1.5, 1, 1.5, 1, 1.5)), lw=1.2,
                                               label="weight fetch, experts touched (Ch. 8)")
         latency.legend(loc="upper left", framealpha=0.9, frameon=True)
         self.lines = lines

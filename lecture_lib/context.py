@@ -158,10 +158,9 @@ def infer_kv_bytes_on(chip, *, crossover_context, n_active=LECTURE_N_ACTIVE, com
 
     ``bytes_tok = 2 mem_bw N_active / (FLOPs len_ctx)``; ``chip`` is a name or a hardware preset.
     """
-    chip = hardware.get(chip) if isinstance(chip, str) else chip
+    chip = hardware.resolve_chip(chip)
     _check(crossover_context=crossover_context, n_active=n_active)
-    if compute_dtype not in chip.flops:
-        raise ValueError(f"compute_dtype must be one of {list(chip.flops)} for {chip.name}, got {compute_dtype!r}")
+    validate.choice("compute_dtype", compute_dtype, list(chip.flops))
     return KV_BYTES_FROM_PRICE_STEP(mem_bw=chip.hbm_bandwidth, N_active=n_active, FLOPs=chip.flops[compute_dtype],
                                     len_ctx=crossover_context)
 
@@ -225,6 +224,8 @@ def attention_share(model, *, context_len) -> float:
 
     Attention FLOPs include a sparse model's indexer (:func:`indexer_flops_per_token`).
     """
+    model = models.resolve(model)
+    validate.number("context_len", context_len)
     attention = model.attention_flops_per_token(context_len) + indexer_flops_per_token(model, context_len)
     return attention / (2 * model.params_active)
 
@@ -274,6 +275,7 @@ def indexer_bytes_per_token(model: models.Model) -> float:
     ``n_layers x (128 FP8 values + a 4-byte scale)`` = 61 x 132 = 8,052 B for DeepSeek-V3.2; 0 for a model
     without ``attention_topk``. Not part of :meth:`lecture_lib.models.Model.kv_bytes_read_per_token`.
     """
+    model = models.resolve(model)
     return float(model.n_layers * DSA_INDEX_KEY_BYTES) if model.attention_topk else 0.0
 
 
@@ -284,6 +286,8 @@ def kv_bytes_read(model: models.Model, bytes_per_value, *, context_len) -> float
     attention (lecture 01:40:38, "times a 1/sparsity factor"): the top-k tokens' KV *plus* every token's
     indexer key (:func:`indexer_bytes_per_token`), which the 1/sparsity factor leaves out.
     """
+    model = models.resolve(model)
+    validate.number("context_len", context_len)
     return model.kv_bytes_read_per_token(bytes_per_value, context_len=context_len) + indexer_bytes_per_token(model)
 
 
@@ -293,6 +297,7 @@ def indexer_flops_per_token(model: models.Model, context_len) -> float:
     Scores only (no weighted sum of values), so half of :data:`ATTENTION_FLOPS` with the indexer's heads
     and head dimension; run in FP8. 0 for a model without ``attention_topk``.
     """
+    model = models.resolve(model)
     validate.number("context_len", context_len)
     if not model.attention_topk:
         return 0.0
@@ -404,18 +409,24 @@ def tier_lines(*, bytes_tok, n_active, flops, price_chip_hour, tiers=TIERS) -> d
 
 
 def storage_costs(hold_times, *, bytes_tok, n_active, flops, price_chip_hour, tiers=TIERS) -> dict[str, np.ndarray]:
-    """Cost(T_hold) = C_retrieve + T_hold C_hold of every option over ``hold_times`` (E6.6), in $ per token."""
+    """Cost(T_hold) = C_retrieve + T_hold C_hold of every option over ``hold_times`` (E6.6), in $ per token.
+
+    A hold time of 0 (use the KV at once) is allowed: each option then costs its retrieval alone.
+    """
     validate.number("hold_times", hold_times, allow_zero=True)
     lines = tier_lines(bytes_tok=bytes_tok, n_active=n_active, flops=flops, price_chip_hour=price_chip_hour,
                        tiers=tiers)
     hold = np.asarray(hold_times, dtype=float)
-    return {name: COST_OF_HOLD(c_retrieve=r, c_hold=h, T_hold=hold) if h > 0 else np.full_like(hold, r)
+    return {name: COST_OF_HOLD(c_retrieve=r, c_hold=h, T_hold=hold, allow_zero="T_hold") if h > 0
+            else np.full_like(hold, r)
             for name, (r, h) in lines.items()}
 
 
 def cheapest_tier(hold_time, **kwargs) -> str:
-    """The option on the lower envelope at one hold time (seconds)."""
-    costs = storage_costs(float(hold_time), **kwargs)
+    """The option on the lower envelope at one hold time (seconds, 0 allowed)."""
+    if np.ndim(hold_time) != 0:
+        raise ValueError(f"hold_time must be one number of seconds, got {validate._describe(hold_time)}")
+    costs = storage_costs(validate.number("hold_time", hold_time, allow_zero=True), **kwargs)
     return min(costs, key=lambda name: float(costs[name]))
 
 
@@ -466,7 +477,7 @@ def price_sheet_lab(sheet, *, n_active=LECTURE_N_ACTIVE, chip="GB200", compute_d
     """
     from . import pricing
 
-    sheet = pricing.get(sheet) if isinstance(sheet, str) else sheet
+    sheet = pricing.resolve(sheet)
     _check(n_active=n_active, price_chip_hour=price_chip_hour)
     result = {"sheet": sheet, "crossover": sheet.long_context_threshold, "kv_bytes": None, "long_step": None,
               "covers": None}
@@ -496,5 +507,7 @@ def tier_by_drain_time(hold_time, tiers=TIERS, *, board=False) -> str:
     devices' Cap / BW.
     """
     validate.number("hold_time", hold_time)
-    drain = (lambda tier: tier.board_drain_time) if board else (lambda tier: tier.drain_time)
+    if np.ndim(hold_time) != 0:
+        raise ValueError(f"hold_time must be one number of seconds, got {validate._describe(hold_time)}")
+    drain = (lambda tier: tier.board_drain_time) if validate.boolean("board", board) else (lambda tier: tier.drain_time)
     return min(tiers, key=lambda tier: abs(math.log(drain(tier) / hold_time))).name

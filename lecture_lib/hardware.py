@@ -548,6 +548,18 @@ def get_system(name: str) -> System:
     return _SYSTEM_CATALOGUE.find(name)
 
 
+def resolve_chip(chip, parameter: str = "chip"):
+    """``chip`` as a preset: a :class:`Chip` (or a :class:`System`, which answers the same
+    questions for the whole domain) is returned as it is, a name is looked up as in :func:`get`;
+    anything else is a ``ValueError`` naming ``parameter``."""
+    return _CHIP_CATALOGUE.resolve(chip, parameter, also=(System,))
+
+
+def resolve_system(system, parameter: str = "system") -> System:
+    """``system`` as a :class:`System`: the object itself or a name looked up as in :func:`get_system`."""
+    return _SYSTEM_CATALOGUE.resolve(system, parameter)
+
+
 def chip_names() -> list[str]:
     """Canonical chip names, NVIDIA then Google, each by generation."""
     return list(CHIPS)

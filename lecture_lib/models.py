@@ -673,6 +673,12 @@ def names() -> list[str]:
     return list(MODELS)
 
 
+def resolve(model, parameter: str = "model") -> Model:
+    """``model`` as a :class:`Model`: the object itself (a preset or your own) or a preset name
+    looked up as in :func:`get`; anything else is a ``ValueError`` naming ``parameter``."""
+    return _CATALOGUE.resolve(model, parameter)
+
+
 def get(name: str) -> Model:
     """A preset by name. Case, spaces, hyphens, underscores and dots are ignored, so
     "DeepSeek V3", "deepseek_v3" and "deepseek-v3" are the same model.

@@ -127,18 +127,18 @@ def a2a_bytes_per_token(model, *, bytes_per_value: float, k: int | None = None,
     decoding, where "the shared expert is regarded as a heavy-load one that will always be selected"
     (DeepSeek-V3 technical report, arXiv 2412.19437, section 3.4.2): 9 destinations instead of 8.
     """
+    model = models.resolve(model)
     if not getattr(model, "is_moe", False):
         raise ValueError(f"model must be an MoE model (n_routed_experts > 0), got {getattr(model, 'name', model)!r}")
     validate.number("bytes_per_value", bytes_per_value)
     k = model.experts_per_token if k is None else validate.integer("k", k)
-    destinations = k + (model.n_shared_experts if shared_travels else 0)
+    destinations = k + (model.n_shared_experts if validate.boolean("shared_travels", shared_travels) else 0)
     return A2A_BYTES_PER_TOKEN(k_active=destinations, d_model=model.d_model, bytes_value=bytes_per_value)
 
 
 def link_ratio_of(system) -> float:
     """Scale-up over scale-out bandwidth per GPU of a preset system (the lecture's "about 8x")."""
-    if isinstance(system, str):
-        system = hardware.get_system(system)
+    system = hardware.resolve_system(system)
     return LINK_RATIO(bw_up=system.chip.scale_up_bandwidth, bw_out=system.scale_out_bandwidth)
 
 
@@ -168,10 +168,8 @@ def scale_up_fit(model, system, *, bytes_per_param: float, weight_share: float =
     domain's HBM (the rest holds KV cache); ``n_fit`` = :data:`MAX_PARAMS_THAT_FIT`; the floor is
     Chapter 1's weight fetch over the whole domain. Experts per GPU are for an MoE model (0 if dense).
     """
-    if isinstance(system, str):
-        system = hardware.get_system(system)
-    if isinstance(model, str):
-        model = models.get(model)
+    system = hardware.resolve_system(system)
+    model = models.resolve(model)
     validate.number("bytes_per_param", bytes_per_param)
     validate.fraction("weight_share", weight_share)
     weight_bytes = model.params_total * bytes_per_param

@@ -81,6 +81,9 @@ def bandwidth_ratio(chip) -> float:
 
     E.g. ``bandwidth_ratio(hardware.get("GB200"))``: NVLink 5 900 GB/s over a 400 Gb/s NIC = 18.
     """
+    from . import hardware
+
+    chip = hardware.resolve_chip(chip)
     for name in ("scale_up_bandwidth", "scale_out_bandwidth"):
         if not hasattr(chip, name):
             raise ValueError(f"chip must be a hardware preset with {name}, got {chip!r}")

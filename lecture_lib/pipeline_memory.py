@@ -163,7 +163,7 @@ def deployment(*, model: str = "deepseek-v3", weights: str = "fp8", kv: str = "f
     Each row: ``stages, gpus, global_batch, weights, kv, total, hbm, fits, weights_share``
     (bytes per GPU; ``weights_share`` = weights / total).
     """
-    spec = models.get(model)
+    spec = models.resolve(model)
     gpu = hardware.get(chip)
     weight_bytes = validate.choice("weights", weights, list(hardware.BYTES_PER_VALUE))
     validate.choice("kv", kv, list(hardware.BYTES_PER_VALUE))
@@ -222,7 +222,7 @@ def kv_per_stage(*, model: str, stages: int, len_ctx: float, kv: str = "fp8") ->
     pipeline (lecture notes §4.3, from Dwarkesh's notes). Global layer i is every
     ``(n_layers // n_global_layers)``-th layer, as in the presets' published patterns.
     """
-    spec = models.get(model)
+    spec = models.resolve(model)
     stages = validate.integer("stages", stages)
     if stages > spec.n_layers:
         raise ValueError(f"stages must be <= n_layers={spec.n_layers} for {spec.name}, got {stages}")

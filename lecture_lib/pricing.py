@@ -393,6 +393,12 @@ def names() -> list[str]:
     return list(SHEETS)
 
 
+def resolve(sheet, parameter: str = "sheet") -> PriceSheet:
+    """``sheet`` as a :class:`PriceSheet`: the object itself or a key looked up as in :func:`get`;
+    anything else is a ``ValueError`` naming ``parameter``."""
+    return _CATALOGUE.resolve(sheet, parameter)
+
+
 def get(key: str) -> PriceSheet:
     """The price sheet called ``key`` (case, spaces, hyphens, underscores and dots ignored).
 

@@ -711,7 +711,8 @@ RATE_KV = Formula(rate_kv, 2 * N_active / bytes_tok,
                   source="KV cache: FLOPs saved per byte of KV kept (lecture 02:13:11)")
 RATE_REV = Formula(rate_rev, sp.simplify((FLOPS_RECOMPUTE.rhs - FLOPS_STANDARD.rhs)
                                          / ((ACT_STANDARD.rhs - ACT_REVERSIBLE.rhs) / _TOKENS)),
-                   source="RevNet: extra FLOPs spent per byte of activation memory saved (lecture 02:13:11)")
+                   source="RevNet: extra FLOPs spent per byte of activation memory saved (lecture 02:13:11)",
+                   domain=sp.simplify((ACT_STANDARD.rhs - ACT_REVERSIBLE.rhs) / _TOKENS) > 0)
 
 STRATEGIES = ("standard", "checkpoint", "reversible")
 BYTES_PER_ACTIVATION = {"fp32": 4.0, "bf16": 2.0, "fp8": 1.0}
@@ -795,8 +796,11 @@ def kv_trade(model, chip, *, kv_format: str = "fp8", compute_format: str = "fp8"
     ``t_recompute``, ``t_read`` and ``advantage`` = t_recompute / t_read, which equals Chapter 1's
     Goldilocks context.
     """
+    from . import hardware, models
+
+    model, chip = models.resolve(model), hardware.resolve_chip(chip)
     validate.choice("kv_format", kv_format, sorted(BYTES_PER_ACTIVATION) + ["fp4"])
-    if compute_format not in chip.flops:
+    if not isinstance(compute_format, str) or compute_format not in chip.flops:
         raise ValueError(f"compute_format must be one of {list(chip.flops)} for {chip.name}, got {compute_format!r}")
     kv_bytes = model.kv_bytes_per_token(kv_format)
     inputs = dict(N_active=model.params_active, FLOPs=chip.flops[compute_format])
@@ -810,6 +814,9 @@ def kv_trade(model, chip, *, kv_format: str = "fp8", compute_format: str = "fp8"
 def reversible_trade(model, *, len_seq, bytes_per_value: float = 2.0, batch=1,
                      values_per_layer: float = ACTIVATION_VALUES_PER_LAYER) -> dict[str, float]:
     """The RevNet side of the trade for a preset: bytes saved against FLOPs spent, per token."""
+    from . import models
+
+    model = models.resolve(model)
     common = dict(n_layers=model.n_layers, d_model=model.d_model, len_seq=len_seq, bytes_per_value=bytes_per_value,
                   batch=batch, values_per_layer=values_per_layer)
     memory = {s: activation_memory(strategy=s, **common) for s in STRATEGIES}

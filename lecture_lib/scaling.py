@@ -146,7 +146,8 @@ TRAIN_PLUS_INFERENCE = Formula(C_total, COST_PRETRAIN.rhs + COST_INFERENCE.rhs,
 # One root; it is real only when L - E - A/N^alpha > 0 (tokens_for_loss checks that), so it is not "positive" for SymPy.
 TOKENS_FOR_LOSS = Formula(D_pretrain, sp.solve(sp.Eq(LOSS.rhs, L_loss), D_pretrain, check=False)[0],
                           source="course: L(N, D) = target solved for D, the tokens a model of size N needs "
-                                 "(Sardana et al. 2023's constraint)")
+                                 "(Sardana et al. 2023's constraint)",
+                          domain=L_loss > E_loss + A_loss / N_active ** alpha_loss)
 
 
 @dataclass(frozen=True)
@@ -193,9 +194,7 @@ _FIT_CATALOGUE = Catalogue("loss fit", FITS)
 
 def get_fit(name: str | LossFit = DEFAULT_FIT) -> LossFit:
     """A fit by name (``"hoffmann-2022"``, ``"hoffmann-2022-unrounded"``, ``"besiroglu-2024"``)."""
-    if isinstance(name, LossFit):
-        return name
-    return _FIT_CATALOGUE.find(name)
+    return _FIT_CATALOGUE.resolve(name, "fit")
 
 
 # --- Public functions: the lecture's chain ------------------------------------------------------
@@ -307,6 +306,8 @@ def heuristic_gap(*, p, q) -> dict:
 # --- Public functions: Chinchilla and beyond ----------------------------------------------------
 def loss(*, n_params, tokens, fit=DEFAULT_FIT):
     """Predicted pre-training loss ``E + A/N^alpha + B/D^beta`` (Hoffmann et al. 2022, eq. 2)."""
+    validate.number("n_params", n_params)
+    validate.number("tokens", tokens)
     return LOSS(N_active=n_params, D_pretrain=tokens, **get_fit(fit).values())
 
 
@@ -317,6 +318,7 @@ def compute_optimal(*, compute, fit=DEFAULT_FIT) -> dict:
     ``D_opt = C / (6 N_opt)``. Returns ``{"n_params", "tokens", "tokens_per_param", "loss"}``.
     """
     fit = get_fit(fit)
+    validate.number("compute", compute)
     n = OPTIMAL_PARAMS(C_train=compute, **fit.values(with_E=False))
     d = OPTIMAL_TOKENS(C_train=compute, **fit.values(with_E=False))
     return {"n_params": n, "tokens": d, "tokens_per_param": d / n, "loss": loss(n_params=n, tokens=d, fit=fit)}
@@ -325,6 +327,7 @@ def compute_optimal(*, compute, fit=DEFAULT_FIT) -> dict:
 def chinchilla_tokens_for(*, n_params, fit=DEFAULT_FIT):
     """Tokens at which ``n_params`` is compute-optimal under ``fit`` (from ``alpha A/N^alpha = beta B/D^beta``)."""
     fit = get_fit(fit)
+    validate.number("n_params", n_params)
     return TOKENS_WHERE_OPTIMAL(N_active=n_params, **fit.values(with_E=False))
 
 

@@ -112,7 +112,10 @@ def _register(problem_id: str, problem: Problem) -> None:
 
 
 def problem_ids(chapter: int | None = None) -> list[str]:
-    """Registered ids in numeric order, optionally only one chapter's."""
+    """Registered ids in numeric order, optionally only one chapter's (a number 0-7, or None)."""
+    from . import validate
+
+    chapter = validate.chapter("chapter", chapter)
     ids = sorted(PROBLEMS, key=lambda pid: tuple(int(part) for part in pid.split(".")))
     return [pid for pid in ids if chapter is None or pid.split(".")[0] == str(chapter)]
 

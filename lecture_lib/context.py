@@ -56,7 +56,8 @@ T_STEP = roofline.T_STEP
 KINK_CONTEXT = Formula(len_kink, sp.solve(sp.Eq(roofline.T_COMPUTE.rhs, roofline.T_MEM.rhs), len_ctx)[0],
                        source="lecture 01:34:24 (E6.1): the context where t_mem catches up with the flat t_compute",
                        note="at a finite batch the weight fetch uses some bandwidth, so the kink comes earlier "
-                            "than the large-batch (Goldilocks) context")
+                            "than the large-batch (Goldilocks) context",
+                       domain=roofline.T_COMPUTE.rhs > roofline.T_WEIGHTS.rhs)
 RELATIVE_COST = Formula(cost_rel, sp.Max(1, len_ctx / len_ctx_star),
                         source="lecture 01:34:24-01:35:36: at a large batch, cost per token is flat up to the "
                                "crossover and grows in proportion to context after it")
@@ -173,8 +174,8 @@ def crossover_context(*, n_active, bytes_tok, flops, mem_bw) -> float:
 
 def kink_context(*, batch, n_active, n_total, flops, mem_bw, bytes_param, bytes_tok) -> float:
     """Where the step time bends at a finite batch (E6.1); ``inf`` if it never does, 0 if memory-bound from 0."""
-    _check(batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
-           bytes_param=bytes_param, bytes_tok=bytes_tok)
+    _scalar(batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
+            bytes_param=bytes_param, bytes_tok=bytes_tok)
     compute = roofline.T_COMPUTE(B=batch, N_active=n_active, FLOPs=flops)
     weights = roofline.T_WEIGHTS(N_total=n_total, bytes_param=bytes_param, mem_bw=mem_bw)
     if weights >= compute:
@@ -214,7 +215,7 @@ def pass_times(*, len_pass, batch, n_active, n_total, flops, mem_bw, bytes_param
     crossover = PASS_CROSSOVER(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx,
                                bytes_tok=bytes_tok, FLOPs=flops, N_active=n_active, mem_bw=mem_bw)
     total = np.maximum(compute, memory)
-    scalar = np.ndim(len_pass) == 0
+    scalar = np.ndim(total) == 0
     as_out = (lambda x: float(x)) if scalar else (lambda x: np.asarray(x, dtype=float))
     return {"compute": as_out(compute), "memory": as_out(memory), "total": as_out(total), "crossover": crossover}
 
@@ -388,6 +389,20 @@ def get_tier(name: str) -> Tier:
     return _TIER_CATALOGUE.find(name)
 
 
+def _tiers(tiers) -> tuple[Tier, ...]:
+    """A non-empty list or tuple of :class:`Tier` (e.g. :data:`TIERS` or a part of it)."""
+    if not isinstance(tiers, (list, tuple)) or not tiers or not all(isinstance(t, Tier) for t in tiers):
+        raise ValueError(f"tiers must be a non-empty list of context.Tier, got {validate._describe(tiers)}")
+    return tuple(tiers)
+
+
+def _scalar(**values) -> None:
+    for name, value in values.items():
+        validate.number(name, value)
+        if np.ndim(value) != 0:
+            raise ValueError(f"{name} must be a single number here, got {validate._describe(value)}")
+
+
 def remat_cost(*, n_active, flops, price_chip_hour) -> float:
     """$ to recompute one token's KV: a forward pass at full MFU on a chip rented at ``price_chip_hour``."""
     _check(n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
@@ -399,11 +414,15 @@ def tier_lines(*, bytes_tok, n_active, flops, price_chip_hour, tiers=TIERS) -> d
 
     The HBM tier's price follows ``price_chip_hour`` (its capacity is the chip's HBM).
     """
-    _check(bytes_tok=bytes_tok, n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
+    _scalar(bytes_tok=bytes_tok, n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
+    tiers = _tiers(tiers)
     lines = {"rematerialise": (remat_cost(n_active=n_active, flops=flops, price_chip_hour=price_chip_hour), 0.0)}
     for tier in tiers:
         if tier.name == "HBM":
-            tier = dataclasses.replace(tier, price_per_gb_hour=price_chip_hour * 1e9 / tier.capacity)
+            hbm_price = price_chip_hour * 1e9 / tier.capacity
+            if not math.isfinite(hbm_price):
+                raise ValueError(f"price_chip_hour must be of ordinary size, got {validate._describe(price_chip_hour)}")
+            tier = dataclasses.replace(tier, price_per_gb_hour=hbm_price)
         lines[tier.name] = tier.costs(bytes_tok=bytes_tok)
     return lines
 
@@ -478,6 +497,8 @@ def price_sheet_lab(sheet, *, n_active=LECTURE_N_ACTIVE, chip="GB200", compute_d
     from . import pricing
 
     sheet = pricing.resolve(sheet)
+    chip = hardware.resolve_chip(chip)
+    validate.choice("compute_dtype", compute_dtype, list(chip.flops))
     _check(n_active=n_active, price_chip_hour=price_chip_hour)
     result = {"sheet": sheet, "crossover": sheet.long_context_threshold, "kv_bytes": None, "long_step": None,
               "covers": None}
@@ -507,6 +528,7 @@ def tier_by_drain_time(hold_time, tiers=TIERS, *, board=False) -> str:
     devices' Cap / BW.
     """
     validate.number("hold_time", hold_time)
+    tiers = _tiers(tiers)
     if np.ndim(hold_time) != 0:
         raise ValueError(f"hold_time must be one number of seconds, got {validate._describe(hold_time)}")
     drain = (lambda tier: tier.board_drain_time) if validate.boolean("board", board) else (lambda tier: tier.drain_time)

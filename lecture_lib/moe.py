@@ -58,7 +58,8 @@ SAME_RACK_PROBABILITY = Formula(
     source="uniform routing: the destination GPU is any of R*G GPUs, G of them in the sender's rack")
 CROSS_RACK_FRACTION = Formula(f_cross, sp.factor(sp.simplify(1 - SAME_RACK_PROBABILITY.rhs)),
                               source="lecture 00:39:13 (E2.3): two racks -> half the tokens leave; "
-                                     "general R from uniform routing (lecture notes [I])")
+                                     "general R from uniform routing (lecture notes [I])",
+                              domain=n_racks >= 1)
 
 LINK_RATIO = Formula(link_ratio, bw_up / bw_out,
                      source="lecture 00:39:13: scale-out is 'typically about eight times slower'")
@@ -68,12 +69,15 @@ LINK_RATIO = Formula(link_ratio, bw_up / bw_out,
 _SHARE_INSIDE = tokens_gpu * bytes_a2a * (1 - f_cross) / bw_up
 _SHARE_CROSS = tokens_gpu * bytes_a2a * f_cross / bw_out
 T_A2A_INSIDE = Formula(t_a2a_in, sp.simplify(_SHARE_INSIDE.subs(f_cross, CROSS_RACK_FRACTION.rhs)),
-                       source="course model of lecture 00:39:13: the in-rack share over NVLink")
+                       source="course model of lecture 00:39:13: the in-rack share over NVLink",
+                       domain=n_racks >= 1)
 T_A2A_CROSS = Formula(t_a2a_cross, sp.simplify(_SHARE_CROSS.subs(f_cross, CROSS_RACK_FRACTION.rhs)),
-                      source="course model of lecture 00:39:13: the cross-rack share over scale-out")
+                      source="course model of lecture 00:39:13: the cross-rack share over scale-out",
+                      domain=n_racks >= 1)
 T_A2A = Formula(t_a2a, sp.Max(T_A2A_INSIDE.rhs, T_A2A_CROSS.rhs),
                 source="lecture 00:39:13 (E2.3): 'the slow link bottlenecks the all-to-all'",
-                note="links in parallel; ignores the small share a GPU sends to itself, latency and congestion")
+                note="links in parallel; ignores the small share a GPU sends to itself, latency and congestion",
+                domain=n_racks >= 1)
 _ONE_RACK = T_A2A.rhs.subs(n_racks, 1)   # Max(in-rack, 0) = everything over NVLink
 A2A_SLOWDOWN = Formula(
     slowdown_a2a,
@@ -149,6 +153,9 @@ def a2a_layer_time(*, tokens_per_gpu, bytes_per_token, racks, scale_up_bw: float
     ``{"inside", "cross", "total", "cross_fraction"}`` from :data:`T_A2A_INSIDE`, :data:`T_A2A_CROSS`,
     :data:`T_A2A` (the max of the two: the links work in parallel) and :data:`CROSS_RACK_FRACTION`.
     """
+    for name, value in dict(tokens_per_gpu=tokens_per_gpu, bytes_per_token=bytes_per_token, scale_up_bw=scale_up_bw,
+                            scale_out_bw=scale_out_bw).items():
+        validate.number(name, value)
     racks = validate.number("racks", racks)
     if np.any(np.asarray(racks) < 1) or np.any(np.asarray(racks) != np.round(racks)):
         raise ValueError(f"racks must be whole numbers >= 1, got {racks!r}")
@@ -360,17 +367,27 @@ class TinyMoE:
         return x
 
 
+MAX_ROUTED_TOKENS = 1_000_000   # random routing keeps one random key per (token, expert): bounded memory
+MAX_ROUTING_CELLS = 50_000_000
+MAX_RACKS = 4096
+
+
 def random_routing(*, n_tokens: int, placement: Placement, k: int, seed: int = 0) -> Routing:
     """Uniform random routing: each token picks k distinct experts, all equally likely.
 
     The assumption behind (R-1)/R; a trained router is only roughly balanced (DeepSeek-V3 adds a bias
     term to keep expert loads even). Vectorised: k smallest of a random key per (token, expert).
     """
-    n_tokens = validate.integer("n_tokens", n_tokens)
+    if not isinstance(placement, Placement):
+        raise ValueError(f"placement must be a moe.Placement, got {validate._describe(placement)}")
+    n_tokens = validate.integer("n_tokens", n_tokens, maximum=MAX_ROUTED_TOKENS)
     k = validate.integer("k", k)
+    if n_tokens * placement.n_experts > MAX_ROUTING_CELLS:
+        raise ValueError(f"n_tokens x n_experts must be <= {MAX_ROUTING_CELLS:,} (memory), got "
+                         f"{n_tokens:,} x {placement.n_experts:,}")
     if k > placement.n_experts:
         raise ValueError(f"k must be <= n_experts={placement.n_experts}, got {k}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(validate.integer("seed", seed, minimum=0))
     keys = rng.random((n_tokens, placement.n_experts))
     experts = np.argpartition(keys, k - 1, axis=1)[:, :k]
     return Routing(experts=experts, gates=np.full((n_tokens, k), 1.0 / k), placement=placement)
@@ -384,7 +401,12 @@ def measure_cross_rack_fraction(*, n_racks: int, gpus_per_rack: int = 64, expert
     n_tokens * k copies, sqrt(f (1 - f) / (n_tokens k)): an upper bound, since a token's k experts are
     distinct (sampling without replacement varies less).
     """
-    n_racks = validate.integer("n_racks", n_racks)
+    n_racks = validate.integer("n_racks", n_racks, maximum=MAX_RACKS)
+    gpus_per_rack = validate.integer("gpus_per_rack", gpus_per_rack, maximum=MAX_RACKS)
+    experts_per_gpu = validate.integer("experts_per_gpu", experts_per_gpu, maximum=MAX_RACKS)
+    n_tokens = validate.integer("n_tokens", n_tokens, maximum=MAX_ROUTED_TOKENS)
+    validate.integer("k", k)
+    validate.integer("seed", seed, minimum=0)
     placement = Placement(n_racks * gpus_per_rack * experts_per_gpu, experts_per_gpu, gpus_per_rack)
     routing = random_routing(n_tokens=n_tokens, placement=placement, k=k, seed=seed)
     formula = float(CROSS_RACK_FRACTION(n_racks=n_racks))

@@ -123,20 +123,23 @@ T_USEFUL = n_micro * (t_forward + t_backward)
 T_BUBBLE_GPIPE = (P - 1) * (t_forward + t_backward)
 BUBBLE_FRACTION = Formula(bubble, sp.factor(sp.cancel(T_BUBBLE_GPIPE / (T_USEFUL + T_BUBBLE_GPIPE))),
                           source="lecture 00:58:59 (E3.3); GPipe, Huang et al. 2019 (arXiv:1811.06965); "
-                                 "1F1B has the same bubble (Narayanan et al. 2021, arXiv:2104.04473)")
+                                 "1F1B has the same bubble (Narayanan et al. 2021, arXiv:2104.04473)",
+                          domain=P >= 1)
 # Interleaving: each device holds v chunks of 1/v of its layers; the fill and drain now pass through
 # (P-1) chunk-times of 1/v stage-time each (Narayanan et al. 2021, §2.2.2).
 T_BUBBLE_INTERLEAVED = T_BUBBLE_GPIPE / v_chunks
 INTERLEAVED_BUBBLE_FRACTION = Formula(
     bubble, sp.factor(sp.cancel(T_BUBBLE_INTERLEAVED / (T_USEFUL + T_BUBBLE_INTERLEAVED))),
-    source="interleaved 1F1B, Narayanan et al. 2021 (arXiv:2104.04473) §2.2.2: bubble time / v")
+    source="interleaved 1F1B, Narayanan et al. 2021 (arXiv:2104.04473) §2.2.2: bubble time / v",
+    domain=P >= 1)
 DECODE_IDLE_FRACTION = Formula(bubble, sp.Max(0, (P - n_micro) / P),
                                source="lecture 00:56:51 and 01:07:43-01:09:11: the decode loop wraps "
                                       "around; with m < P micro-batches each stage idles (P-m)/P")
 
 MIN_MICROBATCHES = Formula(n_micro_min, sp.factor(sp.solve(sp.Eq(bubble, BUBBLE_FRACTION.rhs), n_micro)[0]),
                            source="BUBBLE_FRACTION solved for m: micro-batches needed for a target bubble "
-                                  "(why pipelined training wants large batches, lecture 01:00:10)")
+                                  "(why pipelined training wants large batches, lecture 01:00:10)",
+                           domain=sp.And(P >= 1, bubble < 1))
 MIN_DECODE_MICROBATCHES = Formula(n_micro_min, sp.solve(sp.Eq((P - n_micro) / P, 0), n_micro)[0],
                                   source="lecture 01:09:11: 'proof by visual', the decode loop needs P "
                                          "micro-batches in flight")
@@ -186,6 +189,9 @@ def _whole_numbers(name, value):
 
 # --- 5. The schedule simulator ----------------------------------------------------------------------
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "inference")
+MAX_STAGES = 256            # bounds of one simulation, so a call stays interactive
+MAX_MICROBATCHES = 4096
+MAX_TASKS = 200_000         # forward and backward boxes one simulation may draw
 MAX_TASKS = 200_000
 
 
@@ -330,10 +336,13 @@ def simulate(*, schedule: str, stages: int, microbatches: int, chunks: int = 1,
     A stage's forward of a chunk takes ``forward_time / chunks``, its backward ``backward_time / chunks``.
     """
     schedule = validate.choice("schedule", schedule, SCHEDULES)
-    stages = validate.integer("stages", stages)
-    microbatches = validate.integer("microbatches", microbatches)
-    chunks = validate.integer("chunks", chunks)
-    tokens = validate.integer("tokens", tokens)
+    stages = validate.integer("stages", stages, maximum=MAX_STAGES)
+    microbatches = validate.integer("microbatches", microbatches, maximum=MAX_MICROBATCHES)
+    chunks = validate.integer("chunks", chunks, maximum=MAX_STAGES)
+    tokens = validate.integer("tokens", tokens, maximum=MAX_MICROBATCHES)
+    if 2 * stages * microbatches * chunks * tokens > MAX_TASKS:
+        raise ValueError(f"stages x microbatches x chunks x tokens = {stages * microbatches * chunks * tokens:,} "
+                         f"must be <= {MAX_TASKS // 2:,}, so the simulation stays quick")
     forward_time = validate.number("forward_time", forward_time)
     backward_time = validate.number("backward_time", backward_time)
     if not isinstance(forward_time, float) or not isinstance(backward_time, float):
@@ -440,6 +449,8 @@ def _interleaved(device: int, stages: int, microbatches: int, chunks: int) -> li
 
 def describe(timeline: Timeline) -> str:
     """One line for people: schedule, bubble simulated vs formula, peak activations."""
+    if not isinstance(timeline, Timeline):
+        raise ValueError(f"timeline must be a pipeline.Timeline (from simulate), got {validate._describe(timeline)}")
     line = (f"{timeline.schedule}: P={timeline.stages}, m={timeline.microbatches}"
             f"{f', v={timeline.chunks}' if timeline.chunks > 1 else ''}: "
             f"bubble {timeline.bubble_fraction:.1%}")

@@ -61,7 +61,8 @@ KV_PER_GPU_FIXED_BATCH = Formula(c_kv, sp.expand(MEMORY_PER_GPU.rhs.subs(B, b)) 
                                  source="course contrast: keep one micro-batch (B = b) and the KV would "
                                         "shrink as 1/P, but P - 1 of the P stages would sit idle")
 MAX_MICRO_BATCH = Formula(b, sp.solve(sp.Eq(MEMORY_PER_GPU_PIPELINED.rhs, hbm_capacity), b)[0],
-                          source="course derivation from E4.4: the largest micro-batch that fits in HBM")
+                          source="course derivation from E4.4: the largest micro-batch that fits in HBM",
+                          domain=MEMORY_PER_GPU_PIPELINED.rhs.subs(b, 0) < hbm_capacity)
 
 # The identity the chapter is about, asserted here once so the module cannot drift from it.
 assert sp.diff(KV_PER_GPU.rhs, P) == 0, "KV per GPU must not depend on P"
@@ -164,10 +165,12 @@ def deployment(*, model: str = "deepseek-v3", weights: str = "fp8", kv: str = "f
     (bytes per GPU; ``weights_share`` = weights / total).
     """
     spec = models.resolve(model)
-    gpu = hardware.get(chip)
+    gpu = hardware.resolve_chip(chip)
     weight_bytes = validate.choice("weights", weights, list(hardware.BYTES_PER_VALUE))
     validate.choice("kv", kv, list(hardware.BYTES_PER_VALUE))
     expert_parallel = validate.integer("expert_parallel", expert_parallel)
+    if not isinstance(stages, (list, tuple, range)) or not stages:
+        raise ValueError(f"stages must be a non-empty list of pipeline degrees, got {validate._describe(stages)}")
     rows = []
     for p in stages:
         p = validate.integer("stages", p)
@@ -206,7 +209,7 @@ def fewest_decode_microbatches(*, stages: int) -> int:
     Tries 1, 2, ... micro-batches in :func:`decode_utilisation` and returns the first that reaches
     full utilisation. The lecture's "proof by visual" (01:09:11) says it is P.
     """
-    stages = validate.integer("stages", stages)
+    stages = validate.integer("stages", stages, maximum=32)   # up to 4P + 1 simulations: keep it interactive
     for m in range(1, 4 * stages + 2):
         if decode_utilisation(stages=stages, microbatches=m) >= 1 - 1e-9:
             return m

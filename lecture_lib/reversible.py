@@ -49,6 +49,17 @@ def _array(name: str, value, *, kinds: str, what: str) -> np.ndarray:
     return value
 
 
+MAX_SAMPLES = 1_000_000     # random blocks or inputs per measurement
+MAX_DEPTH = 1024            # layers, rounds, blocks: every loop over them is bounded
+MAX_WIDTH = 4096            # units of one layer
+MAX_WORK = 2_000_000_000    # multiply-adds one call may spend (samples x width^2 x depth, ...)
+
+
+def _work(what: str, amount: int) -> None:
+    if amount > MAX_WORK:
+        raise ValueError(f"{what} = {amount:,} must be <= {MAX_WORK:,}, so one call stays quick and fits in memory")
+
+
 def _seed(seed) -> int:
     return validate.integer("seed", seed, minimum=0)
 
@@ -117,8 +128,11 @@ def feistel_add_inverse(x: np.ndarray, z: np.ndarray, f) -> tuple[np.ndarray, np
 
 def unit_roundoff(dtype) -> float:
     """u = eps/2 of a float dtype: the largest relative error of one correctly rounded operation."""
-    dtype = np.dtype(dtype)
-    if dtype.kind != "f":
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"dtype must be a NumPy float dtype such as np.float32, got {validate._describe(dtype)}") from None
+    if isinstance(dtype, bool) or dtype.kind != "f":
         raise ValueError(f"dtype must be a float dtype, got {dtype}")
     return float(np.finfo(dtype).eps) / 2
 
@@ -168,9 +182,9 @@ class MLP:
 
 def random_mlp(*, n_in: int, n_hidden: int, n_out: int, seed: int = 0, scale: float = 1.0) -> MLP:
     """An MLP with Gaussian weights of standard deviation ``scale/√fan_in`` (seeded)."""
-    n_in = validate.integer("n_in", n_in)
-    n_hidden = validate.integer("n_hidden", n_hidden)
-    n_out = validate.integer("n_out", n_out)
+    n_in = validate.integer("n_in", n_in, maximum=MAX_WIDTH)
+    n_hidden = validate.integer("n_hidden", n_hidden, maximum=MAX_WIDTH)
+    n_out = validate.integer("n_out", n_out, maximum=MAX_WIDTH)
     validate.number("scale", scale)
     rng = np.random.default_rng(_seed(seed))
     return MLP(w_in=rng.normal(0, scale / np.sqrt(n_in), (n_in, n_hidden)),
@@ -191,6 +205,9 @@ def to_bits(values: np.ndarray, n_bits: int) -> np.ndarray:
 
 def from_bits(bits: np.ndarray) -> np.ndarray:
     """The inverse of :func:`to_bits`: bits along the last axis (bit 0 first) -> uint64."""
+    bits = _array("bits", bits, kinds="u", what="bits (unsigned integers 0 or 1)")
+    if bits.ndim == 0 or bits.shape[-1] > 64 or np.any(bits > 1):
+        raise ValueError(f"bits must be 0s and 1s along a last axis of at most 64, got {validate._describe(bits)}")
     shifts = np.arange(bits.shape[-1], dtype=np.uint64)
     return np.bitwise_or.reduce(bits.astype(np.uint64) << shifts, axis=-1)
 
@@ -316,7 +333,7 @@ def toy_cipher(*, rounds: int = 16, half_bits: int = 16, round_function: str = "
                ) -> ToyFeistelCipher:
     """A :class:`ToyFeistelCipher` with random round keys (seeded). ``half_bits`` in {8, 12, ..., 32}
     (whole nibbles, and wide enough that the two rotations of the round function differ)."""
-    rounds = validate.integer("rounds", rounds, minimum=1)
+    rounds = validate.integer("rounds", rounds, minimum=1, maximum=MAX_DEPTH)
     half_bits = validate.integer("half_bits", half_bits, minimum=8)
     if half_bits > 32 or half_bits % 4:
         raise ValueError(f"half_bits must be a multiple of 4 between 8 and 32, got {half_bits}")
@@ -329,7 +346,7 @@ def toy_cipher(*, rounds: int = 16, half_bits: int = 16, round_function: str = "
 
 def random_blocks(n_samples: int, block_bits: int, seed: int = 0) -> np.ndarray:
     """``n_samples`` uniformly random ``block_bits``-bit blocks as uint64 (seeded)."""
-    n_samples = validate.integer("n_samples", n_samples)
+    n_samples = validate.integer("n_samples", n_samples, maximum=MAX_SAMPLES)
     block_bits = validate.integer("block_bits", block_bits)
     if block_bits > 64:
         raise ValueError(f"block_bits must be <= 64, got {block_bits}")
@@ -349,6 +366,8 @@ def avalanche_profile(cipher: ToyFeistelCipher, *, bit: int, n_samples: int = 20
     bit = validate.integer("bit", bit, minimum=0)
     if bit >= cipher.block_bits:
         raise ValueError(f"bit must be between 0 and {cipher.block_bits - 1}, got {bit}")
+    _work("n_samples x rounds x block_bits", validate.integer("n_samples", n_samples, maximum=MAX_SAMPLES)
+          * cipher.rounds * cipher.block_bits)
     blocks = random_blocks(n_samples, cipher.block_bits, seed)
     flipped = blocks ^ np.uint64(1 << bit)
     difference = cipher.trace(blocks) ^ cipher.trace(flipped)
@@ -363,6 +382,9 @@ def avalanche_curve(cipher: ToyFeistelCipher, *, bit: int, n_samples: int = 2048
 def rounds_to_avalanche(curve: np.ndarray, *, threshold: float = 0.45) -> int | None:
     """The first round whose avalanche fraction reaches ``threshold`` (None if none does)."""
     validate.fraction("threshold", threshold)
+    curve = validate.number("curve", curve, allow_zero=True, maximum=1.0)
+    if np.ndim(curve) != 1:
+        raise ValueError(f"curve must be a 1-D array of fractions (one per round), got {validate._describe(curve)}")
     hits = np.flatnonzero(np.asarray(curve) >= threshold)
     return int(hits[0]) if hits.size else None
 
@@ -385,7 +407,12 @@ def top_difference_probability(cipher: ToyFeistelCipher, *, input_difference: in
     An ideal cipher gives each of the 2^n output differences probability 2^-n; a difference that
     shows up far more often is a *differential*, the handle differential cryptanalysis pulls on.
     """
-    rounds = validate.integer("rounds", rounds, minimum=1)
+    if not isinstance(cipher, ToyFeistelCipher):
+        raise ValueError(f"cipher must be a ToyFeistelCipher, got {type(cipher).__name__}")
+    rounds = validate.integer("rounds", rounds, minimum=1, maximum=cipher.rounds)
+    input_difference = validate.integer("input_difference", input_difference)
+    if input_difference >= 1 << cipher.block_bits:
+        raise ValueError(f"input_difference must fit in {cipher.block_bits} bits, got {input_difference}")
     difference = gf2_derivative(lambda b: cipher.encrypt(b, rounds), random_blocks(n_samples, cipher.block_bits, seed),
                                 input_difference)
     values, counts = np.unique(difference, return_counts=True)
@@ -415,14 +442,16 @@ def network_avalanche(*, kind: str = "residual", depth: int = 16, width: int = 3
     analogue of output bits that flip) and ``"amplification"`` (median of |Δ output| / |Δ input|).
     """
     validate.choice("kind", kind, NETWORK_KINDS)
-    depth = validate.integer("depth", depth)
-    width = validate.integer("width", width, minimum=2)
-    validate.number("weight_scale", weight_scale)
+    depth = validate.integer("depth", depth, maximum=MAX_DEPTH)
+    width = validate.integer("width", width, minimum=2, maximum=MAX_WIDTH)
+    validate.number("weight_scale", weight_scale, maximum=1000.0)
     bit = validate.integer("bit", bit, minimum=0)
     if bit >= width:
         raise ValueError(f"bit must be between 0 and {width - 1}, got {bit}")
     rng = np.random.default_rng(_seed(seed))
-    x = rng.choice([-1.0, 1.0], size=(validate.integer("n_samples", n_samples), width))
+    n_samples = validate.integer("n_samples", n_samples, maximum=MAX_SAMPLES)
+    _work("n_samples x width^2 x depth", n_samples * width * width * depth)
+    x = rng.choice([-1.0, 1.0], size=(n_samples, width))
     x_flip = x.copy()
     x_flip[:, bit] *= -1
     std = weight_scale / np.sqrt(width)
@@ -525,10 +554,11 @@ def random_revnet(*, n_layers: int = 4, width: int = 8, hidden: int = 16, seed: 
     ``dtype`` (float16, float32 or float64) is the parameters' precision; with inputs of the same
     dtype the whole forward and inverse run in it, which shows how reconstruction drifts.
     """
-    n_layers = validate.integer("n_layers", n_layers)
-    width = validate.integer("width", width, minimum=2)
-    hidden = validate.integer("hidden", hidden)
-    validate.number("weight_scale", weight_scale)
+    n_layers = validate.integer("n_layers", n_layers, maximum=MAX_DEPTH)
+    width = validate.integer("width", width, minimum=2, maximum=MAX_WIDTH)
+    hidden = validate.integer("hidden", hidden, maximum=MAX_WIDTH)
+    _work("n_layers x width x hidden", n_layers * width * hidden)
+    validate.number("weight_scale", weight_scale, maximum=1000.0)
     try:
         chosen = np.dtype(dtype)
     except TypeError:
@@ -734,7 +764,7 @@ def memory_timeline(*, strategy: str, n_layers: int, k_seg: int | None = None,
     Returns ``{"phase": array of "forward"/"recompute"/"backward", "layer": 1-based layer, "held": units}``.
     """
     validate.choice("strategy", strategy, STRATEGIES)
-    n_layers = validate.integer("n_layers", n_layers)
+    n_layers = validate.integer("n_layers", n_layers, maximum=MAX_DEPTH)
     c = validate.number("values_per_layer", values_per_layer)
     if k_seg is None:
         k_seg = max(1, round(float(np.sqrt(n_layers / c))))
@@ -770,6 +800,9 @@ def activation_memory(*, strategy: str, n_layers, d_model, len_seq, bytes_per_va
     len_seq, c = ``values_per_layer`` (about 20, scaling book). Numbers or arrays, broadcast.
     """
     validate.choice("strategy", strategy, STRATEGIES)
+    for name, value in dict(n_layers=n_layers, d_model=d_model, len_seq=len_seq, bytes_per_value=bytes_per_value,
+                            batch=batch, values_per_layer=values_per_layer).items():
+        validate.number(name, value)
     inputs = dict(n_layers=n_layers, d_model=d_model, len_seq=len_seq, bytes_value=bytes_per_value, B=batch,
                   act_values=values_per_layer)
     formula = {"standard": ACT_STANDARD, "checkpoint": ACT_CHECKPOINT_BEST, "reversible": ACT_REVERSIBLE}[strategy]

@@ -210,7 +210,10 @@ rate_rev = _define("rate_rev", r"r_\mathrm{rev}", "FLOPs a RevNet spends per byt
 
 
 def rows(chapter: int | None = None) -> list[Notation]:
-    """The table's rows, optionally only those a chapter introduces."""
+    """The table's rows, optionally only those a chapter introduces (0-7, or None for all)."""
+    from . import validate
+
+    chapter = validate.chapter("chapter", chapter)
     return [row for row in TABLE.values() if chapter is None or row.chapter == chapter]
 
 

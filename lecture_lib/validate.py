@@ -112,6 +112,19 @@ def boolean(name: str, value) -> bool:
     return bool(value)
 
 
+def names(name: str, value) -> tuple[str, ...]:
+    """A list or tuple of names (preset names, formats). A bare string is refused, since it would
+    be read one letter at a time."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"{name} must be a list or tuple of names, got {_describe(value)}")
+    return tuple(value)
+
+
+def chapter(name: str, value) -> int | None:
+    """A chapter number (0-7) or None for every chapter."""
+    return None if value is None else integer(name, value, minimum=0, maximum=7)
+
+
 def choice(name: str, value, allowed):
     """``value`` if it is one of ``allowed``; otherwise a ``ValueError`` listing them."""
     allowed = list(allowed)

@@ -45,10 +45,14 @@ NOT_DATA = {
     "formula.same": "compares SymPy expressions", "formula.show": "typesets SymPy expressions",
     "catalogue.loose_name": "string normaliser used by every preset lookup",
     "checks.check": "never raises by design; fuzzed by test_check_never_raises_on_any_answer",
+    "validate": "the checks themselves (tests/test_units_and_validate.py); every fuzzed call goes through them",
     "reversible.feistel_xor": "takes a round function", "reversible.feistel_xor_inverse": "takes a round function",
     "reversible.feistel_add": "takes a round function", "reversible.feistel_add_inverse": "takes a round function",
     "reversible.gf2_derivative": "takes a round function",
 }
+
+# Parameters that only label an error message (the resolvers' ``parameter``).
+LABELS = {"parameter"}
 
 # Results that are documented as possibly infinite or negative for valid input.
 MAY_BE_INFINITE = {"roofline.balance_batch_with_kv"}
@@ -186,6 +190,11 @@ EXTREME = [0, -1, -0.5, 10**400, 1e300, 10**9, 10**15, 1e-300, 0.5, 2.5, np.floa
            np.array([1.0, 2.0]), [3, 4]]
 
 
+def _kind_for(kind: str, value, usual) -> str:
+    """Text where text belongs (a name, a unit) is not a wrong type: it may be refused or used."""
+    return "extreme" if isinstance(value, str) and isinstance(usual, str) else kind
+
+
 def bad_values():
     return st.one_of(st.sampled_from(WRONG_TYPE).map(lambda v: ("wrong", v)),
                      st.sampled_from(EXTREME).map(lambda v: ("extreme", v)),
@@ -277,7 +286,7 @@ def test_public_function_refuses_bad_input(label, baselines):
     if baseline is None:
         pytest.skip("no baseline (reported by test_every_public_function_has_a_working_baseline)")
     parameters = [name for name, p in inspect.signature(FUNCTIONS[label]).parameters.items()
-                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and name not in LABELS]
     if not parameters:
         return
 
@@ -288,6 +297,7 @@ def test_public_function_refuses_bad_input(label, baselines):
         default = inspect.signature(FUNCTIONS[label]).parameters[parameter].default
         if value is None and default is None:
             return
+        kind = _kind_for(kind, value, baseline.get(parameter, default))
         kwargs = {**baseline, parameter: value}
         problem = judge(label, parameter, kind, value, lambda: FUNCTIONS[label](**kwargs))
         assert problem is None, problem
@@ -327,11 +337,13 @@ if __name__ == "__main__":   # a full report instead of the first failure: pytho
             problems.append(f"{label}: no baseline")
             continue
         for name, p in inspect.signature(function).parameters.items():
+            if name in LABELS or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
             for kind, values in (("wrong", WRONG_TYPE), ("extreme", EXTREME)):
                 for value in values:
                     if value is None and p.default is None:
                         continue
-                    problem = judge(label, name, kind, value, lambda: function(**{**base, name: value}))
+                    problem = judge(label, name, _kind_for(kind, value, base.get(name, p.default)), value, lambda: function(**{**base, name: value}))
                     if problem:
                         problems.append(problem)
     for label, formula in sorted(FORMULAS.items()):

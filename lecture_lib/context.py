@@ -151,7 +151,9 @@ def infer_kv_bytes(*, crossover_context, n_active=LECTURE_N_ACTIVE, ratio=LECTUR
     _check(crossover_context=crossover_context, n_active=n_active, ratio=ratio,
            bytes_per_multiply=bytes_per_multiply)
     return KV_BYTES_FROM_RATIO(N_active=n_active, bytes_param=bytes_per_multiply, ratio_hw=ratio,
-                               len_ctx=crossover_context)
+                               len_ctx=crossover_context,
+                               called_as={"N_active": "n_active", "bytes_param": "bytes_per_multiply",
+                                          "ratio_hw": "ratio", "len_ctx": "crossover_context"})
 
 
 def infer_kv_bytes_on(chip, *, crossover_context, n_active=LECTURE_N_ACTIVE, compute_dtype="fp8") -> float:
@@ -163,7 +165,8 @@ def infer_kv_bytes_on(chip, *, crossover_context, n_active=LECTURE_N_ACTIVE, com
     _check(crossover_context=crossover_context, n_active=n_active)
     validate.choice("compute_dtype", compute_dtype, list(chip.flops))
     return KV_BYTES_FROM_PRICE_STEP(mem_bw=chip.hbm_bandwidth, N_active=n_active, FLOPs=chip.flops[compute_dtype],
-                                    len_ctx=crossover_context)
+                                    len_ctx=crossover_context,
+                                    called_as={"N_active": "n_active", "len_ctx": "crossover_context"})
 
 
 def crossover_context(*, n_active, bytes_tok, flops, mem_bw) -> float:
@@ -405,7 +408,7 @@ def _scalar(**values) -> None:
 
 def remat_cost(*, n_active, flops, price_chip_hour) -> float:
     """$ to recompute one token's KV: a forward pass at full MFU on a chip rented at ``price_chip_hour``."""
-    _check(n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
+    _scalar(n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
     return REMAT_COST(N_active=n_active, FLOPs=flops, price_device=price_chip_hour / SECONDS_PER_HOUR)
 
 
@@ -465,7 +468,7 @@ def envelope_crossovers(*, bytes_tok, n_active, flops, price_chip_hour, tiers=TI
         for name, (r, h) in lines.items():
             if h < h0:
                 cross = (r - r0) / (h0 - h)
-                if cross > now and (best is None or cross < best[0]):
+                if math.isfinite(cross) and cross > now and (best is None or cross < best[0]):
                     best = (cross, name)
         if best is None:
             return steps

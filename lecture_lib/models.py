@@ -82,11 +82,14 @@ def _bytes_per(name: str, value) -> float:
             return BYTES_PER_VALUE[key]
         raise ValueError(f"{name} must be a positive number of bytes or one of "
                          f"{sorted(BYTES_PER_VALUE)}, got {_describe(value)}")
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not math.isfinite(value) or value <= 0):
-        raise ValueError(f"{name} must be a positive, finite number of bytes (or one of "
+    try:
+        as_float = math.nan if isinstance(value, bool) or not isinstance(value, numbers.Real) else float(value)
+    except OverflowError:   # 10**400
+        as_float = math.inf
+    if not math.isfinite(as_float) or as_float <= 0 or as_float > 64:
+        raise ValueError(f"{name} must be a positive number of bytes up to 64 (or one of "
                          f"{sorted(BYTES_PER_VALUE)}), got {_describe(value)}")
-    return float(value)
+    return as_float
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -177,8 +177,11 @@ def scale_up_fit(model, system, *, bytes_per_param: float, weight_share: float =
     """
     system = hardware.resolve_system(system)
     model = models.resolve(model)
-    validate.number("bytes_per_param", bytes_per_param)
-    validate.fraction("weight_share", weight_share)
+    bytes_per_param = validate.scalar("bytes_per_param", bytes_per_param, maximum=64)
+    weight_share = validate.scalar("weight_share", weight_share, maximum=1.0)
+    if bytes_per_param < 1 / 64:
+        raise ValueError(f"bytes_per_param must be >= 1/64 (a fraction of a bit per weight is not a format), "
+                         f"got {bytes_per_param!r}")
     weight_bytes = model.params_total * bytes_per_param
     n_fit = MAX_PARAMS_THAT_FIT(weight_share=weight_share, hbm_capacity=system.hbm_capacity,
                                 bytes_param=bytes_per_param)

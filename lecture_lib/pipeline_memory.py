@@ -62,7 +62,7 @@ KV_PER_GPU_FIXED_BATCH = Formula(c_kv, sp.expand(MEMORY_PER_GPU.rhs.subs(B, b)) 
                                         "shrink as 1/P, but P - 1 of the P stages would sit idle")
 MAX_MICRO_BATCH = Formula(b, sp.solve(sp.Eq(MEMORY_PER_GPU_PIPELINED.rhs, hbm_capacity), b)[0],
                           source="course derivation from E4.4: the largest micro-batch that fits in HBM",
-                          domain=MEMORY_PER_GPU_PIPELINED.rhs.subs(b, 0) < hbm_capacity)
+                          note="negative when the weights alone overflow HBM; max_micro_batch() reports 0 there")
 
 # The identity the chapter is about, asserted here once so the module cannot drift from it.
 assert sp.diff(KV_PER_GPU.rhs, P) == 0, "KV per GPU must not depend on P"
@@ -108,7 +108,8 @@ def memory_per_gpu(*, n_total, bytes_param, micro_batch, len_ctx, bytes_tok, exp
     for name, value in values.items():
         validate.number(name, value)
     weights = WEIGHTS_PER_GPU(N_total=n_total, bytes_param=bytes_param, n_ep=expert_parallel, P=stages)
-    kv = KV_PER_GPU(b=micro_batch, len_ctx=len_ctx, bytes_tok=bytes_tok, n_ep=expert_parallel)
+    kv = KV_PER_GPU(b=micro_batch, len_ctx=len_ctx, bytes_tok=bytes_tok, n_ep=expert_parallel,
+                    called_as={"b": "micro_batch", "n_ep": "expert_parallel"})
     weights, kv = _broadcast(weights, kv)
     return {"weights": weights, "kv": kv, "total": weights + kv}
 
@@ -124,7 +125,8 @@ def max_micro_batch(*, hbm_capacity, n_total, bytes_param, len_ctx, bytes_tok, e
     for name, value in values.items():
         validate.number(name, value)
     fit = MAX_MICRO_BATCH(hbm_capacity=hbm_capacity, N_total=n_total, bytes_param=bytes_param, len_ctx=len_ctx,
-                          bytes_tok=bytes_tok, n_ep=expert_parallel, P=stages)
+                          bytes_tok=bytes_tok, n_ep=expert_parallel, P=stages,
+                          called_as={"N_total": "n_total", "n_ep": "expert_parallel", "P": "stages"})
     fit = np.maximum(fit, 0.0)
     return float(fit) if np.ndim(fit) == 0 else fit
 
@@ -169,6 +171,8 @@ def deployment(*, model: str = "deepseek-v3", weights: str = "fp8", kv: str = "f
     weight_bytes = validate.choice("weights", weights, list(hardware.BYTES_PER_VALUE))
     validate.choice("kv", kv, list(hardware.BYTES_PER_VALUE))
     expert_parallel = validate.integer("expert_parallel", expert_parallel)
+    len_ctx = validate.scalar("len_ctx", len_ctx, maximum=1e9)
+    micro_batch = validate.scalar("micro_batch", micro_batch, maximum=1e9)
     if not isinstance(stages, (list, tuple, range)) or not stages:
         raise ValueError(f"stages must be a non-empty list of pipeline degrees, got {validate._describe(stages)}")
     rows = []
@@ -229,7 +233,7 @@ def kv_per_stage(*, model: str, stages: int, len_ctx: float, kv: str = "fp8") ->
     stages = validate.integer("stages", stages)
     if stages > spec.n_layers:
         raise ValueError(f"stages must be <= n_layers={spec.n_layers} for {spec.name}, got {stages}")
-    len_ctx = validate.number("len_ctx", len_ctx)
+    len_ctx = validate.scalar("len_ctx", len_ctx)
     bytes_value = hardware.BYTES_PER_VALUE[validate.choice("kv", kv, list(hardware.BYTES_PER_VALUE))]
     layers = np.arange(spec.n_layers)
     if spec.n_local_layers:

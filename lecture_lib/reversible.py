@@ -129,6 +129,8 @@ def feistel_add_inverse(x: np.ndarray, z: np.ndarray, f) -> tuple[np.ndarray, np
 def unit_roundoff(dtype) -> float:
     """u = eps/2 of a float dtype: the largest relative error of one correctly rounded operation."""
     try:
+        if dtype is None:
+            raise TypeError("None is float64 to NumPy, but no one means it")
         dtype = np.dtype(dtype)
     except TypeError:
         raise ValueError(f"dtype must be a NumPy float dtype such as np.float32, got {validate._describe(dtype)}") from None
@@ -149,6 +151,8 @@ def roundtrip_error_bound(y: np.ndarray, z: np.ndarray) -> np.ndarray:
     """
     _array("y", y, kinds="f", what="floats")
     _array("z", z, kinds="f", what="floats")
+    if y.shape != z.shape:
+        raise ValueError(f"y and z must have the same shape, got {y.shape} and {z.shape}")
     u = unit_roundoff(y.dtype)
     return u * (np.abs(y.astype(float)) + np.abs(z.astype(float))) * (1 + u) / (1 - u)
 
@@ -185,7 +189,7 @@ def random_mlp(*, n_in: int, n_hidden: int, n_out: int, seed: int = 0, scale: fl
     n_in = validate.integer("n_in", n_in, maximum=MAX_WIDTH)
     n_hidden = validate.integer("n_hidden", n_hidden, maximum=MAX_WIDTH)
     n_out = validate.integer("n_out", n_out, maximum=MAX_WIDTH)
-    validate.number("scale", scale)
+    validate.scalar("scale", scale, maximum=1000.0)
     rng = np.random.default_rng(_seed(seed))
     return MLP(w_in=rng.normal(0, scale / np.sqrt(n_in), (n_in, n_hidden)),
                b_in=rng.normal(0, 0.1 * scale, n_hidden),
@@ -444,7 +448,7 @@ def network_avalanche(*, kind: str = "residual", depth: int = 16, width: int = 3
     validate.choice("kind", kind, NETWORK_KINDS)
     depth = validate.integer("depth", depth, maximum=MAX_DEPTH)
     width = validate.integer("width", width, minimum=2, maximum=MAX_WIDTH)
-    validate.number("weight_scale", weight_scale, maximum=1000.0)
+    validate.scalar("weight_scale", weight_scale, maximum=1000.0)
     bit = validate.integer("bit", bit, minimum=0)
     if bit >= width:
         raise ValueError(f"bit must be between 0 and {width - 1}, got {bit}")
@@ -558,9 +562,9 @@ def random_revnet(*, n_layers: int = 4, width: int = 8, hidden: int = 16, seed: 
     width = validate.integer("width", width, minimum=2, maximum=MAX_WIDTH)
     hidden = validate.integer("hidden", hidden, maximum=MAX_WIDTH)
     _work("n_layers x width x hidden", n_layers * width * hidden)
-    validate.number("weight_scale", weight_scale, maximum=1000.0)
+    validate.scalar("weight_scale", weight_scale, maximum=1000.0)
     try:
-        chosen = np.dtype(dtype)
+        chosen = None if dtype is None else np.dtype(dtype)
     except TypeError:
         chosen = None
     if chosen not in (np.float16, np.float32, np.float64):
@@ -765,7 +769,9 @@ def memory_timeline(*, strategy: str, n_layers: int, k_seg: int | None = None,
     """
     validate.choice("strategy", strategy, STRATEGIES)
     n_layers = validate.integer("n_layers", n_layers, maximum=MAX_DEPTH)
-    c = validate.number("values_per_layer", values_per_layer)
+    c = validate.scalar("values_per_layer", values_per_layer, maximum=1000.0)
+    if c < 1:
+        raise ValueError(f"values_per_layer must be >= 1 (a layer keeps at least its input), got {values_per_layer!r}")
     if k_seg is None:
         k_seg = max(1, round(float(np.sqrt(n_layers / c))))
     k_seg = validate.integer("k_seg", k_seg)
@@ -857,4 +863,5 @@ def reversible_trade(model, *, len_seq, bytes_per_value: float = 2.0, batch=1,
             "extra_flops_per_token": FLOPS_RECOMPUTE(N_active=model.params_active)
             - FLOPS_STANDARD(N_active=model.params_active),
             "flops_per_byte": RATE_REV(N_active=model.params_active, n_layers=model.n_layers, d_model=model.d_model,
-                                       act_values=values_per_layer, bytes_value=bytes_per_value)}
+                                       act_values=values_per_layer, bytes_value=bytes_per_value,
+                                       called_as={"act_values": "values_per_layer", "bytes_value": "bytes_per_value"})}

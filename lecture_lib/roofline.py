@@ -115,7 +115,7 @@ def decode_step(*, batch, n_active, n_total, flops, mem_bw, bytes_param, len_ctx
     for name, value in dict(batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
                             bytes_param=bytes_param, len_ctx=len_ctx, bytes_tok=bytes_tok).items():
         validate.number(name, value)
-    if n_active > n_total:
+    if np.any(np.greater(n_active, n_total)):
         raise ValueError(f"n_active must be <= n_total, got n_active={n_active!r} > n_total={n_total!r}")
     compute = T_COMPUTE(B=batch, N_active=n_active, FLOPs=flops)
     weights = T_WEIGHTS(N_total=n_total, bytes_param=bytes_param, mem_bw=mem_bw)

@@ -216,7 +216,10 @@ def _inefficiency(value):
 
 def inefficiency_from_mfu(decode_mfu_ratio):
     """``inefficiency = 1 / (decode MFU / training MFU)``: decode at 1/3 of training MFU -> 3."""
-    return 1.0 / validate.fraction("decode_mfu_ratio", decode_mfu_ratio)
+    ratio = validate.fraction("decode_mfu_ratio", decode_mfu_ratio)
+    if np.any(np.less(ratio, 1e-6)):
+        raise ValueError(f"decode_mfu_ratio must be >= 1e-6 (decode a million times slower at most), got {decode_mfu_ratio!r}")
+    return 1.0 / ratio
 
 
 def inference_tokens(*, tokens_per_second, deployment_months, family_split=1.0):
@@ -225,9 +228,9 @@ def inference_tokens(*, tokens_per_second, deployment_months, family_split=1.0):
     ``tokens_per_second`` is the traffic of the whole family; months are 30 days. The lecture's
     5e8 tokens/s x 2 months / 10 gives about 2.6e14 ("around two hundred trillion").
     """
-    validate.number("tokens_per_second", tokens_per_second)
-    validate.number("deployment_months", deployment_months)
-    split = validate.number("family_split", family_split)
+    tokens_per_second = validate.number("tokens_per_second", tokens_per_second, maximum=1e15)
+    deployment_months = validate.number("deployment_months", deployment_months, maximum=1200)
+    split = validate.number("family_split", family_split, maximum=1e6)
     if np.any(np.less(split, 1)):
         raise ValueError(f"family_split must be >= 1 (models sharing the traffic), got {family_split!r}")
     seconds = np.multiply(deployment_months, DAYS_PER_MONTH * SECONDS_PER_DAY)
@@ -278,13 +281,17 @@ def lecture_estimate(*, tokens_per_second=LECTURE_TRAFFIC, deployment_months=LEC
     d_inf = inference_tokens(tokens_per_second=tokens_per_second, deployment_months=deployment_months,
                              family_split=family_split)
     tokens = equal_cost_tokens(d_inference=d_inf, rl_multiplier=rl_multiplier, inefficiency=waste)
-    validate.number("n_active", n_active)
-    validate.number("tokens_per_param", tokens_per_param)
+    validate.scalar("n_active", n_active, maximum=1e15)
+    validate.scalar("tokens_per_param", tokens_per_param, maximum=1e6)
+    validate.scalar("tokens_per_second", tokens_per_second)
+    validate.scalar("family_split", family_split)
     d_chin = CHINCHILLA_TOKENS(tokens_per_param=tokens_per_param, N_active=n_active)
     costs = compute_costs(n_active=n_active, d_pretrain=tokens["D_pretrain"], d_rl=tokens["D_RL"],
                           d_inference=d_inf, rl_multiplier=rl_multiplier, inefficiency=waste)
     return {"D_inference": d_inf, "D_pretrain": tokens["D_pretrain"], "D_RL": tokens["D_RL"],
-            "D_chinchilla": d_chin, "overtraining": tokens["D_pretrain"] / d_chin,
+            "D_chinchilla": d_chin,
+            "overtraining": OVERTRAINING(D_pretrain=tokens["D_pretrain"], D_chinchilla=d_chin,
+                                         called_as={"D_chinchilla": "n_active"}),
             "tokens_per_second": tokens_per_second / family_split, "inefficiency": waste,
             "C_pretrain": costs["pretrain"], "C_RL": costs["RL"], "C_inference": costs["inference"]}
 
@@ -348,7 +355,7 @@ def tokens_for_loss(*, n_params, target_loss, fit=DEFAULT_FIT):
 
 
 def _check_target(target_loss, fit: LossFit) -> float:
-    target = float(validate.number("target_loss", target_loss))
+    target = validate.scalar("target_loss", target_loss, maximum=100.0)
     if target <= fit.E:
         raise ValueError(f"target_loss must be above the irreducible loss E={fit.E:g} of the {fit.name} fit, "
                          f"got {target_loss!r}")
@@ -387,8 +394,8 @@ def inference_aware_optimum(*, target_loss, inference_tokens, fit=DEFAULT_FIT, i
     """
     fit = get_fit(fit)
     target = _check_target(target_loss, fit)
-    demand = validate.number("inference_tokens", inference_tokens, allow_zero=True)
-    waste = _inefficiency(inefficiency)
+    demand = validate.number("inference_tokens", inference_tokens, allow_zero=True, maximum=1e20)
+    waste = _inefficiency(validate.scalar("inefficiency", inefficiency, maximum=1e3))
     demand_array = np.asarray(demand, dtype=float)
     n = _optimal_params(target, fit, demand_array, waste)
     n_chin = _optimal_params(target, fit, np.zeros_like(demand_array), waste)

@@ -79,6 +79,13 @@ def number(name: str, value, *, positive: bool = True, allow_zero: bool = False,
     return as_float if array is None else array
 
 
+def scalar(name: str, value, **limits) -> float:
+    """One real number (not an array), checked as :func:`number` checks it with ``limits``."""
+    if isinstance(value, (np.ndarray, list, tuple)) and np.ndim(value) != 0:
+        raise ValueError(f"{name} must be a single number here, got {_describe(value)}")
+    return float(number(name, value, **limits))
+
+
 def fraction(name: str, value):
     """A number in (0, 1], e.g. an efficiency such as MFU."""
     return number(name, value, maximum=1.0)

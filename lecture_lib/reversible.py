@@ -490,12 +490,33 @@ def _gelu_grad(h, t):
     return 0.5 * (1 + t) + 0.5 * h * (1 - t ** 2) * d_inner
 
 
+def _check_block(params, **arrays) -> None:
+    """``params`` a dict of float arrays keyed by :data:`BLOCK_PARAMS`; each named array a finite float
+    array whose last axis is the block's width."""
+    if not isinstance(params, dict) or set(params) != set(BLOCK_PARAMS):
+        raise ValueError(f"params must be a dict with keys {list(BLOCK_PARAMS)}, got {validate._describe(params)}")
+    for key in BLOCK_PARAMS:
+        _array(f"params[{key!r}]", params[key], kinds="f", what="floats")
+    width = params["gain"].shape[-1]
+    for name, value in arrays.items():
+        _array(name, value, kinds="f", what="floats")
+        if value.ndim < 1 or value.shape[-1] != (params["w_out"].shape[-1] if name == "d_out" else width):
+            raise ValueError(f"{name} must have {width} features in its last axis, got shape {value.shape}")
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{name} must be finite")
+
+
+_CACHE_KEYS = ("x_hat", "inv_std", "u", "h", "t", "a")
+
+
 def block_forward(params: dict, x: np.ndarray, *, eps: float = 1e-5) -> tuple[np.ndarray, dict]:
     """A transformer-style sub-block ``MLP(LayerNorm(x))`` (no residual: the coupling adds that).
 
     ``LN(x) = gain·(x - mean)/√(var + eps) + bias``; ``MLP(u) = GELU(u W_in + b_in) W_out + b_out``
     (GELU in its tanh form). Returns the output and the cache a backward pass needs.
     """
+    _check_block(params, x=x)
+    validate.scalar("eps", eps, maximum=1.0)
     mean = x.mean(axis=-1, keepdims=True)
     inv_std = 1 / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
     x_hat = (x - mean) * inv_std
@@ -508,6 +529,11 @@ def block_forward(params: dict, x: np.ndarray, *, eps: float = 1e-5) -> tuple[np
 
 def block_backward(params: dict, cache: dict, d_out: np.ndarray) -> tuple[np.ndarray, dict]:
     """Backpropagate ``d_out`` through :func:`block_forward`: returns ``(d_x, d_params)``."""
+    _check_block(params, d_out=d_out)
+    if not isinstance(cache, dict) or not set(_CACHE_KEYS) <= set(cache):
+        raise ValueError(f"cache must be the dict block_forward returned, got {validate._describe(cache)}")
+    if cache["a"].shape[:-1] != d_out.shape[:-1]:
+        raise ValueError(f"d_out must match the cached batch shape {cache['a'].shape[:-1]}, got {d_out.shape}")
     grads = {"w_out": cache["a"].reshape(-1, cache["a"].shape[-1]).T @ d_out.reshape(-1, d_out.shape[-1]),
              "b_out": d_out.reshape(-1, d_out.shape[-1]).sum(axis=0)}
     d_h = (d_out @ params["w_out"].T) * _gelu_grad(cache["h"], cache["t"])
@@ -525,6 +551,8 @@ def block_backward(params: dict, cache: dict, d_out: np.ndarray) -> tuple[np.nda
 
 def cache_bytes(cache: dict) -> int:
     """Bytes held by one block's cache (the activations standard backprop keeps)."""
+    if not isinstance(cache, dict) or not cache or not all(isinstance(v, np.ndarray) for v in cache.values()):
+        raise ValueError(f"cache must be a dict of NumPy arrays (from block_forward), got {validate._describe(cache)}")
     return int(sum(value.nbytes for value in cache.values()))
 
 
@@ -680,6 +708,12 @@ def revnet_backward(net: RevNet, x1: np.ndarray, x2: np.ndarray, d_y1: np.ndarra
 
 def revnet_objective(net: RevNet, x1, x2, d_y1, d_y2) -> float:
     """``sum(d_y1·y1 + d_y2·y2)``: the scalar whose gradient :func:`revnet_backward` computes."""
+    _check_streams(net, d_y1, d_y2, ("d_y1", "d_y2"))
+    if np.shape(d_y1) != np.shape(x1):
+        raise ValueError(f"d_y1 must have the shape of x1, {np.shape(x1)}, got {np.shape(d_y1)}")
+    for name, value in (("d_y1", d_y1), ("d_y2", d_y2)):
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{name} must be finite")
     y1, y2 = revnet_forward(net, x1, x2)
     return float(np.sum(d_y1 * y1) + np.sum(d_y2 * y2))
 
@@ -687,13 +721,21 @@ def revnet_objective(net: RevNet, x1, x2, d_y1, d_y2) -> float:
 def finite_difference(net: RevNet, x1, x2, d_y1, d_y2, *, layer: int, block: str, name: str, index: tuple,
                       step: float = 1e-6) -> float:
     """A central finite difference of :func:`revnet_objective` in one parameter entry."""
+    if not isinstance(net, RevNet):
+        raise ValueError(f"net must be a RevNet, got {type(net).__name__}")
     validate.choice("block", block, ("f", "g"))
     validate.choice("name", name, BLOCK_PARAMS)
     layer = validate.integer("layer", layer, minimum=0)
     if layer >= net.n_layers:
         raise ValueError(f"layer must be between 0 and {net.n_layers - 1}, got {layer}")
-    validate.number("step", step)
+    validate.scalar("step", step, maximum=1.0)
     params = (net.f_params if block == "f" else net.g_params)[layer][name]
+    if (not isinstance(index, tuple) or len(index) != params.ndim
+            or not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < n
+                       for i, n in zip(index, params.shape))):
+        raise ValueError(f"index must be a tuple of {params.ndim} whole numbers within {params.shape}, "
+                         f"got {validate._describe(index)}")
+    revnet_objective(net, x1, x2, d_y1, d_y2)   # checks the streams before any parameter moves
     original = params[index]
     try:
         params[index] = original + step

@@ -93,11 +93,11 @@ def balance_batch(chip, *, weight_bytes: float, compute_dtype: str, sparsity: fl
 
     chip = hardware.resolve_chip(chip)
     validate.number("weight_bytes", weight_bytes)
-    validate.number("sparsity", sparsity)
+    sparsity = validate.number("sparsity", sparsity)
     if np.any(np.less(sparsity, 1)):
         raise ValueError(f"sparsity must be >= 1 (N_total / N_active), got {sparsity!r}")
     ratio = HARDWARE_RATIO(FLOPs=_flops_for(chip, compute_dtype), bytes_param=weight_bytes,
-                           mem_bw=chip.hbm_bandwidth)
+                           mem_bw=chip.hbm_bandwidth, called_as={"bytes_param": "weight_bytes"})
     return ratio * sparsity
 
 

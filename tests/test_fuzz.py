@@ -57,7 +57,11 @@ LABELS = {"parameter"}
 # Results that are documented as possibly infinite or negative for valid input.
 MAY_BE_INFINITE = {"roofline.balance_batch_with_kv"}   # documented: no balance point past the Goldilocks context
 MAY_BE_NEGATIVE_FORMULAS = {"pipeline_memory.MAX_MICRO_BATCH"}   # documented: < 0 when the weights overflow HBM
-MAY_BE_NEGATIVE = {"scaling.inference_aware_optimum", "reversible.rounds_to_avalanche"}
+MAY_BE_NEGATIVE = {"scaling.inference_aware_optimum",   # "saving" < 0 when the optimum costs more
+                   "reversible.revnet_objective", "reversible.finite_difference",   # an objective and a gradient
+                   "reversible.block_forward", "reversible.block_backward", "reversible.revnet_forward",
+                   "reversible.revnet_inverse", "reversible.revnet_backward",       # activations and gradients
+                   "reversible.random_blocks"}
 
 
 def _modules():
@@ -136,7 +140,7 @@ def _presets():
         "kind": ["residual", "input"], "weight_format": ["fp8", "bf16"], "dtype": [np.float32],
         "contexts": [np.array([1e3, 1e5])], "hold_times": [np.array([1.0, 60.0])], "hold_time": [60.0],
         "name": ["H100", "GB200 NVL72", "deepseek-v3", "HBM"], "key": [pricing.names()[0]],
-        "compute_dtype": ["bf16"], "values": [np.arange(8, dtype=np.uint64)],
+        "compute_dtype": ["bf16"], "n_params": [1e9], "target_loss": [2.5], "values": [np.arange(8, dtype=np.uint64)],
     }
 
 

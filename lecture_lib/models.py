@@ -67,10 +67,10 @@ def _describe(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _whole(name: str, value, *, minimum: int) -> int:
-    """``value`` as an int if it is a whole number >= ``minimum`` (bools refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {_describe(value)}")
+def _whole(name: str, value, *, minimum: int, maximum: int = 10**12) -> int:
+    """``value`` as an int if it is a whole number in [``minimum``, ``maximum``] (bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be an int from {minimum} to {maximum:,}, got {_describe(value)}")
     return int(value)
 
 
@@ -483,6 +483,7 @@ class Model:
         step; it is not part of the model's KV and is counted by
         :func:`lecture_lib.context.kv_bytes_read`.
         """
+        _whole("context_len", context_len, minimum=1)
         stored = self.kv_bytes_per_token(bytes_per_value, context_len=context_len)
         if not self.attention_topk:
             return stored

@@ -277,6 +277,7 @@ class Routing:
 
     def table(self, n: int = 8) -> list[dict]:
         """The first ``n`` tokens: token -> (expert, gate, GPU, rack) for each of its k copies."""
+        n = validate.integer("n", n, maximum=MAX_ROUTED_TOKENS)
         rows = []
         for token in range(min(n, self.n_tokens)):
             rows.append({"token": token, "home GPU": int(self.home_gpu[token]), "home rack": int(self.home_rack[token]),
@@ -343,6 +344,8 @@ class TinyMoE:
 
     def expert(self, e: int, x: np.ndarray) -> np.ndarray:
         """Expert e's MLP on a block of tokens: up-projection, ReLU, down-projection."""
+        e = validate.integer("e", e, minimum=0, maximum=self.n_experts - 1)
+        x = self._check(x)
         return np.maximum(x @ self.w_up[e], 0.0) @ self.w_down[e]
 
     def forward(self, x: np.ndarray, routing: Routing | None = None) -> tuple[np.ndarray, Routing]:
@@ -352,6 +355,9 @@ class TinyMoE:
         dispatched to it, runs once, and sends the results back to be combined.
         """
         x = self._check(x)
+        if routing is not None and (not isinstance(routing, Routing) or routing.experts.shape[0] != x.shape[0]):
+            raise ValueError(f"routing must be the Routing of these {x.shape[0]} tokens (from route), "
+                             f"got {validate._describe(routing)}")
         routing = self.route(x) if routing is None else routing
         out = np.zeros_like(x)
         for e in range(self.n_experts):
@@ -362,7 +368,7 @@ class TinyMoE:
         return x + out, routing
 
     def _check(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = np.asarray(validate.number("x", x, positive=False), dtype=float)
         if x.ndim != 2 or x.shape[1] != self.d_model:
             raise ValueError(f"x must have shape (tokens, {self.d_model}), got {x.shape}")
         if not np.all(np.isfinite(x)):

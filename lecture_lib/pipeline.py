@@ -243,8 +243,8 @@ class Timeline:
 
     def idle_fraction(self, *, start: float, end: float) -> float:
         """Idle fraction of all stages inside the time window [start, end] (e.g. the steady state)."""
-        validate.number("start", start, allow_zero=True)
-        validate.number("end", end)
+        start = validate.scalar("start", start, allow_zero=True)
+        end = validate.scalar("end", end)
         if end <= start:
             raise ValueError(f"end must be > start, got start={start!r}, end={end!r}")
         starts, ends = self.arrays["start"], self.arrays["end"]

@@ -166,7 +166,7 @@ class LossFit:
         """Keyword arguments for the Formulas: ``LOSS(**fit.values(), N_active=..., D_pretrain=...)``.
         The optimum does not depend on E, so ``with_E=False`` leaves it out."""
         values = {"A_loss": self.A, "B_loss": self.B, "alpha_loss": self.alpha, "beta_loss": self.beta}
-        return {"E_loss": self.E, **values} if with_E else values
+        return {"E_loss": self.E, **values} if validate.boolean("with_E", with_E) else values
 
     def __str__(self) -> str:
         return (f"{self.name}: E={self.E:g}, A={self.A:g}, B={self.B:g}, "

@@ -61,7 +61,7 @@ MAY_BE_NEGATIVE = {"scaling.inference_aware_optimum",   # "saving" < 0 when the 
                    "reversible.revnet_objective", "reversible.finite_difference",   # an objective and a gradient
                    "reversible.block_forward", "reversible.block_backward", "reversible.revnet_forward",
                    "reversible.revnet_inverse", "reversible.revnet_backward",       # activations and gradients
-                   "reversible.random_blocks"}
+                   "reversible.random_blocks", "TinyMoE.expert", "TinyMoE.forward", "MLP.__call__"}
 
 
 def _modules():
@@ -96,7 +96,34 @@ def public_formulas() -> dict:
     return found
 
 
-FUNCTIONS = public_functions()
+def _instances():
+    """One object of every public class whose methods take data: presets and the toy models."""
+    from lecture_lib import context, hardware, models, moe, pipeline, pricing, reversible, scaling
+
+    return {"Chip": hardware.get("H100"), "System": hardware.get_system("GB200 NVL72"),
+            "Model": models.get("deepseek-v3"), "PriceSheet": pricing.get(pricing.names()[0]),
+            "Tier": context.TIERS[0], "LossFit": scaling.get_fit(),
+            "ToyFeistelCipher": reversible.toy_cipher(rounds=4), "MLP": reversible.random_mlp(n_in=4, n_hidden=8, n_out=4),
+            "TinyMoE": moe.TinyMoE.random(),
+            "Routing": moe.random_routing(n_tokens=16, placement=moe.Placement(16, 2, 4), k=2),
+            "Timeline": pipeline.simulate(schedule="gpipe", stages=4, microbatches=4)}
+
+
+def public_methods() -> dict:
+    """``Class.method`` -> bound method, for every public method that takes an argument."""
+    found = {}
+    for kind, instance in _instances().items():
+        for name in dir(type(instance)):
+            attribute = getattr(type(instance), name)
+            if name.startswith("_") or not inspect.isfunction(attribute):
+                continue
+            method = getattr(instance, name)
+            if any(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in inspect.signature(method).parameters.values()):
+                found[f"{kind}.{name}"] = method
+    return found
+
+
+FUNCTIONS = {**public_functions(), **public_methods()}
 FORMULAS = public_formulas()
 
 
@@ -140,7 +167,7 @@ def _presets():
         "kind": ["residual", "input"], "weight_format": ["fp8", "bf16"], "dtype": [np.float32],
         "contexts": [np.array([1e3, 1e5])], "hold_times": [np.array([1.0, 60.0])], "hold_time": [60.0],
         "name": ["H100", "GB200 NVL72", "deepseek-v3", "HBM"], "key": [pricing.names()[0]],
-        "compute_dtype": ["bf16"], "n_params": [1e9], "target_loss": [2.5], "values": [np.arange(8, dtype=np.uint64)],
+        "compute_dtype": ["bf16"], "fmt": ["bf16"], "x": [np.linspace(-1.0, 1.0, 64).reshape(4, 16)], "n_params": [1e9], "target_loss": [2.5], "values": [np.arange(8, dtype=np.uint64)],
     }
 
 

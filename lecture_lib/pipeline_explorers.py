@@ -57,9 +57,9 @@ def snapped_microbatches(schedule: str, stages: int, microbatches: int, chunks: 
     from . import validate
 
     validate.choice("schedule", schedule, pipeline.SCHEDULES)
-    stages = validate.integer("stages", stages, maximum=pipeline.MAX_STAGES)
-    microbatches = validate.integer("microbatches", microbatches, maximum=pipeline.MAX_MICROBATCHES)
-    chunks = validate.integer("chunks", chunks, maximum=pipeline.MAX_STAGES)
+    stages = validate.integer("stages", stages)
+    microbatches = validate.integer("microbatches", microbatches)
+    chunks = validate.integer("chunks", chunks)
     if schedule == "interleaved" and chunks > 1 and microbatches % stages:
         return microbatches + stages - microbatches % stages
     return microbatches

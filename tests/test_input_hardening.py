@@ -54,7 +54,7 @@ def test_integer_has_an_upper_bound_and_refuses_text():
 ], ids=["depth", "samples", "revnet", "racks", "routing", "stages", "tasks"])
 def test_sizes_that_would_hang_or_exhaust_memory_are_refused_at_once(call):
     start = time.perf_counter()
-    with pytest.raises(ValueError, match="must be <="):
+    with pytest.raises(ValueError, match="must be <=|too large"):
         call()
     assert time.perf_counter() - start < 1.0
 

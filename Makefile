@@ -20,16 +20,24 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# editable_mode=compat: a plain path entry, so `import lecture_lib` runs its __init__ from any directory
-# (a notebook's kernel starts in notebooks/); the default finder of some setuptools versions would
-# hand out a namespace package there instead.
-EDITABLE = --config-settings editable_mode=compat
+# Editable installs use setuptools' strict mode: a link tree of the package's own files under
+# build/, put on sys.path by a plain .pth entry. `import lecture_lib` then finds the real package,
+# __init__ and all, from any directory (a notebook's kernel starts in notebooks/), with no import
+# hook that a same-named directory elsewhere could shadow (a stray lecture_lib/ without __init__.py
+# would become a namespace package ahead of setuptools' default finder). The link tree holds the
+# modules that existed at install time, so the install is redone whenever the list of modules changes.
+EDITABLE = --config-settings editable_mode=strict
+MODULES_STAMP := $(VENV)/.modules-$(shell ls lecture_lib/*.py 2>/dev/null | cksum | cut -d' ' -f1)
 
-$(VENV)/.course-installed: pyproject.toml | $(PY)
+$(MODULES_STAMP): | $(PY)
+	rm -f $(VENV)/.modules-*
+	touch $@
+
+$(VENV)/.course-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 	$(PY) -m pip install --quiet $(EDITABLE) -e .
 	touch $@
 
-$(VENV)/.test-installed: pyproject.toml | $(PY)
+$(VENV)/.test-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 	$(PY) -m pip install --quiet $(EDITABLE) -e '.[test]'
 	touch $@ $(VENV)/.course-installed
 

@@ -12,6 +12,14 @@ import re
 from typing import Generic, Mapping, TypeVar
 
 
+def _describe(value) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def loose_name(name: str) -> str:
     """The form presets are matched by: case, spaces, hyphens, underscores and dots ignored."""
     return re.sub(r"[\s_\-.]+", "", name).lower()
@@ -44,6 +52,23 @@ class Catalogue(Generic[Preset]):
         key = self._index.get(loose_name(name))
         if key is None:
             raise KeyError(f"unknown {self.kind} {name!r}; known {self.kind}s: {', '.join(self.presets)}")
+        return self.presets[key]
+
+    def resolve(self, value, parameter: str | None = None, *, also=()) -> Preset:
+        """The preset ``value`` names, or ``value`` itself when it already is one (or an instance of
+        a type in ``also``). Anything else raises ``ValueError`` naming ``parameter``; an unknown
+        name raises ``KeyError`` listing the known ones. The one resolver behind every public
+        argument that takes a chip, a system, a model, a price sheet, a tier or a fit."""
+        parameter = parameter or self.parameter
+        kinds = tuple({type(preset) for preset in self.presets.values()}) + tuple(also)
+        if isinstance(value, kinds):
+            return value
+        if not isinstance(value, str):
+            raise ValueError(f"{parameter} must be a {self.kind} or the name of one, got {_describe(value)}")
+        key = self._index.get(loose_name(value))
+        if key is None:
+            raise KeyError(f"unknown {self.kind} {value!r} for {parameter}; "
+                           f"known {self.kind}s: {', '.join(self.presets)}")
         return self.presets[key]
 
     def names(self) -> list[str]:

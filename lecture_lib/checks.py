@@ -118,7 +118,10 @@ def _register(problem_id: str, problem: Problem) -> None:
 
 
 def problem_ids(chapter: int | None = None) -> list[str]:
-    """Registered ids in numeric order, optionally only one chapter's."""
+    """Registered ids in numeric order, optionally only one chapter's (a number 0-7, or None)."""
+    from . import validate
+
+    chapter = validate.chapter("chapter", chapter)
     ids = sorted(PROBLEMS, key=lambda pid: tuple(int(part) for part in pid.split(".")))
     return [pid for pid in ids if chapter is None or pid.split(".")[0] == str(chapter)]
 
@@ -234,6 +237,9 @@ def check(problem_id, answer) -> CheckResult:
         known = ", ".join(problem_ids()) or "none"
         message = (f"There is no problem {problem_id!r}. Check the first argument of check(); "
                    f"known problems: {known}.")
+        if isinstance(problem_id, numbers.Real) and not isinstance(problem_id, (bool, numbers.Integral)):
+            message = (f"Pass the problem id as a string, e.g. check(\"1.10\", answer): as a number, "
+                       f"{problem_id!r} cannot tell 1.1 from 1.10. Known problems: {known}.")
         result = CheckResult(str(problem_id), "invalid", message)
         _show(result)
         if strict_mode():
@@ -257,10 +263,10 @@ def check(problem_id, answer) -> CheckResult:
 
 
 def _normalise_id(problem_id) -> str:
-    if isinstance(problem_id, bool):
-        return repr(problem_id)
-    if isinstance(problem_id, numbers.Real):
-        return repr(float(problem_id)) if not isinstance(problem_id, numbers.Integral) else str(problem_id)
+    """The id as registered ("1.3"). Only text is looked up: a float such as 1.10 has already lost
+    its trailing zero, so it is never matched (check() says to pass a string)."""
+    if isinstance(problem_id, (bool, numbers.Number)):
+        return f"<{type(problem_id).__name__} {problem_id!r}>"
     return str(problem_id).strip().removeprefix("Problem ").strip()
 
 
@@ -450,17 +456,25 @@ def _as_expression(answer) -> sp.Expr:
         text = answer.strip()
         if not text:
             raise _Verdict("invalid", "That is an empty string; write the expression, e.g. \"N_total / N_active\".")
-        try:
-            parsed = parse_expr(text, local_dict=dict(names),
-                                transformations=standard_transformations + (convert_xor,))
-        except Exception:
+        _screen_text(text)
+        parsed = None
+        for extra in ((convert_xor,), (convert_xor, implicit_multiplication_application)):
             try:
-                parsed = parse_expr(text, local_dict=dict(names), transformations=(
-                    standard_transformations + (convert_xor, implicit_multiplication_application)))
+                with _time_limit(_PARSE_SECONDS):
+                    unevaluated = parse_expr(text, local_dict=dict(names), global_dict=_parser_globals(),
+                                             transformations=standard_transformations + extra, evaluate=False)
+                    _screen_powers(unevaluated)
+                    parsed = parse_expr(text, local_dict=dict(names), global_dict=_parser_globals(),
+                                        transformations=standard_transformations + extra)
+                break
+            except _Verdict:
+                raise
             except Exception:
-                raise _Verdict("invalid", f"SymPy could not parse {text[:60]!r}. Use * for products, / for "
-                                          "division and the course's symbol names (B, N_active, FLOPs, "
-                                          "mem_bw, ...).") from None
+                continue
+        if parsed is None:
+            raise _Verdict("invalid", f"SymPy could not parse {text[:60]!r}. Use * for products, / for "
+                                      "division and the course's symbol names (B, N_active, FLOPs, "
+                                      "mem_bw, ...).")
         answer = parsed
     if isinstance(answer, sp.Equality):
         answer = answer.rhs
@@ -511,6 +525,91 @@ def _did_you_mean(unknown: list[str], names) -> str:
     if not guesses:
         return ""
     return f" Did you mean {', '.join(guesses)}?"
+
+
+# ---------------------------------------------------------------- reading expression strings safely
+# A learner's string is parsed, never run: only these characters, at most this length, names that are
+# course symbols or a few maths functions, no dunder, no power whose exponent is huge, and a time limit.
+_MAX_EXPRESSION = 400
+_ALLOWED_CHARS = re.compile(r"[A-Za-z0-9_\s+\-*/^().,]*")
+_FUNCTIONS = ("sqrt", "log", "exp", "Max", "Min", "Rational", "pi")
+_MAX_EXPONENT = 1000
+_PARSE_SECONDS = 5.0
+
+
+def _screen_text(text: str) -> None:
+    """Refuse, before SymPy sees it, anything that is not a plain arithmetic expression."""
+    if len(text) > _MAX_EXPRESSION:
+        raise _Verdict("invalid", f"That expression is {len(text)} characters long; the checker reads at most "
+                                  f"{_MAX_EXPRESSION}. Simplify it first.")
+    if not _ALLOWED_CHARS.fullmatch(text):
+        odd = sorted(set(re.sub(r"[A-Za-z0-9_\s+\-*/^().,]", "", text)))
+        raise _Verdict("invalid", f"The checker reads only names, numbers, + - * / ^ ** and brackets; "
+                                  f"your expression also has {' '.join(odd)!r}.")
+    names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+    course = set(_course_symbols())
+    odd = sorted(n for n in names if n not in course and (n.startswith("_") or n not in _FUNCTIONS))
+    if any(n.startswith("_") for n in odd):
+        raise _Verdict("invalid", "Names starting with an underscore are not symbols of the course.")
+    for digits in re.findall(r"\d+", text):
+        if len(digits) > 30:
+            raise _Verdict("invalid", "That expression holds a number with more than 30 digits; "
+                                      "use powers of ten (e.g. 10**40) instead.")
+
+
+def _screen_powers(expression) -> None:
+    """Refuse powers whose exponent is a huge number (``9**9**9`` would take hours to evaluate)."""
+    for node in sp.preorder_traversal(expression):
+        if isinstance(node, sp.Pow) and node.exp.is_number:
+            try:
+                size = abs(complex(sp.N(node.exp, 15)))
+            except (TypeError, ValueError, OverflowError):
+                size = math.inf
+            if not size <= _MAX_EXPONENT:
+                raise _Verdict("invalid", f"That expression raises to a power above {_MAX_EXPONENT}; "
+                                          "no answer in this course needs one.")
+
+
+def _parser_globals() -> dict:
+    """What a parsed string may call: SymPy's number and symbol constructors and a few functions,
+    and no builtins at all (so ``__import__`` and ``open`` do not exist for it)."""
+    return {"__builtins__": {}, "Symbol": sp.Symbol, "Integer": sp.Integer, "Float": sp.Float,
+            "Rational": sp.Rational, "sqrt": sp.sqrt, "log": sp.log, "exp": sp.exp, "Max": sp.Max,
+            "Min": sp.Min, "pi": sp.pi, "Function": sp.Function, "Add": sp.Add, "Mul": sp.Mul, "Pow": sp.Pow}
+
+
+class _TimeUp(Exception):
+    pass
+
+
+class _time_limit:
+    """A wall-clock limit on parsing (SIGALRM, main thread only; elsewhere no limit)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.previous = None
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread():
+            def alarm(signum, frame):
+                raise _TimeUp()
+
+            self.previous = signal.signal(signal.SIGALRM, alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, kind, error, trace):
+        import signal
+
+        if self.previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+        if kind is _TimeUp:
+            raise _Verdict("invalid", "That expression took too long to read; simplify it first.")
+        return False
 
 
 def _spot_check(a: sp.Expr, b: sp.Expr, trials: int = 6) -> bool:

@@ -56,7 +56,8 @@ T_STEP = roofline.T_STEP
 KINK_CONTEXT = Formula(len_kink, sp.solve(sp.Eq(roofline.T_COMPUTE.rhs, roofline.T_MEM.rhs), len_ctx)[0],
                        source="lecture 01:34:24 (E6.1): the context where t_mem catches up with the flat t_compute",
                        note="at a finite batch the weight fetch uses some bandwidth, so the kink comes earlier "
-                            "than the large-batch (Goldilocks) context")
+                            "than the large-batch (Goldilocks) context",
+                       domain=roofline.T_COMPUTE.rhs > roofline.T_WEIGHTS.rhs)
 RELATIVE_COST = Formula(cost_rel, sp.Max(1, len_ctx / len_ctx_star),
                         source="lecture 01:34:24-01:35:36: at a large batch, cost per token is flat up to the "
                                "crossover and grows in proportion to context after it")
@@ -150,7 +151,9 @@ def infer_kv_bytes(*, crossover_context, n_active=LECTURE_N_ACTIVE, ratio=LECTUR
     _check(crossover_context=crossover_context, n_active=n_active, ratio=ratio,
            bytes_per_multiply=bytes_per_multiply)
     return KV_BYTES_FROM_RATIO(N_active=n_active, bytes_param=bytes_per_multiply, ratio_hw=ratio,
-                               len_ctx=crossover_context)
+                               len_ctx=crossover_context,
+                               called_as={"N_active": "n_active", "bytes_param": "bytes_per_multiply",
+                                          "ratio_hw": "ratio", "len_ctx": "crossover_context"})
 
 
 def infer_kv_bytes_on(chip, *, crossover_context, n_active=LECTURE_N_ACTIVE, compute_dtype="fp8") -> float:
@@ -158,12 +161,12 @@ def infer_kv_bytes_on(chip, *, crossover_context, n_active=LECTURE_N_ACTIVE, com
 
     ``bytes_tok = 2 mem_bw N_active / (FLOPs len_ctx)``; ``chip`` is a name or a hardware preset.
     """
-    chip = hardware.get(chip) if isinstance(chip, str) else chip
+    chip = hardware.resolve_chip(chip)
     _check(crossover_context=crossover_context, n_active=n_active)
-    if compute_dtype not in chip.flops:
-        raise ValueError(f"compute_dtype must be one of {list(chip.flops)} for {chip.name}, got {compute_dtype!r}")
+    validate.choice("compute_dtype", compute_dtype, list(chip.flops))
     return KV_BYTES_FROM_PRICE_STEP(mem_bw=chip.hbm_bandwidth, N_active=n_active, FLOPs=chip.flops[compute_dtype],
-                                    len_ctx=crossover_context)
+                                    len_ctx=crossover_context,
+                                    called_as={"N_active": "n_active", "len_ctx": "crossover_context"})
 
 
 def crossover_context(*, n_active, bytes_tok, flops, mem_bw) -> float:
@@ -174,8 +177,8 @@ def crossover_context(*, n_active, bytes_tok, flops, mem_bw) -> float:
 
 def kink_context(*, batch, n_active, n_total, flops, mem_bw, bytes_param, bytes_tok) -> float:
     """Where the step time bends at a finite batch (E6.1); ``inf`` if it never does, 0 if memory-bound from 0."""
-    _check(batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
-           bytes_param=bytes_param, bytes_tok=bytes_tok)
+    _scalar(batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
+            bytes_param=bytes_param, bytes_tok=bytes_tok)
     compute = roofline.T_COMPUTE(B=batch, N_active=n_active, FLOPs=flops)
     weights = roofline.T_WEIGHTS(N_total=n_total, bytes_param=bytes_param, mem_bw=mem_bw)
     if weights >= compute:
@@ -215,7 +218,7 @@ def pass_times(*, len_pass, batch, n_active, n_total, flops, mem_bw, bytes_param
     crossover = PASS_CROSSOVER(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx,
                                bytes_tok=bytes_tok, FLOPs=flops, N_active=n_active, mem_bw=mem_bw)
     total = np.maximum(compute, memory)
-    scalar = np.ndim(len_pass) == 0
+    scalar = np.ndim(total) == 0
     as_out = (lambda x: float(x)) if scalar else (lambda x: np.asarray(x, dtype=float))
     return {"compute": as_out(compute), "memory": as_out(memory), "total": as_out(total), "crossover": crossover}
 
@@ -225,6 +228,8 @@ def attention_share(model, *, context_len) -> float:
 
     Attention FLOPs include a sparse model's indexer (:func:`indexer_flops_per_token`).
     """
+    model = models.resolve(model)
+    validate.number("context_len", context_len)
     attention = model.attention_flops_per_token(context_len) + indexer_flops_per_token(model, context_len)
     return attention / (2 * model.params_active)
 
@@ -274,6 +279,7 @@ def indexer_bytes_per_token(model: models.Model) -> float:
     ``n_layers x (128 FP8 values + a 4-byte scale)`` = 61 x 132 = 8,052 B for DeepSeek-V3.2; 0 for a model
     without ``attention_topk``. Not part of :meth:`lecture_lib.models.Model.kv_bytes_read_per_token`.
     """
+    model = models.resolve(model)
     return float(model.n_layers * DSA_INDEX_KEY_BYTES) if model.attention_topk else 0.0
 
 
@@ -284,6 +290,8 @@ def kv_bytes_read(model: models.Model, bytes_per_value, *, context_len) -> float
     attention (lecture 01:40:38, "times a 1/sparsity factor"): the top-k tokens' KV *plus* every token's
     indexer key (:func:`indexer_bytes_per_token`), which the 1/sparsity factor leaves out.
     """
+    model = models.resolve(model)
+    validate.number("context_len", context_len)
     return model.kv_bytes_read_per_token(bytes_per_value, context_len=context_len) + indexer_bytes_per_token(model)
 
 
@@ -293,6 +301,7 @@ def indexer_flops_per_token(model: models.Model, context_len) -> float:
     Scores only (no weighted sum of values), so half of :data:`ATTENTION_FLOPS` with the indexer's heads
     and head dimension; run in FP8. 0 for a model without ``attention_topk``.
     """
+    model = models.resolve(model)
     validate.number("context_len", context_len)
     if not model.attention_topk:
         return 0.0
@@ -383,9 +392,23 @@ def get_tier(name: str) -> Tier:
     return _TIER_CATALOGUE.find(name)
 
 
+def _tiers(tiers) -> tuple[Tier, ...]:
+    """A non-empty list or tuple of :class:`Tier` (e.g. :data:`TIERS` or a part of it)."""
+    if not isinstance(tiers, (list, tuple)) or not tiers or not all(isinstance(t, Tier) for t in tiers):
+        raise ValueError(f"tiers must be a non-empty list of context.Tier, got {validate._describe(tiers)}")
+    return tuple(tiers)
+
+
+def _scalar(**values) -> None:
+    for name, value in values.items():
+        validate.number(name, value)
+        if np.ndim(value) != 0:
+            raise ValueError(f"{name} must be a single number here, got {validate._describe(value)}")
+
+
 def remat_cost(*, n_active, flops, price_chip_hour) -> float:
     """$ to recompute one token's KV: a forward pass at full MFU on a chip rented at ``price_chip_hour``."""
-    _check(n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
+    _scalar(n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
     return REMAT_COST(N_active=n_active, FLOPs=flops, price_device=price_chip_hour / SECONDS_PER_HOUR)
 
 
@@ -394,28 +417,38 @@ def tier_lines(*, bytes_tok, n_active, flops, price_chip_hour, tiers=TIERS) -> d
 
     The HBM tier's price follows ``price_chip_hour`` (its capacity is the chip's HBM).
     """
-    _check(bytes_tok=bytes_tok, n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
+    _scalar(bytes_tok=bytes_tok, n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
+    tiers = _tiers(tiers)
     lines = {"rematerialise": (remat_cost(n_active=n_active, flops=flops, price_chip_hour=price_chip_hour), 0.0)}
     for tier in tiers:
         if tier.name == "HBM":
-            tier = dataclasses.replace(tier, price_per_gb_hour=price_chip_hour * 1e9 / tier.capacity)
+            hbm_price = price_chip_hour * 1e9 / tier.capacity
+            if not math.isfinite(hbm_price):
+                raise ValueError(f"price_chip_hour must be of ordinary size, got {validate._describe(price_chip_hour)}")
+            tier = dataclasses.replace(tier, price_per_gb_hour=hbm_price)
         lines[tier.name] = tier.costs(bytes_tok=bytes_tok)
     return lines
 
 
 def storage_costs(hold_times, *, bytes_tok, n_active, flops, price_chip_hour, tiers=TIERS) -> dict[str, np.ndarray]:
-    """Cost(T_hold) = C_retrieve + T_hold C_hold of every option over ``hold_times`` (E6.6), in $ per token."""
+    """Cost(T_hold) = C_retrieve + T_hold C_hold of every option over ``hold_times`` (E6.6), in $ per token.
+
+    A hold time of 0 (use the KV at once) is allowed: each option then costs its retrieval alone.
+    """
     validate.number("hold_times", hold_times, allow_zero=True)
     lines = tier_lines(bytes_tok=bytes_tok, n_active=n_active, flops=flops, price_chip_hour=price_chip_hour,
                        tiers=tiers)
     hold = np.asarray(hold_times, dtype=float)
-    return {name: COST_OF_HOLD(c_retrieve=r, c_hold=h, T_hold=hold) if h > 0 else np.full_like(hold, r)
+    return {name: COST_OF_HOLD(c_retrieve=r, c_hold=h, T_hold=hold, allow_zero="T_hold") if h > 0
+            else np.full_like(hold, r)
             for name, (r, h) in lines.items()}
 
 
 def cheapest_tier(hold_time, **kwargs) -> str:
-    """The option on the lower envelope at one hold time (seconds)."""
-    costs = storage_costs(float(hold_time), **kwargs)
+    """The option on the lower envelope at one hold time (seconds, 0 allowed)."""
+    if np.ndim(hold_time) != 0:
+        raise ValueError(f"hold_time must be one number of seconds, got {validate._describe(hold_time)}")
+    costs = storage_costs(validate.number("hold_time", hold_time, allow_zero=True), **kwargs)
     return min(costs, key=lambda name: float(costs[name]))
 
 
@@ -435,7 +468,7 @@ def envelope_crossovers(*, bytes_tok, n_active, flops, price_chip_hour, tiers=TI
         for name, (r, h) in lines.items():
             if h < h0:
                 cross = (r - r0) / (h0 - h)
-                if cross > now and (best is None or cross < best[0]):
+                if math.isfinite(cross) and cross > now and (best is None or cross < best[0]):
                     best = (cross, name)
         if best is None:
             return steps
@@ -466,7 +499,9 @@ def price_sheet_lab(sheet, *, n_active=LECTURE_N_ACTIVE, chip="GB200", compute_d
     """
     from . import pricing
 
-    sheet = pricing.get(sheet) if isinstance(sheet, str) else sheet
+    sheet = pricing.resolve(sheet)
+    chip = hardware.resolve_chip(chip)
+    validate.choice("compute_dtype", compute_dtype, list(chip.flops))
     _check(n_active=n_active, price_chip_hour=price_chip_hour)
     result = {"sheet": sheet, "crossover": sheet.long_context_threshold, "kv_bytes": None, "long_step": None,
               "covers": None}
@@ -496,5 +531,8 @@ def tier_by_drain_time(hold_time, tiers=TIERS, *, board=False) -> str:
     devices' Cap / BW.
     """
     validate.number("hold_time", hold_time)
-    drain = (lambda tier: tier.board_drain_time) if board else (lambda tier: tier.drain_time)
+    tiers = _tiers(tiers)
+    if np.ndim(hold_time) != 0:
+        raise ValueError(f"hold_time must be one number of seconds, got {validate._describe(hold_time)}")
+    drain = (lambda tier: tier.board_drain_time) if validate.boolean("board", board) else (lambda tier: tier.drain_time)
     return min(tiers, key=lambda tier: abs(math.log(drain(tier) / hold_time))).name

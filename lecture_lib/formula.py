@@ -42,13 +42,21 @@ class Formula:
     numerically (numbers or NumPy arrays, broadcast together)::
 
         t_compute(B=2048, N_active=37e9, FLOPs=989e12)
+
+    ``domain`` is an optional SymPy condition on the inputs outside of which the equation means
+    nothing (a balance batch past the Goldilocks context, tokens for a loss below the irreducible
+    one); a call outside it raises ``ValueError`` stating the condition. A call whose value is not
+    a finite real number (division by zero, overflow) raises ``ValueError`` too, never returns it.
     """
 
-    def __init__(self, lhs: sp.Symbol, rhs: sp.Expr, *, source: str, note: str = ""):
+    def __init__(self, lhs: sp.Symbol, rhs: sp.Expr, *, source: str, note: str = "", domain=None):
         self.lhs = lhs
         self.rhs = sp.sympify(rhs)
         self.source = source
         self.note = note
+        self.domain = domain
+        if domain is not None and not domain.free_symbols <= self.rhs.free_symbols:
+            raise ValueError(f"the domain of {lhs} may only use its inputs, got {domain}")
 
     @property
     def name(self) -> str:
@@ -85,17 +93,41 @@ class Formula:
     def _numeric(self):
         return sp.lambdify(self.inputs, self.rhs, modules=_NUMPY_MODULES)
 
-    def __call__(self, *, allow_zero: tuple[str, ...] = (), **values):
+    @cached_property
+    def _inside(self):
+        return sp.lambdify(self.inputs, self.domain, modules=_NUMPY_MODULES)
+
+    def _given(self, values: dict, called_as: dict) -> str:
+        shown = ", ".join(f"{called_as.get(name, name)}={validate._describe(values[name])}" for name in self.input_names)
+        return shown if len(shown) <= 300 else shown[:297] + "..."
+
+    def __call__(self, *, allow_zero: tuple[str, ...] = (), called_as: dict | None = None, **values):
         """Evaluate numerically; every input must be a positive finite number or array.
 
         ``allow_zero`` names inputs that may also be 0 (e.g. no inference demand at all), where the
-        formula stays meaningful there.
+        formula stays meaningful there. ``called_as`` maps input names to the parameter names of the
+        public function making the call, so an error speaks the caller's words
+        (``called_as={"N_active": "n_params"}``: "n_params must be > 0", not "N_active ...").
         """
         allow_zero = (allow_zero,) if isinstance(allow_zero, str) else tuple(allow_zero)
+        called_as = dict(called_as or {})
         self._check_names(values, partial=False)
         self._check_names(dict.fromkeys(allow_zero), partial=True)
-        args = [validate.number(name, values[name], allow_zero=name in allow_zero) for name in self.input_names]
-        result = self._numeric(*args)
+        self._check_names(called_as, partial=True)
+        args = [validate.number(called_as.get(name, name), values[name], allow_zero=name in allow_zero)
+                for name in self.input_names]
+        with np.errstate(all="ignore"):
+            try:
+                inside = True if self.domain is None else np.all(self._inside(*np.broadcast_arrays(*args)))
+                result = np.asarray(self._numeric(*args)) if inside else None
+            except (OverflowError, ZeroDivisionError):
+                inside, result = True, np.asarray(np.nan)
+            if not inside:
+                raise ValueError(f"{self.name}() is defined only where {sp.sstr(self.domain)}; "
+                                 f"got {self._given(values, called_as)}")
+        if result.dtype.kind not in "iuf" or not np.all(np.isfinite(result)):
+            raise ValueError(f"{self.name}() has no finite real value at {self._given(values, called_as)} "
+                             "(a division by zero, an overflow or a root of a negative number)")
         if np.ndim(result) == 0:
             return float(result)
         return np.asarray(result, dtype=float)

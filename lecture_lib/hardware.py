@@ -60,9 +60,16 @@ SOURCED_FIELDS = ("flops", "hbm_bandwidth", "hbm_capacity", "scale_up_bandwidth"
                   "scale_up_domain", "scale_out_bandwidth", "price_per_hour", "release_year")
 
 
+def _finite(value) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:   # an int such as 10**400
+        return False
+
+
 def _positive(owner: str, field: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or not math.isfinite(value) or value <= 0:
+            or not _finite(value) or value <= 0:
         raise ValueError(f"{owner}: {field} must be a finite number > 0, got {value!r}")
 
 
@@ -133,6 +140,8 @@ class Chip:
         macs = self.macs(fmt)  # validates fmt first
         size = BYTES_PER_VALUE[fmt.lower()] if bytes_per_value is None else bytes_per_value
         _positive(self.name, "bytes_per_value", size)
+        if size > 64:
+            raise ValueError(f"{self.name}: bytes_per_value must be a number of bytes up to 64, got {size!r}")
         return macs * size / self.hbm_bandwidth
 
     @property
@@ -564,6 +573,18 @@ def get(name: str) -> Chip:
 def get_system(name: str) -> System:
     """The scale-up system preset called ``name`` (same matching rules as :func:`get`)."""
     return _SYSTEM_CATALOGUE.find(name)
+
+
+def resolve_chip(chip, parameter: str = "chip"):
+    """``chip`` as a preset: a :class:`Chip` (or a :class:`System`, which answers the same
+    questions for the whole domain) is returned as it is, a name is looked up as in :func:`get`;
+    anything else is a ``ValueError`` naming ``parameter``."""
+    return _CHIP_CATALOGUE.resolve(chip, parameter, also=(System,))
+
+
+def resolve_system(system, parameter: str = "system") -> System:
+    """``system`` as a :class:`System`: the object itself or a name looked up as in :func:`get_system`."""
+    return _SYSTEM_CATALOGUE.resolve(system, parameter)
 
 
 def chip_names() -> list[str]:

@@ -67,10 +67,10 @@ def _describe(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _whole(name: str, value, *, minimum: int) -> int:
-    """``value`` as an int if it is a whole number >= ``minimum`` (bools refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {_describe(value)}")
+def _whole(name: str, value, *, minimum: int, maximum: int = 10**12) -> int:
+    """``value`` as an int if it is a whole number in [``minimum``, ``maximum``] (bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not minimum <= value <= maximum:
+        raise ValueError(f"{name} must be an int from {minimum} to {maximum:,}, got {_describe(value)}")
     return int(value)
 
 
@@ -82,11 +82,14 @@ def _bytes_per(name: str, value) -> float:
             return BYTES_PER_VALUE[key]
         raise ValueError(f"{name} must be a positive number of bytes or one of "
                          f"{sorted(BYTES_PER_VALUE)}, got {_describe(value)}")
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not math.isfinite(value) or value <= 0):
-        raise ValueError(f"{name} must be a positive, finite number of bytes (or one of "
+    try:
+        as_float = math.nan if isinstance(value, bool) or not isinstance(value, numbers.Real) else float(value)
+    except OverflowError:   # 10**400
+        as_float = math.inf
+    if not math.isfinite(as_float) or as_float <= 0 or as_float > 64:
+        raise ValueError(f"{name} must be a positive number of bytes up to 64 (or one of "
                          f"{sorted(BYTES_PER_VALUE)}), got {_describe(value)}")
-    return float(value)
+    return as_float
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -480,6 +483,7 @@ class Model:
         step; it is not part of the model's KV and is counted by
         :func:`lecture_lib.context.kv_bytes_read`.
         """
+        _whole("context_len", context_len, minimum=1)
         stored = self.kv_bytes_per_token(bytes_per_value, context_len=context_len)
         if not self.attention_topk:
             return stored
@@ -671,6 +675,12 @@ _CATALOGUE = Catalogue("model", MODELS, _ALIASES)
 def names() -> list[str]:
     """The preset names, as :func:`get` accepts them."""
     return list(MODELS)
+
+
+def resolve(model, parameter: str = "model") -> Model:
+    """``model`` as a :class:`Model`: the object itself (a preset or your own) or a preset name
+    looked up as in :func:`get`; anything else is a ``ValueError`` naming ``parameter``."""
+    return _CATALOGUE.resolve(model, parameter)
 
 
 def get(name: str) -> Model:

@@ -58,7 +58,8 @@ SAME_RACK_PROBABILITY = Formula(
     source="uniform routing: the destination GPU is any of R*G GPUs, G of them in the sender's rack")
 CROSS_RACK_FRACTION = Formula(f_cross, sp.factor(sp.simplify(1 - SAME_RACK_PROBABILITY.rhs)),
                               source="lecture 00:39:13 (E2.3): two racks -> half the tokens leave; "
-                                     "general R from uniform routing (lecture notes [I])")
+                                     "general R from uniform routing (lecture notes [I])",
+                              domain=n_racks >= 1)
 
 LINK_RATIO = Formula(link_ratio, bw_up / bw_out,
                      source="lecture 00:39:13: scale-out is 'typically about eight times slower'")
@@ -68,12 +69,15 @@ LINK_RATIO = Formula(link_ratio, bw_up / bw_out,
 _SHARE_INSIDE = tokens_gpu * bytes_a2a * (1 - f_cross) / bw_up
 _SHARE_CROSS = tokens_gpu * bytes_a2a * f_cross / bw_out
 T_A2A_INSIDE = Formula(t_a2a_in, sp.simplify(_SHARE_INSIDE.subs(f_cross, CROSS_RACK_FRACTION.rhs)),
-                       source="course model of lecture 00:39:13: the in-rack share over NVLink")
+                       source="course model of lecture 00:39:13: the in-rack share over NVLink",
+                       domain=n_racks >= 1)
 T_A2A_CROSS = Formula(t_a2a_cross, sp.simplify(_SHARE_CROSS.subs(f_cross, CROSS_RACK_FRACTION.rhs)),
-                      source="course model of lecture 00:39:13: the cross-rack share over scale-out")
+                      source="course model of lecture 00:39:13: the cross-rack share over scale-out",
+                      domain=n_racks >= 1)
 T_A2A = Formula(t_a2a, sp.Max(T_A2A_INSIDE.rhs, T_A2A_CROSS.rhs),
                 source="lecture 00:39:13 (E2.3): 'the slow link bottlenecks the all-to-all'",
-                note="links in parallel; ignores the small share a GPU sends to itself, latency and congestion")
+                note="links in parallel; ignores the small share a GPU sends to itself, latency and congestion",
+                domain=n_racks >= 1)
 _ONE_RACK = T_A2A.rhs.subs(n_racks, 1)   # Max(in-rack, 0) = everything over NVLink
 A2A_SLOWDOWN = Formula(
     slowdown_a2a,
@@ -127,18 +131,18 @@ def a2a_bytes_per_token(model, *, bytes_per_value: float, k: int | None = None,
     decoding, where "the shared expert is regarded as a heavy-load one that will always be selected"
     (DeepSeek-V3 technical report, arXiv 2412.19437, section 3.4.2): 9 destinations instead of 8.
     """
+    model = models.resolve(model)
     if not getattr(model, "is_moe", False):
         raise ValueError(f"model must be an MoE model (n_routed_experts > 0), got {getattr(model, 'name', model)!r}")
     validate.number("bytes_per_value", bytes_per_value)
     k = model.experts_per_token if k is None else validate.integer("k", k)
-    destinations = k + (model.n_shared_experts if shared_travels else 0)
+    destinations = k + (model.n_shared_experts if validate.boolean("shared_travels", shared_travels) else 0)
     return A2A_BYTES_PER_TOKEN(k_active=destinations, d_model=model.d_model, bytes_value=bytes_per_value)
 
 
 def link_ratio_of(system) -> float:
     """Scale-up over scale-out bandwidth per GPU of a preset system (the lecture's "about 8x")."""
-    if isinstance(system, str):
-        system = hardware.get_system(system)
+    system = hardware.resolve_system(system)
     return LINK_RATIO(bw_up=system.chip.scale_up_bandwidth, bw_out=system.scale_out_bandwidth)
 
 
@@ -149,6 +153,9 @@ def a2a_layer_time(*, tokens_per_gpu, bytes_per_token, racks, scale_up_bw: float
     ``{"inside", "cross", "total", "cross_fraction"}`` from :data:`T_A2A_INSIDE`, :data:`T_A2A_CROSS`,
     :data:`T_A2A` (the max of the two: the links work in parallel) and :data:`CROSS_RACK_FRACTION`.
     """
+    for name, value in dict(tokens_per_gpu=tokens_per_gpu, bytes_per_token=bytes_per_token, scale_up_bw=scale_up_bw,
+                            scale_out_bw=scale_out_bw).items():
+        validate.number(name, value)
     racks = validate.number("racks", racks)
     if np.any(np.asarray(racks) < 1) or np.any(np.asarray(racks) != np.round(racks)):
         raise ValueError(f"racks must be whole numbers >= 1, got {racks!r}")
@@ -168,12 +175,13 @@ def scale_up_fit(model, system, *, bytes_per_param: float, weight_share: float =
     domain's HBM (the rest holds KV cache); ``n_fit`` = :data:`MAX_PARAMS_THAT_FIT`; the floor is
     Chapter 1's weight fetch over the whole domain. Experts per GPU are for an MoE model (0 if dense).
     """
-    if isinstance(system, str):
-        system = hardware.get_system(system)
-    if isinstance(model, str):
-        model = models.get(model)
-    validate.number("bytes_per_param", bytes_per_param)
-    validate.fraction("weight_share", weight_share)
+    system = hardware.resolve_system(system)
+    model = models.resolve(model)
+    bytes_per_param = validate.scalar("bytes_per_param", bytes_per_param, maximum=64)
+    weight_share = validate.scalar("weight_share", weight_share, maximum=1.0)
+    if bytes_per_param < 1 / 64:
+        raise ValueError(f"bytes_per_param must be >= 1/64 (a fraction of a bit per weight is not a format), "
+                         f"got {bytes_per_param!r}")
     weight_bytes = model.params_total * bytes_per_param
     n_fit = MAX_PARAMS_THAT_FIT(weight_share=weight_share, hbm_capacity=system.hbm_capacity,
                                 bytes_param=bytes_per_param)
@@ -269,6 +277,7 @@ class Routing:
 
     def table(self, n: int = 8) -> list[dict]:
         """The first ``n`` tokens: token -> (expert, gate, GPU, rack) for each of its k copies."""
+        n = validate.integer("n", n, maximum=MAX_ROUTED_TOKENS)
         rows = []
         for token in range(min(n, self.n_tokens)):
             rows.append({"token": token, "home GPU": int(self.home_gpu[token]), "home rack": int(self.home_rack[token]),
@@ -335,6 +344,8 @@ class TinyMoE:
 
     def expert(self, e: int, x: np.ndarray) -> np.ndarray:
         """Expert e's MLP on a block of tokens: up-projection, ReLU, down-projection."""
+        e = validate.integer("e", e, minimum=0, maximum=self.n_experts - 1)
+        x = self._check(x)
         return np.maximum(x @ self.w_up[e], 0.0) @ self.w_down[e]
 
     def forward(self, x: np.ndarray, routing: Routing | None = None) -> tuple[np.ndarray, Routing]:
@@ -344,6 +355,9 @@ class TinyMoE:
         dispatched to it, runs once, and sends the results back to be combined.
         """
         x = self._check(x)
+        if routing is not None and (not isinstance(routing, Routing) or routing.experts.shape[0] != x.shape[0]):
+            raise ValueError(f"routing must be the Routing of these {x.shape[0]} tokens (from route), "
+                             f"got {validate._describe(routing)}")
         routing = self.route(x) if routing is None else routing
         out = np.zeros_like(x)
         for e in range(self.n_experts):
@@ -354,12 +368,17 @@ class TinyMoE:
         return x + out, routing
 
     def _check(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        x = np.asarray(validate.number("x", x, positive=False), dtype=float)
         if x.ndim != 2 or x.shape[1] != self.d_model:
             raise ValueError(f"x must have shape (tokens, {self.d_model}), got {x.shape}")
         if not np.all(np.isfinite(x)):
             raise ValueError("x must be finite")
         return x
+
+
+MAX_ROUTED_TOKENS = 1_000_000   # random routing keeps one random key per (token, expert): bounded memory
+MAX_ROUTING_CELLS = 50_000_000
+MAX_RACKS = 4096
 
 
 def random_routing(*, n_tokens: int, placement: Placement, k: int, seed: int = 0) -> Routing:
@@ -368,11 +387,16 @@ def random_routing(*, n_tokens: int, placement: Placement, k: int, seed: int = 0
     The assumption behind (R-1)/R; a trained router is only roughly balanced (DeepSeek-V3 adds a bias
     term to keep expert loads even). Vectorised: k smallest of a random key per (token, expert).
     """
-    n_tokens = validate.integer("n_tokens", n_tokens)
+    if not isinstance(placement, Placement):
+        raise ValueError(f"placement must be a moe.Placement, got {validate._describe(placement)}")
+    n_tokens = validate.integer("n_tokens", n_tokens, maximum=MAX_ROUTED_TOKENS)
     k = validate.integer("k", k)
+    if n_tokens * placement.n_experts > MAX_ROUTING_CELLS:
+        raise ValueError(f"n_tokens x n_experts must be <= {MAX_ROUTING_CELLS:,} (memory), got "
+                         f"{n_tokens:,} x {placement.n_experts:,}")
     if k > placement.n_experts:
         raise ValueError(f"k must be <= n_experts={placement.n_experts}, got {k}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(validate.integer("seed", seed, minimum=0))
     keys = rng.random((n_tokens, placement.n_experts))
     experts = np.argpartition(keys, k - 1, axis=1)[:, :k]
     return Routing(experts=experts, gates=np.full((n_tokens, k), 1.0 / k), placement=placement)
@@ -386,7 +410,12 @@ def measure_cross_rack_fraction(*, n_racks: int, gpus_per_rack: int = 64, expert
     n_tokens * k copies, sqrt(f (1 - f) / (n_tokens k)): an upper bound, since a token's k experts are
     distinct (sampling without replacement varies less).
     """
-    n_racks = validate.integer("n_racks", n_racks)
+    n_racks = validate.integer("n_racks", n_racks, maximum=MAX_RACKS)
+    gpus_per_rack = validate.integer("gpus_per_rack", gpus_per_rack, maximum=MAX_RACKS)
+    experts_per_gpu = validate.integer("experts_per_gpu", experts_per_gpu, maximum=MAX_RACKS)
+    n_tokens = validate.integer("n_tokens", n_tokens, maximum=MAX_ROUTED_TOKENS)
+    validate.integer("k", k)
+    validate.integer("seed", seed, minimum=0)
     placement = Placement(n_racks * gpus_per_rack * experts_per_gpu, experts_per_gpu, gpus_per_rack)
     routing = random_routing(n_tokens=n_tokens, placement=placement, k=k, seed=seed)
     formula = float(CROSS_RACK_FRACTION(n_racks=n_racks))

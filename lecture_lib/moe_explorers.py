@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import explore, hardware, models, moe, units
+from . import explore, hardware, models, moe, units, validate
 from .plots import COLORS, new_figure, styled
 
 RACK_SYSTEMS = ("HGX H100", "HGX B200", "GB200 NVL72", "GB300 NVL72", "Vera Rubin NVL144", "Rubin Ultra NVL576")
@@ -280,6 +280,10 @@ def routing_figure(routing: moe.Routing, n_tokens: int = 12, *, show_share: bool
     ``show_share=False`` leaves the measured share out of the title. Returns a Figure (show it with
     ``plots.to_image``).
     """
+    if not isinstance(routing, moe.Routing):
+        raise ValueError(f"routing must be a moe.Routing, got {type(routing).__name__}")
+    n_tokens = validate.integer("n_tokens", n_tokens, maximum=1000)
+    show_share = validate.boolean("show_share", show_share)
     placement = routing.placement
     n = min(n_tokens, routing.n_tokens)
     figure, (axis,) = new_figure(9.0, 3.8)
@@ -338,7 +342,7 @@ def _html(header: list[str], rows: list[list[str]], caption: str = ""):
 
 def expert_layout_table(system: str = "GB200 NVL72"):
     """Every MoE preset laid out on one scale-up domain: experts per GPU and bytes per token (FP8)."""
-    n_gpus = hardware.get_system(system).n_chips
+    n_gpus = hardware.resolve_system(system).n_chips
     rows = []
     for workload in moe_workloads().values():
         m = workload.model
@@ -354,7 +358,7 @@ def expert_layout_table(system: str = "GB200 NVL72"):
 def link_table(names=RACK_SYSTEMS):
     """Scale-up and scale-out bandwidth per GPU of each system, one direction, and their ratio."""
     rows = []
-    for name in names:
+    for name in validate.names("names", names):
         system = hardware.get_system(name)
         rows.append([system.name, units.bandwidth(system.chip.scale_up_bandwidth),
                      units.bandwidth(system.scale_out_bandwidth), f"{moe.link_ratio_of(system):.1f}×"])
@@ -365,6 +369,11 @@ def link_table(names=RACK_SYSTEMS):
 def scale_up_table(*, bytes_per_param: float = 1.0, weight_share: float = 0.5,
                    model_names=("deepseek-v3", "kimi-k2")):
     """Hopper -> Blackwell -> Rubin -> Rubin Ultra: domain size, HBM, largest model, weight-fetch floors."""
+    bytes_per_param = validate.scalar("bytes_per_param", bytes_per_param, maximum=64)
+    if bytes_per_param < 1 / 64:
+        raise ValueError(f"bytes_per_param must be >= 1/64, got {bytes_per_param!r}")
+    validate.scalar("weight_share", weight_share, maximum=1.0)
+    model_names = validate.names("model_names", model_names)
     rows = []
     for name in RACK_SYSTEMS:
         system = hardware.get_system(name)

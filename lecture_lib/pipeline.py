@@ -82,6 +82,9 @@ def bandwidth_ratio(chip) -> float:
 
     E.g. ``bandwidth_ratio(hardware.get("GB200"))``: NVLink 5 900 GB/s over a 400 Gb/s NIC = 18.
     """
+    from . import hardware
+
+    chip = hardware.resolve_chip(chip)
     for name in ("scale_up_bandwidth", "scale_out_bandwidth"):
         if not hasattr(chip, name):
             raise ValueError(f"chip must be a hardware preset with {name}, got {chip!r}")
@@ -121,20 +124,23 @@ T_USEFUL = n_micro * (t_forward + t_backward)
 T_BUBBLE_GPIPE = (P - 1) * (t_forward + t_backward)
 BUBBLE_FRACTION = Formula(bubble, sp.factor(sp.cancel(T_BUBBLE_GPIPE / (T_USEFUL + T_BUBBLE_GPIPE))),
                           source="lecture 00:58:59 (E3.3); GPipe, Huang et al. 2019 (arXiv:1811.06965); "
-                                 "1F1B (PipeDream-Flush, Narayanan et al. 2021, arXiv:2006.09503) has the same bubble")
+                                 "1F1B (PipeDream-Flush, Narayanan et al. 2021, arXiv:2006.09503) has the same bubble",
+                          domain=P >= 1)
 # Interleaving: each device holds v chunks of 1/v of its layers; the fill and drain now pass through
 # (P-1) chunk-times of 1/v stage-time each (Narayanan et al. 2021, §2.2.2).
 T_BUBBLE_INTERLEAVED = T_BUBBLE_GPIPE / v_chunks
 INTERLEAVED_BUBBLE_FRACTION = Formula(
     bubble, sp.factor(sp.cancel(T_BUBBLE_INTERLEAVED / (T_USEFUL + T_BUBBLE_INTERLEAVED))),
-    source="interleaved 1F1B, Narayanan et al. 2021 (arXiv:2104.04473) §2.2.2: bubble time / v")
+    source="interleaved 1F1B, Narayanan et al. 2021 (arXiv:2104.04473) §2.2.2: bubble time / v",
+    domain=P >= 1)
 DECODE_IDLE_FRACTION = Formula(bubble, sp.Max(0, (P - n_micro) / P),
                                source="lecture 00:56:51 and 01:07:43-01:09:11: the decode loop wraps "
                                       "around; with m < P micro-batches each stage idles (P-m)/P")
 
 MIN_MICROBATCHES = Formula(n_micro_min, sp.factor(sp.solve(sp.Eq(bubble, BUBBLE_FRACTION.rhs), n_micro)[0]),
                            source="BUBBLE_FRACTION solved for m: micro-batches needed for a target bubble "
-                                  "(why pipelined training wants large batches, lecture 01:00:10)")
+                                  "(why pipelined training wants large batches, lecture 01:00:10)",
+                           domain=sp.And(P >= 1, bubble < 1))
 MIN_DECODE_MICROBATCHES = Formula(n_micro_min, sp.solve(sp.Eq((P - n_micro) / P, 0), n_micro)[0],
                                   source="lecture 01:09:11: 'proof by visual', the decode loop needs P "
                                          "micro-batches in flight")
@@ -235,8 +241,8 @@ class Timeline:
 
     def idle_fraction(self, *, start: float, end: float) -> float:
         """Idle fraction of all stages inside the time window [start, end] (e.g. the steady state)."""
-        validate.number("start", start, allow_zero=True)
-        validate.number("end", end)
+        start = validate.scalar("start", start, allow_zero=True)
+        end = validate.scalar("end", end)
         if end <= start:
             raise ValueError(f"end must be > start, got start={start!r}, end={end!r}")
         starts, ends = self.arrays["start"], self.arrays["end"]
@@ -438,6 +444,8 @@ def _interleaved(device: int, stages: int, microbatches: int, chunks: int) -> li
 
 def describe(timeline: Timeline) -> str:
     """One line for people: schedule, bubble simulated vs formula, peak activations."""
+    if not isinstance(timeline, Timeline):
+        raise ValueError(f"timeline must be a pipeline.Timeline (from simulate), got {validate._describe(timeline)}")
     line = (f"{timeline.schedule}: P={timeline.stages}, m={timeline.microbatches}"
             f"{f', v={timeline.chunks}' if timeline.chunks > 1 else ''}: "
             f"bubble {timeline.bubble_fraction:.1%}")

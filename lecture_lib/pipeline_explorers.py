@@ -54,6 +54,12 @@ def _boxes(starts, ends, rows, height):
 
 def snapped_microbatches(schedule: str, stages: int, microbatches: int, chunks: int) -> int:
     """Interleaving needs m to be a multiple of P (Megatron-LM): round m up to the next one."""
+    from . import validate
+
+    validate.choice("schedule", schedule, pipeline.SCHEDULES)
+    stages = validate.integer("stages", stages)
+    microbatches = validate.integer("microbatches", microbatches)
+    chunks = validate.integer("chunks", chunks)
     if schedule == "interleaved" and chunks > 1 and microbatches % stages:
         return microbatches + stages - microbatches % stages
     return microbatches

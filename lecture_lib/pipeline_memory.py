@@ -61,7 +61,8 @@ KV_PER_GPU_FIXED_BATCH = Formula(c_kv, sp.expand(MEMORY_PER_GPU.rhs.subs(B, b)) 
                                  source="course contrast: keep one micro-batch (B = b) and the KV would "
                                         "shrink as 1/P, but P - 1 of the P stages would sit idle")
 MAX_MICRO_BATCH = Formula(b, sp.solve(sp.Eq(MEMORY_PER_GPU_PIPELINED.rhs, hbm_capacity), b)[0],
-                          source="course derivation from E4.4: the largest micro-batch that fits in HBM")
+                          source="course derivation from E4.4: the largest micro-batch that fits in HBM",
+                          note="negative when the weights alone overflow HBM; max_micro_batch() reports 0 there")
 
 # The identity the chapter is about, asserted here once so the module cannot drift from it.
 assert sp.diff(KV_PER_GPU.rhs, P) == 0, "KV per GPU must not depend on P"
@@ -107,7 +108,8 @@ def memory_per_gpu(*, n_total, bytes_param, micro_batch, len_ctx, bytes_tok, exp
     for name, value in values.items():
         validate.number(name, value)
     weights = WEIGHTS_PER_GPU(N_total=n_total, bytes_param=bytes_param, n_ep=expert_parallel, P=stages)
-    kv = KV_PER_GPU(b=micro_batch, len_ctx=len_ctx, bytes_tok=bytes_tok, n_ep=expert_parallel)
+    kv = KV_PER_GPU(b=micro_batch, len_ctx=len_ctx, bytes_tok=bytes_tok, n_ep=expert_parallel,
+                    called_as={"b": "micro_batch", "n_ep": "expert_parallel"})
     weights, kv = _broadcast(weights, kv)
     return {"weights": weights, "kv": kv, "total": weights + kv}
 
@@ -123,7 +125,8 @@ def max_micro_batch(*, hbm_capacity, n_total, bytes_param, len_ctx, bytes_tok, e
     for name, value in values.items():
         validate.number(name, value)
     fit = MAX_MICRO_BATCH(hbm_capacity=hbm_capacity, N_total=n_total, bytes_param=bytes_param, len_ctx=len_ctx,
-                          bytes_tok=bytes_tok, n_ep=expert_parallel, P=stages)
+                          bytes_tok=bytes_tok, n_ep=expert_parallel, P=stages,
+                          called_as={"N_total": "n_total", "n_ep": "expert_parallel", "P": "stages"})
     fit = np.maximum(fit, 0.0)
     return float(fit) if np.ndim(fit) == 0 else fit
 
@@ -163,11 +166,15 @@ def deployment(*, model: str = "deepseek-v3", weights: str = "fp8", kv: str = "f
     Each row: ``stages, gpus, global_batch, weights, kv, total, hbm, fits, weights_share``
     (bytes per GPU; ``weights_share`` = weights / total).
     """
-    spec = models.get(model)
-    gpu = hardware.get(chip)
+    spec = models.resolve(model)
+    gpu = hardware.resolve_chip(chip)
     weight_bytes = validate.choice("weights", weights, list(hardware.BYTES_PER_VALUE))
     validate.choice("kv", kv, list(hardware.BYTES_PER_VALUE))
     expert_parallel = validate.integer("expert_parallel", expert_parallel)
+    len_ctx = validate.scalar("len_ctx", len_ctx, maximum=1e9)
+    micro_batch = validate.scalar("micro_batch", micro_batch, maximum=1e9)
+    if not isinstance(stages, (list, tuple, range)) or not stages:
+        raise ValueError(f"stages must be a non-empty list of pipeline degrees, got {validate._describe(stages)}")
     rows = []
     for p in stages:
         p = validate.integer("stages", p)
@@ -206,7 +213,7 @@ def fewest_decode_microbatches(*, stages: int) -> int:
     Tries 1, 2, ... micro-batches in :func:`decode_utilisation` and returns the first that reaches
     full utilisation. The lecture's "proof by visual" (01:09:11) says it is P.
     """
-    stages = validate.integer("stages", stages)
+    stages = validate.integer("stages", stages, maximum=32)   # up to 4P + 1 simulations: keep it interactive
     for m in range(1, 4 * stages + 2):
         if decode_utilisation(stages=stages, microbatches=m) >= 1 - 1e-9:
             return m
@@ -222,11 +229,11 @@ def kv_per_stage(*, model: str, stages: int, len_ctx: float, kv: str = "fp8") ->
     pipeline (lecture notes §4.3, from Dwarkesh's notes). Global layer i is every
     ``(n_layers // n_global_layers)``-th layer, as in the presets' published patterns.
     """
-    spec = models.get(model)
+    spec = models.resolve(model)
     stages = validate.integer("stages", stages)
     if stages > spec.n_layers:
         raise ValueError(f"stages must be <= n_layers={spec.n_layers} for {spec.name}, got {stages}")
-    len_ctx = validate.number("len_ctx", len_ctx)
+    len_ctx = validate.scalar("len_ctx", len_ctx)
     bytes_value = hardware.BYTES_PER_VALUE[validate.choice("kv", kv, list(hardware.BYTES_PER_VALUE))]
     layers = np.arange(spec.n_layers)
     if spec.n_local_layers:

@@ -264,8 +264,9 @@ def decode_loop_figure(*, stages: int = 4, microbatches: int = 4, tokens: int = 
     Each micro-batch passes stages 0 … P−1 and wraps back to stage 0 for its next token. With
     fewer micro-batches than stages, white gaps (idle stages) appear in every loop.
     """
-    from . import pipeline, plots
+    from . import pipeline, plots, validate
 
+    stages = validate.integer("stages", stages, maximum=64)
     timeline = pipeline.simulate(schedule="inference", stages=stages, microbatches=microbatches, tokens=tokens)
     figure, (axis,) = plots.new_figure(8.6, 0.55 * stages + 1.3)
     palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]

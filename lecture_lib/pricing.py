@@ -221,7 +221,7 @@ class PriceSheet:
             ("input_tokens", input_tokens), ("output_tokens", output_tokens),
             ("cache_read_tokens", cache_read_tokens), ("cache_write_tokens", cache_write_tokens))}
         validate.choice("cache_ttl", cache_ttl, ("5m", "1h"))
-        validate.choice("fast", fast, (False, True))
+        fast = validate.boolean("fast", fast)
         if fast and self.fast_input is None:
             raise ValueError(f"{self.key} has no fast mode; fast must be False, got True")
         prompt = (tokens["input_tokens"] + tokens["cache_read_tokens"]
@@ -391,6 +391,12 @@ _CATALOGUE = Catalogue("price sheet", SHEETS, _ALIASES, parameter="key")
 def names() -> list[str]:
     """The sheet keys, as :func:`get` accepts them."""
     return list(SHEETS)
+
+
+def resolve(sheet, parameter: str = "sheet") -> PriceSheet:
+    """``sheet`` as a :class:`PriceSheet`: the object itself or a key looked up as in :func:`get`;
+    anything else is a ``ValueError`` naming ``parameter``."""
+    return _CATALOGUE.resolve(sheet, parameter)
 
 
 def get(key: str) -> PriceSheet:

@@ -49,6 +49,17 @@ def _array(name: str, value, *, kinds: str, what: str) -> np.ndarray:
     return value
 
 
+MAX_SAMPLES = 1_000_000     # random blocks or inputs per measurement
+MAX_DEPTH = 1024            # layers, rounds, blocks: every loop over them is bounded
+MAX_WIDTH = 4096            # units of one layer
+MAX_WORK = 2_000_000_000    # multiply-adds one call may spend (samples x width^2 x depth, ...)
+
+
+def _work(what: str, amount: int) -> None:
+    if amount > MAX_WORK:
+        raise ValueError(f"{what} = {amount:,} must be <= {MAX_WORK:,}, so one call stays quick and fits in memory")
+
+
 def _seed(seed) -> int:
     return validate.integer("seed", seed, minimum=0)
 
@@ -117,8 +128,13 @@ def feistel_add_inverse(x: np.ndarray, z: np.ndarray, f) -> tuple[np.ndarray, np
 
 def unit_roundoff(dtype) -> float:
     """u = eps/2 of a float dtype: the largest relative error of one correctly rounded operation."""
-    dtype = np.dtype(dtype)
-    if dtype.kind != "f":
+    try:
+        if dtype is None:
+            raise TypeError("None is float64 to NumPy, but no one means it")
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"dtype must be a NumPy float dtype such as np.float32, got {validate._describe(dtype)}") from None
+    if isinstance(dtype, bool) or dtype.kind != "f":
         raise ValueError(f"dtype must be a float dtype, got {dtype}")
     return float(np.finfo(dtype).eps) / 2
 
@@ -135,6 +151,8 @@ def roundtrip_error_bound(y: np.ndarray, z: np.ndarray) -> np.ndarray:
     """
     _array("y", y, kinds="f", what="floats")
     _array("z", z, kinds="f", what="floats")
+    if y.shape != z.shape:
+        raise ValueError(f"y and z must have the same shape, got {y.shape} and {z.shape}")
     u = unit_roundoff(y.dtype)
     return u * (np.abs(y.astype(float)) + np.abs(z.astype(float))) * (1 + u) / (1 - u)
 
@@ -168,10 +186,10 @@ class MLP:
 
 def random_mlp(*, n_in: int, n_hidden: int, n_out: int, seed: int = 0, scale: float = 1.0) -> MLP:
     """An MLP with Gaussian weights of standard deviation ``scale/√fan_in`` (seeded)."""
-    n_in = validate.integer("n_in", n_in)
-    n_hidden = validate.integer("n_hidden", n_hidden)
-    n_out = validate.integer("n_out", n_out)
-    validate.number("scale", scale)
+    n_in = validate.integer("n_in", n_in, maximum=MAX_WIDTH)
+    n_hidden = validate.integer("n_hidden", n_hidden, maximum=MAX_WIDTH)
+    n_out = validate.integer("n_out", n_out, maximum=MAX_WIDTH)
+    validate.scalar("scale", scale, maximum=1000.0)
     rng = np.random.default_rng(_seed(seed))
     return MLP(w_in=rng.normal(0, scale / np.sqrt(n_in), (n_in, n_hidden)),
                b_in=rng.normal(0, 0.1 * scale, n_hidden),
@@ -191,6 +209,9 @@ def to_bits(values: np.ndarray, n_bits: int) -> np.ndarray:
 
 def from_bits(bits: np.ndarray) -> np.ndarray:
     """The inverse of :func:`to_bits`: bits along the last axis (bit 0 first) -> uint64."""
+    bits = _array("bits", bits, kinds="u", what="bits (unsigned integers 0 or 1)")
+    if bits.ndim == 0 or bits.shape[-1] > 64 or np.any(bits > 1):
+        raise ValueError(f"bits must be 0s and 1s along a last axis of at most 64, got {validate._describe(bits)}")
     shifts = np.arange(bits.shape[-1], dtype=np.uint64)
     return np.bitwise_or.reduce(bits.astype(np.uint64) << shifts, axis=-1)
 
@@ -316,7 +337,7 @@ def toy_cipher(*, rounds: int = 16, half_bits: int = 16, round_function: str = "
                ) -> ToyFeistelCipher:
     """A :class:`ToyFeistelCipher` with random round keys (seeded). ``half_bits`` in {8, 12, ..., 32}
     (whole nibbles, and wide enough that the two rotations of the round function differ)."""
-    rounds = validate.integer("rounds", rounds, minimum=1)
+    rounds = validate.integer("rounds", rounds, minimum=1, maximum=MAX_DEPTH)
     half_bits = validate.integer("half_bits", half_bits, minimum=8)
     if half_bits > 32 or half_bits % 4:
         raise ValueError(f"half_bits must be a multiple of 4 between 8 and 32, got {half_bits}")
@@ -329,7 +350,7 @@ def toy_cipher(*, rounds: int = 16, half_bits: int = 16, round_function: str = "
 
 def random_blocks(n_samples: int, block_bits: int, seed: int = 0) -> np.ndarray:
     """``n_samples`` uniformly random ``block_bits``-bit blocks as uint64 (seeded)."""
-    n_samples = validate.integer("n_samples", n_samples)
+    n_samples = validate.integer("n_samples", n_samples, maximum=MAX_SAMPLES)
     block_bits = validate.integer("block_bits", block_bits)
     if block_bits > 64:
         raise ValueError(f"block_bits must be <= 64, got {block_bits}")
@@ -349,6 +370,8 @@ def avalanche_profile(cipher: ToyFeistelCipher, *, bit: int, n_samples: int = 20
     bit = validate.integer("bit", bit, minimum=0)
     if bit >= cipher.block_bits:
         raise ValueError(f"bit must be between 0 and {cipher.block_bits - 1}, got {bit}")
+    _work("n_samples x rounds x block_bits", validate.integer("n_samples", n_samples, maximum=MAX_SAMPLES)
+          * cipher.rounds * cipher.block_bits)
     blocks = random_blocks(n_samples, cipher.block_bits, seed)
     flipped = blocks ^ np.uint64(1 << bit)
     difference = cipher.trace(blocks) ^ cipher.trace(flipped)
@@ -363,6 +386,9 @@ def avalanche_curve(cipher: ToyFeistelCipher, *, bit: int, n_samples: int = 2048
 def rounds_to_avalanche(curve: np.ndarray, *, threshold: float = 0.45) -> int | None:
     """The first round whose avalanche fraction reaches ``threshold`` (None if none does)."""
     validate.fraction("threshold", threshold)
+    curve = validate.number("curve", curve, allow_zero=True, maximum=1.0)
+    if np.ndim(curve) != 1:
+        raise ValueError(f"curve must be a 1-D array of fractions (one per round), got {validate._describe(curve)}")
     hits = np.flatnonzero(np.asarray(curve) >= threshold)
     return int(hits[0]) if hits.size else None
 
@@ -385,7 +411,12 @@ def top_difference_probability(cipher: ToyFeistelCipher, *, input_difference: in
     An ideal cipher gives each of the 2^n output differences probability 2^-n; a difference that
     shows up far more often is a *differential*, the handle differential cryptanalysis pulls on.
     """
-    rounds = validate.integer("rounds", rounds, minimum=1)
+    if not isinstance(cipher, ToyFeistelCipher):
+        raise ValueError(f"cipher must be a ToyFeistelCipher, got {type(cipher).__name__}")
+    rounds = validate.integer("rounds", rounds, minimum=1, maximum=cipher.rounds)
+    input_difference = validate.integer("input_difference", input_difference)
+    if input_difference >= 1 << cipher.block_bits:
+        raise ValueError(f"input_difference must fit in {cipher.block_bits} bits, got {input_difference}")
     difference = gf2_derivative(lambda b: cipher.encrypt(b, rounds), random_blocks(n_samples, cipher.block_bits, seed),
                                 input_difference)
     values, counts = np.unique(difference, return_counts=True)
@@ -415,14 +446,16 @@ def network_avalanche(*, kind: str = "residual", depth: int = 16, width: int = 3
     analogue of output bits that flip) and ``"amplification"`` (median of |Δ output| / |Δ input|).
     """
     validate.choice("kind", kind, NETWORK_KINDS)
-    depth = validate.integer("depth", depth)
-    width = validate.integer("width", width, minimum=2)
-    validate.number("weight_scale", weight_scale)
+    depth = validate.integer("depth", depth, maximum=MAX_DEPTH)
+    width = validate.integer("width", width, minimum=2, maximum=MAX_WIDTH)
+    validate.scalar("weight_scale", weight_scale, maximum=1000.0)
     bit = validate.integer("bit", bit, minimum=0)
     if bit >= width:
         raise ValueError(f"bit must be between 0 and {width - 1}, got {bit}")
     rng = np.random.default_rng(_seed(seed))
-    x = rng.choice([-1.0, 1.0], size=(validate.integer("n_samples", n_samples), width))
+    n_samples = validate.integer("n_samples", n_samples, maximum=MAX_SAMPLES)
+    _work("n_samples x width^2 x depth", n_samples * width * width * depth)
+    x = rng.choice([-1.0, 1.0], size=(n_samples, width))
     x_flip = x.copy()
     x_flip[:, bit] *= -1
     std = weight_scale / np.sqrt(width)
@@ -457,12 +490,33 @@ def _gelu_grad(h, t):
     return 0.5 * (1 + t) + 0.5 * h * (1 - t ** 2) * d_inner
 
 
+def _check_block(params, **arrays) -> None:
+    """``params`` a dict of float arrays keyed by :data:`BLOCK_PARAMS`; each named array a finite float
+    array whose last axis is the block's width."""
+    if not isinstance(params, dict) or set(params) != set(BLOCK_PARAMS):
+        raise ValueError(f"params must be a dict with keys {list(BLOCK_PARAMS)}, got {validate._describe(params)}")
+    for key in BLOCK_PARAMS:
+        _array(f"params[{key!r}]", params[key], kinds="f", what="floats")
+    width = params["gain"].shape[-1]
+    for name, value in arrays.items():
+        _array(name, value, kinds="f", what="floats")
+        if value.ndim < 1 or value.shape[-1] != (params["w_out"].shape[-1] if name == "d_out" else width):
+            raise ValueError(f"{name} must have {width} features in its last axis, got shape {value.shape}")
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{name} must be finite")
+
+
+_CACHE_KEYS = ("x_hat", "inv_std", "u", "h", "t", "a")
+
+
 def block_forward(params: dict, x: np.ndarray, *, eps: float = 1e-5) -> tuple[np.ndarray, dict]:
     """A transformer-style sub-block ``MLP(LayerNorm(x))`` (no residual: the coupling adds that).
 
     ``LN(x) = gain·(x - mean)/√(var + eps) + bias``; ``MLP(u) = GELU(u W_in + b_in) W_out + b_out``
     (GELU in its tanh form). Returns the output and the cache a backward pass needs.
     """
+    _check_block(params, x=x)
+    validate.scalar("eps", eps, maximum=1.0)
     mean = x.mean(axis=-1, keepdims=True)
     inv_std = 1 / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
     x_hat = (x - mean) * inv_std
@@ -475,6 +529,11 @@ def block_forward(params: dict, x: np.ndarray, *, eps: float = 1e-5) -> tuple[np
 
 def block_backward(params: dict, cache: dict, d_out: np.ndarray) -> tuple[np.ndarray, dict]:
     """Backpropagate ``d_out`` through :func:`block_forward`: returns ``(d_x, d_params)``."""
+    _check_block(params, d_out=d_out)
+    if not isinstance(cache, dict) or not set(_CACHE_KEYS) <= set(cache):
+        raise ValueError(f"cache must be the dict block_forward returned, got {validate._describe(cache)}")
+    if cache["a"].shape[:-1] != d_out.shape[:-1]:
+        raise ValueError(f"d_out must match the cached batch shape {cache['a'].shape[:-1]}, got {d_out.shape}")
     grads = {"w_out": cache["a"].reshape(-1, cache["a"].shape[-1]).T @ d_out.reshape(-1, d_out.shape[-1]),
              "b_out": d_out.reshape(-1, d_out.shape[-1]).sum(axis=0)}
     d_h = (d_out @ params["w_out"].T) * _gelu_grad(cache["h"], cache["t"])
@@ -492,6 +551,8 @@ def block_backward(params: dict, cache: dict, d_out: np.ndarray) -> tuple[np.nda
 
 def cache_bytes(cache: dict) -> int:
     """Bytes held by one block's cache (the activations standard backprop keeps)."""
+    if not isinstance(cache, dict) or not cache or not all(isinstance(v, np.ndarray) for v in cache.values()):
+        raise ValueError(f"cache must be a dict of NumPy arrays (from block_forward), got {validate._describe(cache)}")
     return int(sum(value.nbytes for value in cache.values()))
 
 
@@ -525,12 +586,13 @@ def random_revnet(*, n_layers: int = 4, width: int = 8, hidden: int = 16, seed: 
     ``dtype`` (float16, float32 or float64) is the parameters' precision; with inputs of the same
     dtype the whole forward and inverse run in it, which shows how reconstruction drifts.
     """
-    n_layers = validate.integer("n_layers", n_layers)
-    width = validate.integer("width", width, minimum=2)
-    hidden = validate.integer("hidden", hidden)
-    validate.number("weight_scale", weight_scale)
+    n_layers = validate.integer("n_layers", n_layers, maximum=MAX_DEPTH)
+    width = validate.integer("width", width, minimum=2, maximum=MAX_WIDTH)
+    hidden = validate.integer("hidden", hidden, maximum=MAX_WIDTH)
+    _work("n_layers x width x hidden", n_layers * width * hidden)
+    validate.scalar("weight_scale", weight_scale, maximum=1000.0)
     try:
-        chosen = np.dtype(dtype)
+        chosen = None if dtype is None else np.dtype(dtype)
     except TypeError:
         chosen = None
     if chosen not in (np.float16, np.float32, np.float64):
@@ -646,6 +708,12 @@ def revnet_backward(net: RevNet, x1: np.ndarray, x2: np.ndarray, d_y1: np.ndarra
 
 def revnet_objective(net: RevNet, x1, x2, d_y1, d_y2) -> float:
     """``sum(d_y1·y1 + d_y2·y2)``: the scalar whose gradient :func:`revnet_backward` computes."""
+    _check_streams(net, d_y1, d_y2, ("d_y1", "d_y2"))
+    if np.shape(d_y1) != np.shape(x1):
+        raise ValueError(f"d_y1 must have the shape of x1, {np.shape(x1)}, got {np.shape(d_y1)}")
+    for name, value in (("d_y1", d_y1), ("d_y2", d_y2)):
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{name} must be finite")
     y1, y2 = revnet_forward(net, x1, x2)
     return float(np.sum(d_y1 * y1) + np.sum(d_y2 * y2))
 
@@ -653,13 +721,21 @@ def revnet_objective(net: RevNet, x1, x2, d_y1, d_y2) -> float:
 def finite_difference(net: RevNet, x1, x2, d_y1, d_y2, *, layer: int, block: str, name: str, index: tuple,
                       step: float = 1e-6) -> float:
     """A central finite difference of :func:`revnet_objective` in one parameter entry."""
+    if not isinstance(net, RevNet):
+        raise ValueError(f"net must be a RevNet, got {type(net).__name__}")
     validate.choice("block", block, ("f", "g"))
     validate.choice("name", name, BLOCK_PARAMS)
     layer = validate.integer("layer", layer, minimum=0)
     if layer >= net.n_layers:
         raise ValueError(f"layer must be between 0 and {net.n_layers - 1}, got {layer}")
-    validate.number("step", step)
+    validate.scalar("step", step, maximum=1.0)
     params = (net.f_params if block == "f" else net.g_params)[layer][name]
+    if (not isinstance(index, tuple) or len(index) != params.ndim
+            or not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < n
+                       for i, n in zip(index, params.shape))):
+        raise ValueError(f"index must be a tuple of {params.ndim} whole numbers within {params.shape}, "
+                         f"got {validate._describe(index)}")
+    revnet_objective(net, x1, x2, d_y1, d_y2)   # checks the streams before any parameter moves
     original = params[index]
     try:
         params[index] = original + step
@@ -711,7 +787,8 @@ RATE_KV = Formula(rate_kv, 2 * N_active / bytes_tok,
                   source="KV cache: FLOPs saved per byte of KV kept (lecture 02:13:11)")
 RATE_REV = Formula(rate_rev, sp.simplify((FLOPS_RECOMPUTE.rhs - FLOPS_STANDARD.rhs)
                                          / ((ACT_STANDARD.rhs - ACT_REVERSIBLE.rhs) / _TOKENS)),
-                   source="RevNet: extra FLOPs spent per byte of activation memory saved (lecture 02:13:11)")
+                   source="RevNet: extra FLOPs spent per byte of activation memory saved (lecture 02:13:11)",
+                   domain=sp.simplify((ACT_STANDARD.rhs - ACT_REVERSIBLE.rhs) / _TOKENS) > 0)
 
 STRATEGIES = ("standard", "checkpoint", "reversible")
 BYTES_PER_ACTIVATION = {"fp32": 4.0, "bf16": 2.0, "fp8": 1.0}
@@ -733,8 +810,10 @@ def memory_timeline(*, strategy: str, n_layers: int, k_seg: int | None = None,
     Returns ``{"phase": array of "forward"/"recompute"/"backward", "layer": 1-based layer, "held": units}``.
     """
     validate.choice("strategy", strategy, STRATEGIES)
-    n_layers = validate.integer("n_layers", n_layers)
-    c = validate.number("values_per_layer", values_per_layer)
+    n_layers = validate.integer("n_layers", n_layers, maximum=MAX_DEPTH)
+    c = validate.scalar("values_per_layer", values_per_layer, maximum=1000.0)
+    if c < 1:
+        raise ValueError(f"values_per_layer must be >= 1 (a layer keeps at least its input), got {values_per_layer!r}")
     if k_seg is None:
         k_seg = max(1, round(float(np.sqrt(n_layers / c))))
     k_seg = validate.integer("k_seg", k_seg)
@@ -769,6 +848,9 @@ def activation_memory(*, strategy: str, n_layers, d_model, len_seq, bytes_per_va
     len_seq, c = ``values_per_layer`` (about 20, scaling book). Numbers or arrays, broadcast.
     """
     validate.choice("strategy", strategy, STRATEGIES)
+    for name, value in dict(n_layers=n_layers, d_model=d_model, len_seq=len_seq, bytes_per_value=bytes_per_value,
+                            batch=batch, values_per_layer=values_per_layer).items():
+        validate.number(name, value)
     inputs = dict(n_layers=n_layers, d_model=d_model, len_seq=len_seq, bytes_value=bytes_per_value, B=batch,
                   act_values=values_per_layer)
     formula = {"standard": ACT_STANDARD, "checkpoint": ACT_CHECKPOINT_BEST, "reversible": ACT_REVERSIBLE}[strategy]
@@ -795,8 +877,11 @@ def kv_trade(model, chip, *, kv_format: str = "fp8", compute_format: str = "fp8"
     ``t_recompute``, ``t_read`` and ``advantage`` = t_recompute / t_read, which equals Chapter 1's
     Goldilocks context.
     """
+    from . import hardware, models
+
+    model, chip = models.resolve(model), hardware.resolve_chip(chip)
     validate.choice("kv_format", kv_format, sorted(BYTES_PER_ACTIVATION) + ["fp4"])
-    if compute_format not in chip.flops:
+    if not isinstance(compute_format, str) or compute_format not in chip.flops:
         raise ValueError(f"compute_format must be one of {list(chip.flops)} for {chip.name}, got {compute_format!r}")
     kv_bytes = model.kv_bytes_per_token(kv_format)
     inputs = dict(N_active=model.params_active, FLOPs=chip.flops[compute_format])
@@ -810,6 +895,9 @@ def kv_trade(model, chip, *, kv_format: str = "fp8", compute_format: str = "fp8"
 def reversible_trade(model, *, len_seq, bytes_per_value: float = 2.0, batch=1,
                      values_per_layer: float = ACTIVATION_VALUES_PER_LAYER) -> dict[str, float]:
     """The RevNet side of the trade for a preset: bytes saved against FLOPs spent, per token."""
+    from . import models
+
+    model = models.resolve(model)
     common = dict(n_layers=model.n_layers, d_model=model.d_model, len_seq=len_seq, bytes_per_value=bytes_per_value,
                   batch=batch, values_per_layer=values_per_layer)
     memory = {s: activation_memory(strategy=s, **common) for s in STRATEGIES}
@@ -817,4 +905,5 @@ def reversible_trade(model, *, len_seq, bytes_per_value: float = 2.0, batch=1,
             "extra_flops_per_token": FLOPS_RECOMPUTE(N_active=model.params_active)
             - FLOPS_STANDARD(N_active=model.params_active),
             "flops_per_byte": RATE_REV(N_active=model.params_active, n_layers=model.n_layers, d_model=model.d_model,
-                                       act_values=values_per_layer, bytes_value=bytes_per_value)}
+                                       act_values=values_per_layer, bytes_value=bytes_per_value,
+                                       called_as={"act_values": "values_per_layer", "bytes_value": "bytes_per_value"})}

@@ -210,6 +210,10 @@ def memory_timeline_figure(*, n_layers: int = 16, k_seg: int = 4):
     Bars are the steps of one training step (forward, recompute, backward through one layer each);
     their height is the activation memory held, in units of one layer's activations. Returns the Figure.
     """
+    from . import validate
+
+    n_layers = validate.integer("n_layers", n_layers, maximum=reversible.MAX_DEPTH)
+    k_seg = validate.integer("k_seg", k_seg, maximum=reversible.MAX_DEPTH)
     figure, axes = plots.new_figure(10.5, 3.0, ncols=3)
     timelines = {strategy: reversible.memory_timeline(strategy=strategy, n_layers=n_layers,
                                                       k_seg=k_seg if strategy == "checkpoint" else None)

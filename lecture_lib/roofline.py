@@ -14,6 +14,7 @@ of all chips working on the step together (one chip, or a whole rack).
 
 from __future__ import annotations
 
+import numpy as np
 import sympy as sp
 
 from . import validate
@@ -53,7 +54,8 @@ BALANCE_BATCH = Formula(B_star, sp.solve(sp.Eq(T_COMPUTE.rhs, T_WEIGHTS.rhs), B)
                         source="lecture 00:16:56-00:19:36 (E1.5): t_compute = t_weights solved for B")
 BALANCE_BATCH_WITH_KV = Formula(B_star, sp.solve(sp.Eq(T_COMPUTE.rhs, T_MEM.rhs), B)[0],
                                 source="lecture 00:19:36: the KV term pushes the balance batch up",
-                                note="only meaningful while the compute slope exceeds the KV slope")
+                                note="only meaningful while the compute slope exceeds the KV slope",
+                                domain=sp.diff(T_KV.rhs, B) < sp.diff(T_COMPUTE.rhs, B))
 GOLDILOCKS_CONTEXT = Formula(
     len_ctx_star,
     sp.solve(sp.Eq(sp.diff(T_KV.rhs, B), sp.diff(T_COMPUTE.rhs, B)), len_ctx)[0],
@@ -74,7 +76,7 @@ FAST_MODE_BATCH_RATIO = Formula(batch_ratio, price_ratio * speed_ratio,
 
 def _flops_for(chip, compute_dtype: str) -> float:
     available = dict(chip.flops)
-    if compute_dtype not in available:
+    if not isinstance(compute_dtype, str) or compute_dtype not in available:
         raise ValueError(f"compute_dtype must be one of {sorted(available)} for {chip.name}, "
                          f"got {compute_dtype!r}")
     return available[compute_dtype]
@@ -88,12 +90,15 @@ def balance_batch(chip, *, weight_bytes: float, compute_dtype: str, sparsity: fl
     weight (2 for bf16, 1 for fp8, 0.5 for fp4); ``compute_dtype`` picks the chip's dense FLOP/s.
     KV traffic is ignored here, as on the board; see :data:`BALANCE_BATCH_WITH_KV`.
     """
+    from . import hardware
+
+    chip = hardware.resolve_chip(chip)
     validate.number("weight_bytes", weight_bytes)
-    validate.number("sparsity", sparsity)
-    if sparsity < 1:
+    sparsity = validate.number("sparsity", sparsity)
+    if np.any(np.less(sparsity, 1)):
         raise ValueError(f"sparsity must be >= 1 (N_total / N_active), got {sparsity!r}")
     ratio = HARDWARE_RATIO(FLOPs=_flops_for(chip, compute_dtype), bytes_param=weight_bytes,
-                           mem_bw=chip.hbm_bandwidth)
+                           mem_bw=chip.hbm_bandwidth, called_as={"bytes_param": "weight_bytes"})
     return ratio * sparsity
 
 
@@ -125,7 +130,7 @@ def decode_step(*, batch, n_active, n_total, flops, mem_bw, bytes_param, len_ctx
     validate.number("len_ctx", len_ctx, allow_zero=True)
     validate.number("bytes_tok", bytes_tok, allow_zero=True)
     validate.choice("step_form", step_form, STEP_FORMS)
-    if n_active > n_total:
+    if np.any(np.greater(n_active, n_total)):
         raise ValueError(f"n_active must be <= n_total, got n_active={n_active!r} > n_total={n_total!r}")
     compute = T_COMPUTE(B=batch, N_active=n_active, FLOPs=flops)
     weights = T_WEIGHTS(N_total=n_total, bytes_param=bytes_param, mem_bw=mem_bw)
@@ -161,7 +166,13 @@ def balance_batch_with_kv(*, n_active, n_total, flops, mem_bw, bytes_param, len_
 
     Past the Goldilocks context the KV slope exceeds the compute slope and the step stays
     memory-bound at every batch, so no finite balance point exists (lecture 00:11:42).
+    Scalars only (the answer switches to ``inf``, which an array formula cannot).
     """
+    for name, value in dict(n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
+                            bytes_param=bytes_param, len_ctx=len_ctx, bytes_tok=bytes_tok).items():
+        validate.number(name, value)
+        if np.ndim(value) != 0:
+            raise ValueError(f"{name} must be a single number here, got {validate._describe(value)}")
     if len_ctx >= GOLDILOCKS_CONTEXT(N_active=n_active, FLOPs=flops, mem_bw=mem_bw, bytes_tok=bytes_tok):
         return float("inf")
     return BALANCE_BATCH_WITH_KV(N_active=n_active, N_total=n_total, FLOPs=flops, mem_bw=mem_bw,
@@ -169,7 +180,10 @@ def balance_batch_with_kv(*, n_active, n_total, flops, mem_bw, bytes_param, len_
 
 
 def lecture_link(seconds: int) -> str:
-    """A link to a moment of the lecture video."""
+    """A link to a moment of the lecture video (``seconds`` from its start, 0 to its 2:13:50 end)."""
+    validate.number("seconds", seconds, allow_zero=True, maximum=8030)
+    if np.ndim(seconds) != 0:
+        raise ValueError(f"seconds must be a single number, got {validate._describe(seconds)}")
     return f"{LECTURE}?t={int(seconds)}"
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import explore, hardware, models, roofline, units
+from . import explore, hardware, models, roofline, units, validate
 from .plots import COLORS
 from .roofline import BALANCE_BATCH, GOLDILOCKS_CONTEXT, HARDWARE_RATIO, MFU, T_COMPUTE, T_KV, T_WEIGHTS
 
@@ -70,6 +70,8 @@ def compute_format(chip, weight_format: str) -> str:
     """Multiply in the weights' format when the chip has units for it; otherwise in the narrowest
     format it has that still holds the weights exactly (fp8 weights on an A100 multiply in bf16),
     or failing that its widest format (bf16 weights on Rubin, whose presets list fp8 and fp4 only)."""
+    chip = hardware.resolve_chip(chip)
+    validate.choice("weight_format", weight_format, list(BYTES))
     if weight_format in chip.flops:
         return weight_format
     available = [fmt for fmt in PRECISION_ORDER if fmt in chip.flops]
@@ -378,6 +380,8 @@ class ContextExplorer(_RooflineExplorer):
 
 def balance_table(weight_formats=("bf16", "fp8", "fp4")) -> list[dict]:
     """The hardware ratio (B* at sparsity 1) of every preset chip in every format it multiplies in."""
+    for fmt in validate.names("weight_formats", weight_formats):
+        validate.choice("weight_formats", fmt, list(BYTES))
     table = []
     for name in hardware.chip_names():
         chip = hardware.get(name)

@@ -149,7 +149,8 @@ TRAIN_PLUS_INFERENCE = Formula(C_total, COST_PRETRAIN.rhs + COST_INFERENCE.rhs,
 # One root; it is real only when L - E - A/N^alpha > 0 (tokens_for_loss checks that), so it is not "positive" for SymPy.
 TOKENS_FOR_LOSS = Formula(D_pretrain, sp.solve(sp.Eq(LOSS.rhs, L_loss), D_pretrain, check=False)[0],
                           source="course: L(N, D) = target solved for D, the tokens a model of size N needs "
-                                 "(Sardana et al. 2023's constraint)")
+                                 "(Sardana et al. 2023's constraint)",
+                          domain=L_loss > E_loss + A_loss / N_active ** alpha_loss)
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ class LossFit:
         """Keyword arguments for the Formulas: ``LOSS(**fit.values(), N_active=..., D_pretrain=...)``.
         The optimum does not depend on E, so ``with_E=False`` leaves it out."""
         values = {"A_loss": self.A, "B_loss": self.B, "alpha_loss": self.alpha, "beta_loss": self.beta}
-        return {"E_loss": self.E, **values} if with_E else values
+        return {"E_loss": self.E, **values} if validate.boolean("with_E", with_E) else values
 
     def __str__(self) -> str:
         return (f"{self.name}: E={self.E:g}, A={self.A:g}, B={self.B:g}, "
@@ -196,9 +197,7 @@ _FIT_CATALOGUE = Catalogue("loss fit", FITS)
 
 def get_fit(name: str | LossFit = DEFAULT_FIT) -> LossFit:
     """A fit by name (``"hoffmann-2022"``, ``"hoffmann-2022-unrounded"``, ``"besiroglu-2024"``)."""
-    if isinstance(name, LossFit):
-        return name
-    return _FIT_CATALOGUE.find(name)
+    return _FIT_CATALOGUE.resolve(name, "fit")
 
 
 # --- Public functions: the lecture's chain ------------------------------------------------------
@@ -220,7 +219,10 @@ def _inefficiency(value):
 
 def inefficiency_from_mfu(decode_mfu_ratio):
     """``inefficiency = 1 / (decode MFU / training MFU)``: decode at 1/3 of training MFU -> 3."""
-    return 1.0 / validate.fraction("decode_mfu_ratio", decode_mfu_ratio)
+    ratio = validate.fraction("decode_mfu_ratio", decode_mfu_ratio)
+    if np.any(np.less(ratio, 1e-6)):
+        raise ValueError(f"decode_mfu_ratio must be >= 1e-6 (decode a million times slower at most), got {decode_mfu_ratio!r}")
+    return 1.0 / ratio
 
 
 def inference_tokens(*, tokens_per_second, deployment_months, family_split=1.0):
@@ -229,9 +231,9 @@ def inference_tokens(*, tokens_per_second, deployment_months, family_split=1.0):
     ``tokens_per_second`` is the traffic of the whole family; months are 30 days. The lecture's
     5e8 tokens/s x 2 months / 10 gives about 2.6e14 ("around two hundred trillion").
     """
-    validate.number("tokens_per_second", tokens_per_second)
-    validate.number("deployment_months", deployment_months)
-    split = validate.number("family_split", family_split)
+    tokens_per_second = validate.number("tokens_per_second", tokens_per_second, maximum=1e15)
+    deployment_months = validate.number("deployment_months", deployment_months, maximum=1200)
+    split = validate.number("family_split", family_split, maximum=1e6)
     if np.any(np.less(split, 1)):
         raise ValueError(f"family_split must be >= 1 (models sharing the traffic), got {family_split!r}")
     seconds = np.multiply(deployment_months, DAYS_PER_MONTH * SECONDS_PER_DAY)
@@ -282,13 +284,17 @@ def lecture_estimate(*, tokens_per_second=LECTURE_TRAFFIC, deployment_months=LEC
     d_inf = inference_tokens(tokens_per_second=tokens_per_second, deployment_months=deployment_months,
                              family_split=family_split)
     tokens = equal_cost_tokens(d_inference=d_inf, rl_multiplier=rl_multiplier, inefficiency=waste)
-    validate.number("n_active", n_active)
-    validate.number("tokens_per_param", tokens_per_param)
+    validate.scalar("n_active", n_active, maximum=1e15)
+    validate.scalar("tokens_per_param", tokens_per_param, maximum=1e6)
+    validate.scalar("tokens_per_second", tokens_per_second)
+    validate.scalar("family_split", family_split)
     d_chin = CHINCHILLA_TOKENS(tokens_per_param=tokens_per_param, N_active=n_active)
     costs = compute_costs(n_active=n_active, d_pretrain=tokens["D_pretrain"], d_rl=tokens["D_RL"],
                           d_inference=d_inf, rl_multiplier=rl_multiplier, inefficiency=waste)
     return {"D_inference": d_inf, "D_pretrain": tokens["D_pretrain"], "D_RL": tokens["D_RL"],
-            "D_chinchilla": d_chin, "overtraining": tokens["D_pretrain"] / d_chin,
+            "D_chinchilla": d_chin,
+            "overtraining": OVERTRAINING(D_pretrain=tokens["D_pretrain"], D_chinchilla=d_chin,
+                                         called_as={"D_chinchilla": "n_active"}),
             "tokens_per_second": tokens_per_second / family_split, "inefficiency": waste,
             "C_pretrain": costs["pretrain"], "C_RL": costs["RL"], "C_inference": costs["inference"]}
 
@@ -310,6 +316,8 @@ def heuristic_gap(*, p, q) -> dict:
 # --- Public functions: Chinchilla and beyond ----------------------------------------------------
 def loss(*, n_params, tokens, fit=DEFAULT_FIT):
     """Predicted pre-training loss ``E + A/N^alpha + B/D^beta`` (Hoffmann et al. 2022, eq. 2)."""
+    validate.number("n_params", n_params)
+    validate.number("tokens", tokens)
     return LOSS(N_active=n_params, D_pretrain=tokens, **get_fit(fit).values())
 
 
@@ -320,6 +328,7 @@ def compute_optimal(*, compute, fit=DEFAULT_FIT) -> dict:
     ``D_opt = C / (6 N_opt)``. Returns ``{"n_params", "tokens", "tokens_per_param", "loss"}``.
     """
     fit = get_fit(fit)
+    validate.number("compute", compute)
     n = OPTIMAL_PARAMS(C_train=compute, **fit.values(with_E=False))
     d = OPTIMAL_TOKENS(C_train=compute, **fit.values(with_E=False))
     return {"n_params": n, "tokens": d, "tokens_per_param": d / n, "loss": loss(n_params=n, tokens=d, fit=fit)}
@@ -328,6 +337,7 @@ def compute_optimal(*, compute, fit=DEFAULT_FIT) -> dict:
 def chinchilla_tokens_for(*, n_params, fit=DEFAULT_FIT):
     """Tokens at which ``n_params`` is compute-optimal under ``fit`` (from ``alpha A/N^alpha = beta B/D^beta``)."""
     fit = get_fit(fit)
+    validate.number("n_params", n_params)
     return TOKENS_WHERE_OPTIMAL(N_active=n_params, **fit.values(with_E=False))
 
 
@@ -348,7 +358,7 @@ def tokens_for_loss(*, n_params, target_loss, fit=DEFAULT_FIT):
 
 
 def _check_target(target_loss, fit: LossFit) -> float:
-    target = float(validate.number("target_loss", target_loss))
+    target = validate.scalar("target_loss", target_loss, maximum=100.0)
     if target <= fit.E:
         raise ValueError(f"target_loss must be above the irreducible loss E={fit.E:g} of the {fit.name} fit, "
                          f"got {target_loss!r}")
@@ -387,8 +397,8 @@ def inference_aware_optimum(*, target_loss, inference_tokens, fit=DEFAULT_FIT, i
     """
     fit = get_fit(fit)
     target = _check_target(target_loss, fit)
-    demand = validate.number("inference_tokens", inference_tokens, allow_zero=True)
-    waste = _inefficiency(inefficiency)
+    demand = validate.number("inference_tokens", inference_tokens, allow_zero=True, maximum=1e20)
+    waste = _inefficiency(validate.scalar("inefficiency", inefficiency, maximum=1e3))
     demand_array = np.asarray(demand, dtype=float)
     n = _optimal_params(target, fit, demand_array, waste)
     n_chin = _optimal_params(target, fit, np.zeros_like(demand_array), waste)

@@ -240,7 +240,10 @@ w_dev = _define("w_dev", r"w_\mathrm{dev}", "weight bytes one device holds (and 
 
 
 def rows(chapter: int | None = None) -> list[Notation]:
-    """The table's rows, optionally only those a chapter introduces."""
+    """The table's rows, optionally only those a chapter introduces (0-7, or None for all)."""
+    from . import validate
+
+    chapter = validate.chapter("chapter", chapter)
     return [row for row in TABLE.values() if chapter is None or row.chapter == chapter]
 
 

@@ -44,6 +44,10 @@ def notation(chapter: int | None = None, *, folded: bool = False):
     """
     from IPython.display import HTML
 
+    from . import validate
+
+    chapter = validate.chapter("chapter", chapter)
+    folded = validate.boolean("folded", folded)
     selected = symbols.rows(chapter)
     if chapter is None:
         table = _html_table(["chapter", "symbol", "meaning", "unit"],

@@ -7,9 +7,29 @@ turns numbers into text, at the edge (DESIGN.md, "Conventions").
 from __future__ import annotations
 
 import math
+import numbers
 
 _DECIMAL = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
 _COUNT = [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+
+
+def _checked(value, digits, unit: str = "") -> tuple[float, int]:
+    """The value as a float and the digits as an int, after refusing what no formatter can show: not
+    a single real number, NaN, a digit count outside 1-15, a unit that is not text. Infinite values
+    are shown as "inf" (a balance batch past the Goldilocks context is one)."""
+    from . import validate
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):   # NumPy's bool is not Real
+        raise ValueError(f"value must be a single real number, got {validate._describe(value)}")
+    if not isinstance(unit, str):
+        raise ValueError(f"unit must be text, got {validate._describe(unit)}")
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"value must be a number of ordinary size, got {validate._describe(value)}") from None
+    if math.isnan(value):
+        raise ValueError("value must be a number, got NaN")
+    return value, validate.integer("digits", digits, maximum=15)
 
 
 def _significant(x: float, digits: int = 3) -> str:
@@ -38,27 +58,32 @@ def _scaled(value: float, scale, unit: str, digits: int) -> str:
 
 def count(value: float, unit: str = "", digits: int = 3) -> str:
     """A count with k/M/B/T: ``count(37e9, "params")`` -> "37 B params"."""
+    value, digits = _checked(value, digits, unit)
     text = _scaled(value, _COUNT, "", digits)
     return f"{text} {unit}".strip() if unit else text
 
 
 def bytes_(value: float, digits: int = 3) -> str:
     """Decimal bytes, as vendors state HBM: ``bytes_(288e9)`` -> "288 GB"."""
+    value, digits = _checked(value, digits)
     return _scaled(value, _DECIMAL, "B", digits)
 
 
 def bandwidth(value: float, digits: int = 3) -> str:
     """Bytes per second: ``bandwidth(8e12)`` -> "8 TB/s"."""
+    value, digits = _checked(value, digits)
     return _scaled(value, _DECIMAL, "B/s", digits)
 
 
 def flops(value: float, digits: int = 3) -> str:
     """FLOP per second: ``flops(989e12)`` -> "989 TFLOP/s"."""
+    value, digits = _checked(value, digits)
     return _scaled(value, _DECIMAL, "FLOP/s", digits)
 
 
 def seconds(value: float, digits: int = 3) -> str:
     """A duration in the unit that reads best: "14.4 ms", "2.1 s", "830 µs"."""
+    value, digits = _checked(value, digits)
     magnitude = abs(value)
     if not math.isfinite(value):
         return f"{value} s"
@@ -73,6 +98,7 @@ def seconds(value: float, digits: int = 3) -> str:
 
 def dollars(value: float, digits: int = 3) -> str:
     """Money: ``dollars(0.33)`` -> "$0.33"; tiny amounts keep significant digits."""
+    value, digits = _checked(value, digits)
     if value >= 100:
         return f"${value:,.0f}"
     return f"${_significant(value, digits)}"
@@ -80,6 +106,7 @@ def dollars(value: float, digits: int = 3) -> str:
 
 def rate(value: float, unit: str = "tokens/s", digits: int = 3) -> str:
     """A rate such as throughput: ``rate(128e3)`` -> "128 k tokens/s"."""
+    value, digits = _checked(value, digits, unit)
     return count(value, unit, digits)
 
 

@@ -14,29 +14,57 @@ import numpy as np
 
 
 def _describe(value) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:   # e.g. an int too long for repr
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _real_scalar(name: str, value) -> float:
+    """A Python or NumPy real scalar as a float; huge ints (10**400) are refused, not overflowed."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be a number of ordinary size, got {_describe(value)}") from None
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number, got {_describe(value)}") from None
+
+
+def _real_array(name: str, value) -> np.ndarray:
+    """A list or array of real numbers as a float array; text, complex, bool, datetime and object
+    elements are refused instead of being cast (NumPy would read "4" as 4.0 and drop 1j)."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be a number or an array of numbers, got {_describe(value)}") from None
+    if array.dtype.kind not in "iuf":
+        what = {"c": "complex", "b": "yes/no", "U": "text", "S": "text", "M": "datetime", "m": "timedelta",
+                "O": "non-numeric or oversized"}.get(array.dtype.kind, str(array.dtype))
+        raise ValueError(f"{name} must be a real number or an array of them, got {what} values: "
+                         f"{_describe(value)}")
+    if array.size == 0:
+        raise ValueError(f"{name} must hold at least one number, got an empty array")
+    return array.astype(float)
 
 
 def number(name: str, value, *, positive: bool = True, allow_zero: bool = False,
            maximum: float | None = None):
     """Return ``value`` (a real number or an array of them) if it is finite and in range.
 
-    ``positive`` requires > 0 (or >= 0 with ``allow_zero``); ``maximum`` is an inclusive bound.
-    Raises ``ValueError`` naming ``name`` otherwise. Booleans and strings are refused.
+    Only real ints and floats count (Python or NumPy, or lists and arrays of them): booleans,
+    strings, bytes, complex numbers, datetimes, None and object arrays are refused rather than
+    converted. ``positive`` requires > 0 (or >= 0 with ``allow_zero``); ``maximum`` is an inclusive
+    bound. Raises ``ValueError`` naming ``name``, the value and what is allowed.
     """
-    if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes)):
+    if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
         raise ValueError(f"{name} must be a number, got {_describe(value)}")
-    if isinstance(value, numbers.Real):
+    if isinstance(value, numbers.Real) and not isinstance(value, np.ndarray):
         array = None
-        as_float = float(value)
+        as_float = _real_scalar(name, value)
         values = (as_float,)
     else:
-        try:
-            array = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a number or an array of numbers, "
-                             f"got {_describe(value)}") from None
+        array = _real_array(name, value)
         values = array.ravel()
     finite = np.isfinite(values)
     if not np.all(finite):
@@ -51,25 +79,63 @@ def number(name: str, value, *, positive: bool = True, allow_zero: bool = False,
     return as_float if array is None else array
 
 
+def scalar(name: str, value, **limits) -> float:
+    """One real number (not an array), checked as :func:`number` checks it with ``limits``."""
+    if isinstance(value, (np.ndarray, list, tuple)) and np.ndim(value) != 0:
+        raise ValueError(f"{name} must be a single number here, got {_describe(value)}")
+    return float(number(name, value, **limits))
+
+
 def fraction(name: str, value):
     """A number in (0, 1], e.g. an efficiency such as MFU."""
     return number(name, value, maximum=1.0)
 
 
-def integer(name: str, value, *, minimum: int = 1) -> int:
-    """A whole number >= ``minimum`` (bools refused; 4.0 is accepted as 4)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+COUNT_LIMIT = 10**12
+"""The default upper bound of :func:`integer`: no count in the course comes near it, and anything
+that sizes an array or a loop passes its own, much smaller ``maximum``."""
+
+
+def integer(name: str, value, *, minimum: int = 1, maximum: int | None = COUNT_LIMIT) -> int:
+    """A whole number in ``[minimum, maximum]`` (4.0 is accepted as 4; bools, text, complex and
+    fractions are refused). ``maximum`` bounds every count or size, so nothing hangs or exhausts memory."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or isinstance(value, np.ndarray):
         raise ValueError(f"{name} must be a whole number, got {_describe(value)}")
-    if not math.isfinite(float(value)) or float(value) != int(value):
+    as_float = _real_scalar(name, value)
+    if not math.isfinite(as_float) or as_float != int(value):
         raise ValueError(f"{name} must be a whole number, got {_describe(value)}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {_describe(value)}")
+    if maximum is not None and int(value) > maximum:
+        raise ValueError(f"{name} must be <= {maximum:,}, got {_describe(value)}")
     return int(value)
+
+
+def boolean(name: str, value) -> bool:
+    """A real flag: ``True`` or ``False`` (NumPy's too). Text such as ``"False"``, numbers and None
+    are refused, since ``bool("False")`` is True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {_describe(value)}")
+    return bool(value)
+
+
+def names(name: str, value) -> tuple[str, ...]:
+    """A list or tuple of names (preset names, formats). A bare string is refused, since it would
+    be read one letter at a time."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"{name} must be a list or tuple of names, got {_describe(value)}")
+    return tuple(value)
+
+
+def chapter(name: str, value) -> int | None:
+    """A chapter number (0-7) or None for every chapter."""
+    return None if value is None else integer(name, value, minimum=0, maximum=7)
 
 
 def choice(name: str, value, allowed):
     """``value`` if it is one of ``allowed``; otherwise a ``ValueError`` listing them."""
     allowed = list(allowed)
-    if value not in allowed:
+    if isinstance(value, np.ndarray) or not any(value is option or (isinstance(value, type(option)) and value == option)
+                                                 for option in allowed):
         raise ValueError(f"{name} must be one of {allowed}, got {_describe(value)}")
     return value

@@ -167,7 +167,7 @@ def test_expert_parallel_degree_prefers_equal_experts_per_gpu():
     (lambda: moe.a2a_layer_time(tokens_per_gpu=64, bytes_per_token=1e5, racks=1.5, scale_up_bw=1e12,
                                 scale_out_bw=1e11), "racks"),
     (lambda: moe.a2a_layer_time(tokens_per_gpu=float("nan"), bytes_per_token=1e5, racks=2, scale_up_bw=1e12,
-                                scale_out_bw=1e11), "tokens_gpu"),
+                                scale_out_bw=1e11), "tokens_per_gpu"),
     (lambda: moe.scale_up_fit("deepseek-v3", "GB200 NVL72", bytes_per_param=1, weight_share=1.5), "weight_share"),
     (lambda: moe.CROSS_RACK_FRACTION(n_racks=-2), "n_racks"),
     (lambda: moe.Placement(n_experts=10, experts_per_gpu=3, gpus_per_rack=1), "experts_per_gpu"),

@@ -7,13 +7,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_import_from_another_directory_runs_the_package_init(tmp_path):
+def _import_from(directory):
     probe = "import lecture_lib; print(lecture_lib.__file__); print(len(lecture_lib._SUBMODULES))"
-    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", probe], cwd=directory, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     init, count = result.stdout.split()
-    assert Path(init) == ROOT / "lecture_lib" / "__init__.py"
-    assert int(count) >= 10
+    return Path(init), int(count)
+
+
+def test_import_from_another_directory_runs_the_package_init(tmp_path):
+    init, count = _import_from(tmp_path)
+    assert init.resolve() == ROOT / "lecture_lib" / "__init__.py"   # strict editable installs link to the source
+    assert count >= 10
+
+
+def test_import_from_notebooks_runs_the_package_init():
+    init, _ = _import_from(ROOT / "notebooks")
+    assert init.resolve() == ROOT / "lecture_lib" / "__init__.py"
+
+
+def test_a_stray_lecture_lib_directory_does_not_shadow_the_package(tmp_path):
+    """A directory named lecture_lib without __init__.py (a leftover __pycache__ after a branch switch)
+    would be a namespace package that an import hook placed after it never gets to override; the
+    Makefile's strict editable install puts a real path entry on sys.path instead."""
+    (tmp_path / "lecture_lib" / "__pycache__").mkdir(parents=True)
+    init, count = _import_from(tmp_path)
+    assert init.resolve() == ROOT / "lecture_lib" / "__init__.py"
+    assert count >= 10
 
 
 def test_every_registered_submodule_exists():

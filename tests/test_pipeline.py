@@ -249,8 +249,9 @@ def test_bandwidth_ratio_of_presets():
     from lecture_lib import hardware
 
     assert pipeline.bandwidth_ratio(hardware.get("GB200")) == pytest.approx(18)
+    assert pipeline.bandwidth_ratio("GB200") == pytest.approx(18)   # a name works as well as the preset
     with pytest.raises(ValueError, match="chip"):
-        pipeline.bandwidth_ratio("GB200")
+        pipeline.bandwidth_ratio(18.0)
 
 
 # --- Explorers ---------------------------------------------------------------------------------------

@@ -283,7 +283,7 @@ def test_the_lecture_model_and_its_inference_aware_alternative():
     (lambda: scaling.lecture_estimate(n_active="100B"), "n_active"),
     (lambda: scaling.overtraining(d_pretrain=0, n_active=1e11), "d_pretrain"),
     (lambda: scaling.heuristic_gap(p=0, q=1), "p"),
-    (lambda: scaling.compute_optimal(compute=-1e24), "C_train"),
+    (lambda: scaling.compute_optimal(compute=-1e24), "compute"),
     (lambda: scaling.tokens_for_loss(n_params=1e6, target_loss=1.9), "out of reach"),
     (lambda: scaling.inference_aware_optimum(target_loss=1.5, inference_tokens=1e12), "irreducible"),
     (lambda: scaling.inference_aware_optimum(target_loss=2.0, inference_tokens=-1), "inference_tokens"),

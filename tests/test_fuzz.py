@@ -1,0 +1,424 @@
+"""Bad input, fuzzed (DESIGN.md, "Bad input"): every public function and every Formula of lecture_lib.
+
+Both are discovered by walking the package, so a function or Formula added later is fuzzed without
+anyone listing it. Each one first gets a *baseline*: a call that works (its defaults, plus a value
+found for each required parameter from a short list of candidates). Hypothesis then replaces one
+parameter at a time with a bad or extreme value, and the outcome must be one of:
+
+- a ``ValueError`` that names the parameter (or a ``KeyError`` for a name that is not known);
+- for a value of the wrong type (complex, text, bool, datetime, None, object arrays...), nothing
+  else: accepting it silently is a failure;
+- for a real number out of the usual range (0, -1, 1e300, 10**400, 10**9...), a refusal as above
+  or a result whose every number is finite and >= 0 (``inf`` only where a function documents it).
+
+Every call runs under a wall-clock alarm, so a hang fails the test instead of stalling it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import importlib
+import inspect
+import math
+import numbers
+import pkgutil
+import re
+import signal
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import lecture_lib
+from lecture_lib.formula import Formula
+
+CALL_SECONDS = 3.0
+
+# Functions whose input is not data: widget and figure plumbing, notebook tooling, decorators and
+# SymPy helpers (each is tested in its own module's tests). Everything else public is fuzzed.
+NOT_DATA = {
+    "explore": "builds widgets from literal slider settings written in the explorer code",
+    "plots": "matplotlib styling helpers",
+    "exercises": "notebook tooling over files and cells (tests/test_exercises.py)",
+    "formula.same": "compares SymPy expressions", "formula.show": "typesets SymPy expressions",
+    "catalogue.loose_name": "string normaliser used by every preset lookup",
+    "checks.check": "never raises by design; fuzzed by test_check_never_raises_on_any_answer",
+    "validate": "the checks themselves (tests/test_units_and_validate.py); every fuzzed call goes through them",
+    "reversible.feistel_xor": "takes a round function", "reversible.feistel_xor_inverse": "takes a round function",
+    "reversible.feistel_add": "takes a round function", "reversible.feistel_add_inverse": "takes a round function",
+    "reversible.gf2_derivative": "takes a round function",
+}
+
+# Parameters that only label an error message (the resolvers' ``parameter``).
+LABELS = {"parameter"}
+
+# Results that are documented as possibly infinite or negative for valid input.
+MAY_BE_INFINITE = {"roofline.balance_batch_with_kv"}   # documented: no balance point past the Goldilocks context
+MAY_BE_NEGATIVE_FORMULAS = {"pipeline_memory.MAX_MICRO_BATCH"}   # documented: < 0 when the weights overflow HBM
+MAY_BE_NEGATIVE = {"scaling.inference_aware_optimum",   # "saving" < 0 when the optimum costs more
+                   "reversible.revnet_objective", "reversible.finite_difference",   # an objective and a gradient
+                   "reversible.block_forward", "reversible.block_backward", "reversible.revnet_forward",
+                   "reversible.revnet_inverse", "reversible.revnet_backward",       # activations and gradients
+                   "reversible.random_blocks", "TinyMoE.expert", "TinyMoE.forward", "MLP.__call__"}
+
+
+def _modules():
+    names = sorted(info.name for info in pkgutil.iter_modules(lecture_lib.__path__))
+    return [importlib.import_module(f"lecture_lib.{name}") for name in names
+            if not re.fullmatch(r"problems_\d\d", name)]
+
+
+def _short(module) -> str:
+    return module.__name__.rpartition(".")[2]
+
+
+def public_functions() -> dict:
+    found = {}
+    for module in _modules():
+        if _short(module) in NOT_DATA:
+            continue
+        for name, function in vars(module).items():
+            if (inspect.isfunction(function) and not name.startswith("_") and function.__module__ == module.__name__
+                    and f"{_short(module)}.{name}" not in NOT_DATA):
+                found[f"{_short(module)}.{name}"] = function
+    return found
+
+
+def public_formulas() -> dict:
+    found, seen = {}, set()
+    for module in _modules():
+        for name, value in vars(module).items():
+            if isinstance(value, Formula) and not name.startswith("_") and id(value) not in seen:
+                seen.add(id(value))
+                found[f"{_short(module)}.{name}"] = value
+    return found
+
+
+def _instances():
+    """One object of every public class whose methods take data: presets and the toy models."""
+    from lecture_lib import context, hardware, models, moe, pipeline, pricing, reversible, scaling
+
+    return {"Chip": hardware.get("H100"), "System": hardware.get_system("GB200 NVL72"),
+            "Model": models.get("deepseek-v3"), "PriceSheet": pricing.get(pricing.names()[0]),
+            "Tier": context.TIERS[0], "LossFit": scaling.get_fit(),
+            "ToyFeistelCipher": reversible.toy_cipher(rounds=4), "MLP": reversible.random_mlp(n_in=4, n_hidden=8, n_out=4),
+            "TinyMoE": moe.TinyMoE.random(),
+            "Routing": moe.random_routing(n_tokens=16, placement=moe.Placement(16, 2, 4), k=2),
+            "Timeline": pipeline.simulate(schedule="gpipe", stages=4, microbatches=4)}
+
+
+def public_methods() -> dict:
+    """``Class.method`` -> bound method, for every public method that takes an argument."""
+    found = {}
+    for kind, instance in _instances().items():
+        for name in dir(type(instance)):
+            attribute = getattr(type(instance), name)
+            if name.startswith("_") or not inspect.isfunction(attribute):
+                continue
+            method = getattr(instance, name)
+            if any(p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in inspect.signature(method).parameters.values()):
+                found[f"{kind}.{name}"] = method
+    return found
+
+
+FUNCTIONS = {**public_functions(), **public_methods()}
+FORMULAS = public_formulas()
+
+
+# ================================================================================ time limit
+
+class Hang(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float = CALL_SECONDS):
+    def alarm(signum, frame):
+        raise Hang(f"no answer within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# ================================================================================ baselines
+
+def _presets():
+    from lecture_lib import hardware, models, moe, pipeline, pricing, reversible
+
+    cipher = reversible.toy_cipher(rounds=4)
+    placement = moe.Placement(n_experts=16, experts_per_gpu=2, gpus_per_rack=4)
+    return {
+        "chip": ["H100"], "model": ["llama-3-70b", "deepseek-v3"], "system": ["GB200 NVL72"],
+        "sheet": [pricing.names()[0]], "cipher": [cipher], "net": [reversible.random_revnet()],
+        "timeline": [pipeline.simulate(schedule="gpipe", stages=4, microbatches=4)],
+        "placement": [placement],
+        "routing": [moe.random_routing(n_tokens=16, placement=placement, k=2)],
+        "curve": [np.linspace(0.0, 0.5, 8)], "values": [np.arange(8)], "bits": [np.zeros((4, 8), dtype=np.uint8)],
+        "blocks": [np.arange(8, dtype=np.uint64)], "y": [np.ones(4)], "z": [np.ones(4)],
+        "hardware": [hardware.get("H100")], "m": [models.get("llama-3-70b")],
+        "strategy": ["store", "remat", "reversible", "segments"], "schedule": ["gpipe", "1f1b"],
+        "kind": ["residual", "input"], "weight_format": ["fp8", "bf16"], "dtype": [np.float32],
+        "contexts": [np.array([1e3, 1e5])], "hold_times": [np.array([1.0, 60.0])], "hold_time": [60.0],
+        "name": ["H100", "GB200 NVL72", "deepseek-v3", "HBM"], "key": [pricing.names()[0]],
+        "compute_dtype": ["bf16"], "fmt": ["bf16"], "x": [np.linspace(-1.0, 1.0, 64).reshape(4, 16)], "n_params": [1e9], "target_loss": [2.5], "values": [np.arange(8, dtype=np.uint64)],
+    }
+
+
+def _explicit():
+    """Baselines for functions whose arguments depend on each other (arrays shaped for one network)."""
+    from lecture_lib import reversible
+
+    net = reversible.random_revnet()
+    x1 = x2 = d_y1 = d_y2 = np.linspace(-1.0, 1.0, 2 * net.width).reshape(2, net.width)
+    streams = dict(net=net, x1=x1, x2=x2, d_y1=d_y1, d_y2=d_y2)
+    params = net.f_params[0]
+    x = np.linspace(-1.0, 1.0, 2 * net.width).reshape(2, net.width) + 0.1
+    _, cache = reversible.block_forward(params, x)
+    name = reversible.BLOCK_PARAMS[0]
+    return {
+        "context.cheapest_tier": dict(hold_time=60.0, bytes_tok=1e5, n_active=37e9, flops=1e15, price_chip_hour=2.0),
+        "reversible.revnet_forward": dict(net=net, x1=x1, x2=x2),
+        "reversible.revnet_inverse": dict(net=net, y1=x1, y2=x2),
+        "reversible.revnet_backward": streams, "reversible.revnet_objective": streams,
+        "reversible.finite_difference": dict(**streams, layer=0, block="f", name=name,
+                                             index=(0,) * np.ndim(params[name])),
+        "reversible.block_forward": dict(params=params, x=x),
+        "reversible.block_backward": dict(params=params, cache=cache, d_out=x),
+        "reversible.cache_bytes": dict(cache=cache),
+    }
+
+
+NUMBER_CANDIDATES = [4, 2.0, 0.5, 1, 64, 4096, 1e4]
+
+
+def _message_names(error: Exception, names) -> str | None:
+    text = str(error)
+    for name in sorted(names, key=len, reverse=True):
+        if re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text):
+            return name
+    return None
+
+
+def find_baseline(function, presets, explicit=None):
+    """Keyword arguments that make ``function`` return normally, or None."""
+    if explicit is not None:
+        with time_limit():
+            function(**explicit)
+        return explicit
+    signature = inspect.signature(function)
+    required = [p for p in signature.parameters.values()
+                if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    options = {p.name: presets.get(p.name, []) + NUMBER_CANDIDATES for p in required}
+    chosen = {name: 0 for name in options}
+    for _ in range(40):
+        kwargs = {name: options[name][index] for name, index in chosen.items()}
+        try:
+            with time_limit():
+                function(**kwargs)
+            return kwargs
+        except (ValueError, KeyError, TypeError, Hang) as error:
+            culprit = _message_names(error, options) if not isinstance(error, Hang) else None
+            culprit = culprit or next(iter(options), None)
+            if culprit is None or chosen[culprit] + 1 >= len(options[culprit]):
+                return None
+            chosen[culprit] += 1
+        except Exception:
+            return None
+    return None
+
+
+# ================================================================================ bad values
+
+class Opaque:
+    def __repr__(self):
+        return "<Opaque>"
+
+
+WRONG_TYPE = [
+    None, "4", "False", "", b"4", True, False, np.bool_(True), 3 + 0j, 2j, np.complex128(4),
+    np.datetime64("2026-01-01"), datetime.date(2026, 1, 1), [1, "2"], ["4"], np.array(["4"]),
+    np.array([4], dtype=object), np.array([4 + 1j]), Opaque(), {}, float("nan"), float("inf"),
+    -float("inf"), np.array([1.0, float("nan")]),
+]
+EXTREME = [0, -1, -0.5, 10**400, 1e300, 10**9, 10**15, 1e-300, 0.5, 2.5, np.float32(3), np.int64(7),
+           np.array([1.0, 2.0]), [3, 4]]
+
+
+def _kind_for(kind: str, value, usual) -> str:
+    """Text where text belongs (a name, a unit) and a bool where a flag belongs are not wrong types:
+    they may be refused or used."""
+    if isinstance(value, str) and isinstance(usual, str):
+        return "extreme"
+    if isinstance(value, (bool, np.bool_)) and isinstance(usual, bool):   # a real flag is the right type
+        return "extreme"
+    return kind
+
+
+def bad_values():
+    return st.one_of(st.sampled_from(WRONG_TYPE).map(lambda v: ("wrong", v)),
+                     st.sampled_from(EXTREME).map(lambda v: ("extreme", v)),
+                     st.floats(allow_nan=False, allow_infinity=False).map(lambda v: ("extreme", v)),
+                     st.integers(min_value=-(10**12), max_value=10**12).map(lambda v: ("extreme", v)),
+                     st.text(max_size=6).map(lambda v: ("wrong", v)),
+                     st.complex_numbers(allow_nan=False, allow_infinity=False).filter(lambda c: c.imag != 0)
+                     .map(lambda v: ("wrong", v)))
+
+
+def _numbers_in(result):
+    """Every real number inside a result (numbers, arrays, dicts, lists, tuples; other objects skipped)."""
+    if isinstance(result, (bool, np.bool_, str, bytes)) or result is None:
+        return []
+    if isinstance(result, numbers.Real):
+        try:
+            return [float(result)]
+        except OverflowError:   # a huge int passed through unchecked
+            return [math.inf]
+    if isinstance(result, np.ndarray) and result.dtype.kind in "iuf":
+        return [float(v) for v in result.ravel()[:1000]]
+    if isinstance(result, dict):
+        return [v for item in result.values() for v in _numbers_in(item)]
+    if isinstance(result, (list, tuple)):
+        return [v for item in result[:1000] for v in _numbers_in(item)]
+    return []
+
+
+def judge(label: str, parameter: str, kind: str, value, call):
+    """Run ``call`` and return a description of what went wrong, or None when the outcome is allowed."""
+    try:
+        with time_limit():
+            result = call()
+    except Hang as error:
+        return f"{label}({parameter}={value!r}) hangs: {error}"
+    except ValueError as error:
+        if parameter not in str(error):
+            return f"{label}({parameter}={value!r}): ValueError does not name {parameter!r}: {error}"
+        return None
+    except KeyError as error:
+        text = str(error)
+        if parameter not in text and "known" not in text:
+            return f"{label}({parameter}={value!r}): KeyError names neither {parameter!r} nor the known names: {text}"
+        return None
+    except Exception as error:
+        return f"{label}({parameter}={value!r}) raises {type(error).__name__}: {error}"
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
+    if kind == "wrong" and not (label.startswith("units.") and isinstance(value, float) and math.isinf(value)):
+        return f"{label}({parameter}={value!r}) accepts a value of the wrong type"   # units shows inf as "inf"
+    found = _numbers_in(result)
+    if any(math.isnan(v) for v in found):
+        return f"{label}({parameter}={value!r}) returns NaN"
+    if label not in MAY_BE_INFINITE and any(math.isinf(v) for v in found):
+        return f"{label}({parameter}={value!r}) returns inf"
+    if label not in MAY_BE_NEGATIVE | MAY_BE_NEGATIVE_FORMULAS and any(v < 0 for v in found):
+        return f"{label}({parameter}={value!r}) returns a negative number"
+    return None
+
+
+# ================================================================================ the tests
+
+@pytest.fixture(scope="module")
+def baselines():
+    presets, explicit = _presets(), _explicit()
+    return {label: find_baseline(function, presets, explicit.get(label)) for label, function in FUNCTIONS.items()}
+
+
+def test_discovery_finds_the_whole_api():
+    assert len(FUNCTIONS) > 80 and len(FORMULAS) > 80
+    assert "roofline.balance_batch" in FUNCTIONS and "reversible.network_avalanche" in FUNCTIONS
+    assert "roofline.BALANCE_BATCH_WITH_KV" in FORMULAS and "scaling.TOKENS_FOR_LOSS" in FORMULAS
+
+
+def test_every_public_function_has_a_working_baseline(baselines):
+    missing = sorted(label for label, kwargs in baselines.items() if kwargs is None)
+    assert not missing, f"no valid call found for {missing}: add candidates in _presets() or list it in NOT_DATA"
+
+
+FUZZ = settings(max_examples=6, deadline=None, derandomize=True, database=None,
+                suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.parametrize("label", sorted(FUNCTIONS))
+def test_public_function_refuses_bad_input(label, baselines):
+    baseline = baselines[label]
+    if baseline is None:
+        pytest.skip("no baseline (reported by test_every_public_function_has_a_working_baseline)")
+    parameters = [name for name, p in inspect.signature(FUNCTIONS[label]).parameters.items()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and name not in LABELS]
+    if not parameters:
+        return
+
+    @FUZZ
+    @given(parameter=st.sampled_from(parameters), bad=bad_values())
+    def fuzz(parameter, bad):
+        kind, value = bad
+        default = inspect.signature(FUNCTIONS[label]).parameters[parameter].default
+        if value is None and default is None:
+            return
+        kind = _kind_for(kind, value, baseline.get(parameter, default))
+        kwargs = {**baseline, parameter: value}
+        problem = judge(label, parameter, kind, value, lambda: FUNCTIONS[label](**kwargs))
+        assert problem is None, problem
+
+    fuzz()
+
+
+def _formula_baseline(formula: Formula) -> dict:
+    return {name: 2.0 for name in formula.input_names}
+
+
+@pytest.mark.parametrize("label", sorted(FORMULAS))
+def test_formula_refuses_bad_input(label):
+    formula = FORMULAS[label]
+    if not formula.input_names:
+        return
+
+    @FUZZ
+    @given(parameter=st.sampled_from(formula.input_names), bad=bad_values())
+    def fuzz(parameter, bad):
+        kind, value = bad
+        kwargs = {**_formula_baseline(formula), parameter: value}
+        problem = judge(label, parameter, kind, value, lambda: formula(**kwargs))
+        assert problem is None, problem
+
+    fuzz()
+
+
+if __name__ == "__main__":   # a full report instead of the first failure: python tests/test_fuzz.py
+    import sys
+
+    presets, explicit = _presets(), _explicit()
+    problems = []
+    for label, function in sorted(FUNCTIONS.items()):
+        base = find_baseline(function, presets, explicit.get(label))
+        if base is None:
+            problems.append(f"{label}: no baseline")
+            continue
+        for name, p in inspect.signature(function).parameters.items():
+            if name in LABELS or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            for kind, values in (("wrong", WRONG_TYPE), ("extreme", EXTREME)):
+                for value in values:
+                    if value is None and p.default is None:
+                        continue
+                    problem = judge(label, name, _kind_for(kind, value, base.get(name, p.default)), value, lambda: function(**{**base, name: value}))
+                    if problem:
+                        problems.append(problem)
+    for label, formula in sorted(FORMULAS.items()):
+        for name in formula.input_names:
+            for kind, values in (("wrong", WRONG_TYPE), ("extreme", EXTREME)):
+                for value in values:
+                    problem = judge(label, name, kind, value,
+                                    lambda: formula(**{**_formula_baseline(formula), name: value}))
+                    if problem:
+                        problems.append(problem)
+    print("\n".join(problems))
+    print(len(problems), "problems", file=sys.stderr)

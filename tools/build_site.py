@@ -29,7 +29,8 @@ REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-MATHJAX_URL = "mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
+# jupyter-server-mathjax ships MathJax 2 with the HTML-CSS output and its STIX web fonts
+MATHJAX_URL = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 # no widget JavaScript runs on the site, so RequireJS is not needed: an empty script, not a CDN
 EMPTY_SCRIPT = "data:text/javascript,"
 

@@ -123,7 +123,10 @@ def localise_lock(pyodide_dir: Path, version: str, wheel_cache: Path) -> list[st
     lock_path = pyodide_dir / "pyodide-lock.json"
     lock = json.loads(lock_path.read_text())
     packages = lock["packages"]
-    cdn = f"https://cdn.jsdelivr.net/pyodide/v{version}/full/"
+    from jupyterlite_pyodide_kernel.constants import PYODIDE_CDN_URL   # where the kernel would load it from
+
+    cdn = PYODIDE_CDN_URL.rstrip("/") + "/"
+    assert version in cdn, (version, cdn)
     local = []
     for name in closure(packages, LOCAL_ROOTS):
         entry = packages[name]

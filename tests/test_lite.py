@@ -50,6 +50,8 @@ def test_site_has_chapters_wheels_and_a_local_pyodide(lite_site):
     kernel = config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
     assert kernel["pyodideUrl"].startswith("./static/pyodide/")
     assert kernel["disablePyPIFallback"] is True
+    extensions = sorted(e["name"] for e in config["federated_extensions"])
+    assert extensions == ["@jupyter-widgets/jupyterlab-manager", "@jupyterlite/pyodide-kernel-extension"]
     pyodide = lite_site / "static" / "pyodide"
     assert (pyodide / "pyodide.asm.wasm").exists() and (pyodide / "python_stdlib.zip").exists()
     lock = json.loads((pyodide / "pyodide-lock.json").read_text())["packages"]

@@ -143,6 +143,20 @@ def localise_lock(pyodide_dir: Path, version: str, wheel_cache: Path) -> list[st
     return local
 
 
+# JupyterLite takes every lab extension installed beside it; in a venv that also has the test extra
+# (nbgrader, voila) those would appear in the site and call a server that is not there.
+LITE_EXTENSIONS = ("@jupyterlite/pyodide-kernel-extension", "@jupyter-widgets/jupyterlab-manager")
+
+
+def keep_only_lite_extensions(config_path: Path) -> list[str]:
+    config = json.loads(config_path.read_text())
+    data = config["jupyter-config-data"]
+    extensions = data.get("federated_extensions", [])
+    data["federated_extensions"] = [e for e in extensions if e["name"] in LITE_EXTENSIONS]
+    config_path.write_text(json.dumps(config, indent=2))
+    return sorted(e["name"] for e in extensions if e["name"] not in LITE_EXTENSIONS)
+
+
 def build(output: Path, work: Path) -> None:
     if work.exists():
         shutil.rmtree(work)
@@ -181,6 +195,9 @@ def build(output: Path, work: Path) -> None:
     if output.exists():
         shutil.rmtree(output)
     run(sys.executable, "-m", "jupyter", "lite", "build", "--lite-dir", work, "--output-dir", output, cwd=work)
+    dropped = keep_only_lite_extensions(output / "jupyter-lite.json")
+    if dropped:
+        print(f"left out lab extensions that need a Jupyter server: {', '.join(dropped)}")
     print(f"JupyterLite site in {output}; serve it with: make lite-serve")
 
 

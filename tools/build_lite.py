@@ -197,7 +197,7 @@ def build(output: Path, work: Path) -> None:
     run(sys.executable, "-m", "jupyter", "lite", "build", "--lite-dir", work, "--output-dir", output, cwd=work)
     dropped = keep_only_lite_extensions(output / "jupyter-lite.json")
     if dropped:
-        print(f"left out lab extensions that need a Jupyter server: {', '.join(dropped)}")
+        print(f"left out lab extensions the site does not need (some call a Jupyter server): {', '.join(dropped)}")
     print(f"JupyterLite site in {output}; serve it with: make lite-serve")
 
 

@@ -120,6 +120,7 @@ def test_offline_lab_lists_chapters_and_a_kernel_imports_sympy_and_ipywidgets(li
             assert state["done"] == "ok" and "OK" in output, (
                 f"kernel run: {state['done']}\n{output}\nblocked: {blocked[:10]}\nconsole:\n"
                 + "\n".join(console[-20:]))
+            assert not blocked, f"the site asked the network for: {blocked[:10]}"
             print(f"Pyodide kernel start + imports offline: {time.monotonic() - started:.1f} s; {output.strip()}")
         finally:
             context.close()

@@ -72,3 +72,19 @@ def test_offline_math_typesets_and_figures_load(site, browser):
             print(f"{CHAPTER}: {state['math']} math elements, {len(state['figures'])} figures, offline")
         finally:
             context.close()
+
+
+@pytest.mark.browser
+def test_chapter_reads_from_disk(site, browser):
+    """Opened as a file (file://), the page still finds its MathJax and its figures."""
+    context, blocked = offline_context(browser, allowed=("file://", "data:"))
+    page = context.new_page()
+    try:
+        page.goto((site / CHAPTER).as_uri())
+        page.wait_for_function("() => window.MathJax && MathJax.Hub && document.querySelectorAll('span.MathJax').length > 5",
+                               timeout=60_000)
+        figures = page.evaluate("() => [...document.querySelectorAll('img.lecture-figure')].map(i => i.naturalWidth)")
+        assert figures and all(width > 0 for width in figures), figures
+        assert not blocked, blocked
+    finally:
+        context.close()

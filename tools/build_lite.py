@@ -64,6 +64,9 @@ def fetch_pyodide(version: str, cache: Path, dest: Path) -> None:
     cache.mkdir(parents=True, exist_ok=True)
     tarball = cache / f"pyodide-{version}.tgz"
     if not tarball.exists():
+        if shutil.which("npm") is None:
+            raise SystemExit("make lite needs npm (Node.js) to fetch the Pyodide runtime from the npm registry: "
+                             "apt-get install -y npm")
         run("npm", "pack", f"pyodide@{version}", "--silent", "--pack-destination", cache)
     dest.mkdir(parents=True, exist_ok=True)
     with tarfile.open(tarball) as archive:

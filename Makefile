@@ -15,6 +15,9 @@ help:
 	@echo "make exercises  regenerate exercises/ from solutions/"
 	@echo "make bench      print the performance figures (import, notebooks, sliders)"
 	@echo "make flashcards write build/llm-serving-math.apkg, an Anki deck of the course (FLASHCARDS=path to change)"
+	@echo "make present CH=01  one chapter as a Voila app sized for a 1280x800 projector"
+	@echo "make site       the chapters, executed, as a static HTML site in site/ (offline)"
+	@echo "make lite       the course as a JupyterLite site in lite/ (Python in the browser)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,11 +37,11 @@ $(MODULES_STAMP): | $(PY)
 	touch $@
 
 $(VENV)/.course-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
-	$(PY) -m pip install --quiet $(EDITABLE) -e .
+	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab]'
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
-	$(PY) -m pip install --quiet $(EDITABLE) -e '.[test]'
+	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,test]'
 	touch $@ $(VENV)/.course-installed
 
 lab: $(VENV)/.course-installed
@@ -63,9 +66,54 @@ clean-venv:
 # ---- flashcards (issue 16): an Anki deck of each chapter's formulas, key numbers and concepts
 FLASHCARDS ?= build/llm-serving-math.apkg
 .PHONY: flashcards
-$(VENV)/.flashcards-installed: pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet $(EDITABLE) -e '.[flashcards]'
+$(VENV)/.flashcards-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
+	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,flashcards]'
 	touch $@ $(VENV)/.course-installed
 
 flashcards: $(VENV)/.flashcards-installed
 	$(PY) -m lecture_lib.flashcards $(FLASHCARDS)
+
+# --- Classroom and self-study delivery (issue 16): projector view, static site, JupyterLite ------
+# `make present CH=01`: one chapter as a Voila app (code hidden, explorers live) on
+# http://127.0.0.1:$(PRESENT_PORT)/, sized for a 1280x800 projector: the `projector` template
+# (tools/present/) enlarges text and controls; LECTURE_PRESENT=1 makes lecture_lib.plots draw
+# the figures 1.35x larger (LECTURE_PRESENT=1.5 for 1.5x).
+CH           ?= 01
+PRESENT_PORT ?= 8866
+LECTURE_PRESENT ?= 1
+PRESENT_NOTEBOOK = $(firstword $(wildcard notebooks/$(CH)_*.ipynb))
+
+.PHONY: present site lite site-serve lite-serve
+
+$(VENV)/.present-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
+	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,present]'
+	touch $@
+
+$(VENV)/.site-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
+	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,site]'
+	touch $@
+
+$(VENV)/.lite-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
+	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,lite]'
+	touch $@
+
+present: $(VENV)/.present-installed
+	@test -n "$(PRESENT_NOTEBOOK)" || { echo "no notebooks/$(CH)_*.ipynb (CH=00..07)"; exit 1; }
+	LECTURE_PRESENT=$(LECTURE_PRESENT) JUPYTER_PATH="$(CURDIR)/tools/present" \
+		$(VENV)/bin/voila "$(PRESENT_NOTEBOOK)" --Voila.ip=127.0.0.1 --port=$(PRESENT_PORT) \
+		--template=projector --theme=light --no-browser
+
+# `make site`: every chapter executed, as static HTML in site/ (explorer figures as images,
+# MathJax bundled); open site/index.html, or `make site-serve`.
+site: $(VENV)/.site-installed
+	MPLBACKEND=Agg $(PY) tools/build_site.py --output site
+
+site-serve:
+	$(PY) -m http.server --bind 127.0.0.1 --directory site $(PORT)
+
+# `make lite`: the course as a JupyterLite site in lite/ (Python in the browser tab); `make lite-serve`.
+lite: $(VENV)/.lite-installed
+	$(PY) tools/build_lite.py --output lite
+
+lite-serve:
+	$(PY) -m http.server --bind 127.0.0.1 --directory lite $(PORT)

@@ -32,7 +32,26 @@ COLORS = {
     "balance": "#9467bd",   # purple: balance points (B*, Goldilocks)
 }
 
-DPI = 80   # fewer pixels per frame: explorer frames encode, travel and decode faster
+def presentation_scale() -> float:
+    """How much larger figures are drawn for a projector: ``LECTURE_PRESENT`` unset, empty or 0 -> 1;
+    ``1``/``true``/``yes`` -> 1.35 (`make present` sets it: a 9-inch figure is then ~970 px wide
+    with ~18 px text, sized for 1280x800); a number such as ``1.5`` -> that scale (1 to 3)."""
+    import os
+
+    value = os.environ.get("LECTURE_PRESENT", "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return 1.0
+    if value in ("1", "true", "yes", "on"):
+        return 1.35
+    try:
+        return min(3.0, max(1.0, float(value)))
+    except ValueError:
+        return 1.0
+
+
+# fewer pixels per frame: explorer frames encode, travel and decode faster; more in presentation mode
+# (every size is in points or inches, so a higher DPI scales text, lines and figure alike)
+DPI = round(80 * presentation_scale())
 MIN_FONT = 10     # points: nothing in a figure is set smaller (issue 13)
 LEGEND_GAP = 0.12  # inches between an axes' right edge and its legend
 

@@ -1,0 +1,216 @@
+"""Build the course as a JupyterLite site (``make lite``): JupyterLab and a Python kernel (Pyodide)
+running entirely in the browser tab, served as static files.
+
+What goes in, all from PyPI and the npm registry (no other host):
+
+* the chapters (``notebooks/``) and the exercise notebooks (``exercises/``) as the site's files;
+* ``pypi/``: the wheels piplite installs from with no package index: ``lecture-lib`` itself (its
+  runtime needs are only numpy, sympy, matplotlib, pillow and ipywidgets) and the pure-Python
+  wheels the widgets need that Pyodide does not ship (ipywidgets, jupyterlab_widgets, comm);
+* ``static/pyodide/``: the Pyodide runtime from npm's ``pyodide`` package, at exactly the version
+  ``jupyterlite-pyodide-kernel`` was built for. That package holds the interpreter and standard
+  library but none of Pyodide's packages, so its ``pyodide-lock.json`` is rewritten: every
+  pure-Python package the kernel itself needs at start (micropip, IPython and its dependencies,
+  jedi) and the course's pure ones (sympy, mpmath) point at the same wheel from PyPI, copied beside
+  the lock; every other package (numpy, matplotlib, pillow and their compiled friends) points at
+  the Pyodide distribution's CDN, so those load when the browser is online.
+
+So a kernel starts, and sympy and ipywidgets import, with no network at all; numpy and matplotlib
+(hence the explorers) need the Pyodide distribution online.
+
+Usage: ``python tools/build_lite.py [--output lite] [--work build/lite-src]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Pyodide packages (by lock name) localised from PyPI, with their dependencies (closed over the lock).
+LOCAL_ROOTS = ["micropip", "packaging", "ipython", "jedi", "sympy", "mpmath", "traitlets", "pygments",
+               "typing-extensions"]
+# Wheels for piplite's own index that Pyodide's lock does not have at all.
+EXTRA_WHEELS = ["comm", "ipywidgets>=8.1,<9"]
+PYODIDE_PYTHON = "3.14"
+
+
+def run(*command, cwd=None) -> None:
+    print("+", " ".join(str(c) for c in command), flush=True)
+    subprocess.run([str(c) for c in command], check=True, cwd=cwd)
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def pyodide_version() -> str:
+    from jupyterlite_pyodide_kernel.constants import PYODIDE_VERSION
+
+    return PYODIDE_VERSION
+
+
+def fetch_pyodide(version: str, cache: Path, dest: Path) -> None:
+    """npm's ``pyodide`` package (the runtime only) unpacked into ``dest``."""
+    cache.mkdir(parents=True, exist_ok=True)
+    tarball = cache / f"pyodide-{version}.tgz"
+    if not tarball.exists():
+        if shutil.which("npm") is None:
+            raise SystemExit("make lite needs npm (Node.js) to fetch the Pyodide runtime from the npm registry: "
+                             "apt-get install -y npm")
+        run("npm", "pack", f"pyodide@{version}", "--silent", "--pack-destination", cache)
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(tarball) as archive:
+        for member in archive.getmembers():
+            if not member.isfile() or not member.name.startswith("package/"):
+                continue
+            name = member.name[len("package/"):]
+            if name.endswith((".map", ".d.ts", ".html")) or "/" in name:
+                continue
+            (dest / name).write_bytes(archive.extractfile(member).read())
+
+
+def normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def closure(packages: dict, roots: list[str]) -> list[str]:
+    """The lock's names of ``roots`` and everything they depend on (names compared PEP 503-style:
+    the lock says ``prompt-toolkit`` but ipython's entry depends on ``prompt_toolkit``)."""
+    keys = {normalise(key): key for key in packages}
+    seen, todo = [], list(roots)
+    while todo:
+        name = keys.get(normalise(todo.pop()))
+        if name is None or name in seen:
+            continue
+        seen.append(name)
+        todo += packages[name].get("depends", [])
+    return sorted(seen)
+
+
+def download(requirement: str, dest: Path, cache: Path) -> Path:
+    """One wheel from PyPI (cached in ``cache``), copied into ``dest``; returns its path there."""
+    cache.mkdir(parents=True, exist_ok=True)
+    before = set(cache.glob("*.whl"))
+    run(sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+        # as the browser's Python sees it: pure wheels for CPython 3.14, whatever runs this script
+        "--python-version", PYODIDE_PYTHON, "--implementation", "py", "--abi", "none", "--platform", "any",
+        "--dest", cache, requirement)
+    name, _, version = requirement.partition("==")
+    name = re.split(r"[<>=!~]", name)[0]
+    norm = re.sub(r"[-_.]+", "_", name).lower()
+    candidates = [p for p in cache.glob("*.whl")
+                  if re.sub(r"[-_.]+", "_", p.name.split("-")[0]).lower() == norm
+                  and (not version or p.name.split("-")[1] == version)]
+    new = [p for p in candidates if p not in before] or candidates
+    if not new:
+        raise RuntimeError(f"pip downloaded no wheel for {requirement}")
+    wheel = max(new, key=lambda p: p.stat().st_mtime)
+    target = dest / wheel.name
+    shutil.copyfile(wheel, target)
+    return target
+
+
+def localise_lock(pyodide_dir: Path, version: str, wheel_cache: Path) -> list[str]:
+    """Point the pure-Python packages the kernel needs at PyPI's wheels beside the lock, and every
+    other package at the Pyodide CDN. Returns the localised package names."""
+    lock_path = pyodide_dir / "pyodide-lock.json"
+    lock = json.loads(lock_path.read_text())
+    packages = lock["packages"]
+    from jupyterlite_pyodide_kernel.constants import PYODIDE_CDN_URL   # where the kernel would load it from
+
+    cdn = PYODIDE_CDN_URL.rstrip("/") + "/"
+    assert version in cdn, (version, cdn)
+    local = []
+    for name in closure(packages, LOCAL_ROOTS):
+        entry = packages[name]
+        if not entry["file_name"].endswith("-none-any.whl"):
+            continue
+        wheel = download(f"{name}=={entry['version']}", pyodide_dir, wheel_cache)
+        entry["file_name"] = wheel.name
+        entry["sha256"] = sha256(wheel)
+        local.append(name)
+    for name, entry in packages.items():
+        if name not in local and not re.match(r"^[a-z]+://", entry["file_name"]):
+            entry["file_name"] = cdn + entry["file_name"]
+    lock_path.write_text(json.dumps(lock, indent=1))
+    return local
+
+
+# JupyterLite takes every lab extension installed beside it; in a venv that also has the test extra
+# (nbgrader, voila) those would appear in the site and call a server that is not there.
+LITE_EXTENSIONS = ("@jupyterlite/pyodide-kernel-extension", "@jupyter-widgets/jupyterlab-manager")
+
+
+def keep_only_lite_extensions(config_path: Path) -> list[str]:
+    config = json.loads(config_path.read_text())
+    data = config["jupyter-config-data"]
+    extensions = data.get("federated_extensions", [])
+    data["federated_extensions"] = [e for e in extensions if e["name"] in LITE_EXTENSIONS]
+    config_path.write_text(json.dumps(config, indent=2))
+    return sorted(e["name"] for e in extensions if e["name"] not in LITE_EXTENSIONS)
+
+
+def build(output: Path, work: Path) -> None:
+    if work.exists():
+        shutil.rmtree(work)
+    (work / "pypi").mkdir(parents=True)
+    cache = REPO / "build" / "lite-cache"
+    version = pyodide_version()
+
+    # 1. the course library's wheel, and the pure wheels piplite serves beside it
+    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", work / "pypi", REPO)
+    widgets_version = importlib.metadata.version("jupyterlab_widgets")   # matches the labextension
+    for requirement in EXTRA_WHEELS + [f"jupyterlab_widgets=={widgets_version}"]:
+        download(requirement, work / "pypi", cache / "wheels")
+
+    # 2. the Pyodide runtime from npm, its lock localised
+    pyodide_dir = work / "static" / "pyodide"
+    fetch_pyodide(version, cache / "npm", pyodide_dir)
+    local = localise_lock(pyodide_dir, version, cache / "wheels")
+    print(f"Pyodide {version}: {len(local)} packages local: {', '.join(local)}")
+
+    # 3. the site
+    (work / "jupyter-lite.json").write_text(json.dumps({
+        "jupyter-lite-schema-version": 0,
+        "jupyter-config-data": {
+            "appName": "LLM math course (JupyterLite)",
+            "exposeAppInBrowser": True,     # window.jupyterapp, for the smoke test
+            "litePluginSettings": {
+                "@jupyterlite/pyodide-kernel-extension:kernel": {"disablePyPIFallback": True},
+            },
+        },
+    }, indent=2))
+    # the files (lite_dir/files): the chapters at the top, the exercise notebooks in exercises/
+    ignore = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+    shutil.copytree(REPO / "notebooks", work / "files", ignore=ignore)
+    shutil.copytree(REPO / "exercises", work / "files" / "exercises", ignore=ignore)
+    (work / "jupyter_lite_config.json").write_text(json.dumps({"LiteBuildConfig": {"no_sourcemaps": True}}))
+    if output.exists():
+        shutil.rmtree(output)
+    run(sys.executable, "-m", "jupyter", "lite", "build", "--lite-dir", work, "--output-dir", output, cwd=work)
+    dropped = keep_only_lite_extensions(output / "jupyter-lite.json")
+    if dropped:
+        print(f"left out lab extensions the site does not need (some call a Jupyter server): {', '.join(dropped)}")
+    print(f"JupyterLite site in {output}; serve it with: make lite-serve")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", type=Path, default=REPO / "lite")
+    parser.add_argument("--work", type=Path, default=REPO / "build" / "lite-src")
+    args = parser.parse_args(argv)
+    build(args.output.resolve(), args.work.resolve())
+
+
+if __name__ == "__main__":
+    main()

@@ -54,9 +54,39 @@ def log_slider(description: str, value: float, low: float, high: float, *, steps
     if readout_format is None:
         readout_format = ".0f" if low >= 1 and high <= 1e7 else ".3g"
     step = 1.0 / steps_per_decade
-    return widgets.FloatLogSlider(value=value, base=10, min=math.log10(low), max=math.log10(high),
-                                  step=step, description=description, readout_format=readout_format,
-                                  continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    control = widgets.FloatLogSlider(value=value, base=10, min=math.log10(low), max=math.log10(high),
+                                     step=step, description=description, readout_format=readout_format,
+                                     continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    control.add_class(LOG_SLIDER_CLASS)     # ARIA_VALUETEXT_SCRIPT gives it the real value for screen readers
+    return control
+
+
+LOG_SLIDER_CLASS = "lecture-log-slider"
+
+# A log slider's handle tells screen readers its exponent (ipywidgets' noUiSlider formats the
+# aria-valuetext from the slider's own, logarithmic, position). This page script, shown once with
+# each explorer, copies the readout beside the slider ("1024", the real value) into the handle's
+# aria-valuetext whenever either changes. It installs itself once per page.
+ARIA_VALUETEXT_SCRIPT = """
+(function () {
+  if (window.lectureLogSliderAria) { window.lectureLogSliderAria(); return; }
+  const sync = () => {
+    document.querySelectorAll('.%s').forEach((box) => {
+      const handle = box.querySelector('.noUi-handle');
+      const readout = box.querySelector('.widget-readout');
+      if (!handle || !readout) return;
+      const text = (readout.textContent || readout.value || '').trim();
+      const label = (box.querySelector('.widget-label') || {}).textContent || '';
+      const wanted = label ? `${text} (${label.trim()})` : text;
+      if (text && handle.getAttribute('aria-valuetext') !== wanted) handle.setAttribute('aria-valuetext', wanted);
+    });
+  };
+  window.lectureLogSliderAria = sync;
+  new MutationObserver(sync).observe(document.body, {subtree: true, childList: true, characterData: true,
+                                                     attributes: true, attributeFilter: ['aria-valuetext']});
+  sync();
+})();
+""" % LOG_SLIDER_CLASS
 
 
 def slider(description: str, value: float, low: float, high: float, step: float, *,
@@ -323,9 +353,11 @@ class Explorer:
                                   f"{html.escape(str(error))}</pre>")
 
     def _ipython_display_(self):
-        from IPython.display import display
+        from IPython.display import Javascript, display
 
         display(self.widget)
+        if any(LOG_SLIDER_CLASS in control._dom_classes for control in self.controls.values()):
+            display(Javascript(ARIA_VALUETEXT_SCRIPT))
 
 
 def explorer_classes() -> list[type]:

@@ -30,7 +30,7 @@ MAX_CHUNKS = 4
 DECODE_TOKENS = 3
 FORWARD, BACKWARD = 1.0, 2.0          # t_F = 1, t_B = 2 t_F (a backward pass does twice the matmuls)
 BUBBLE_COLOR = "#bdbdbd"
-MIN_LABEL_PIXELS = 11                  # label a box with its micro-batch only if it is this wide
+MIN_LABEL_PIXELS = 18                  # label a box "F3"/"B3" only if it is this wide (pixels at 1x)
 _TIME_LIMITS = (3, 6, 12, 24, 48, 96)   # time-axis widths: 3 whole-number tick steps each
 TICKS = np.linspace(0, 1, 4)             # the time axes run over [0, 1] of the current width
 
@@ -102,7 +102,7 @@ class ScheduleExplorer(explore.Explorer):
                                       label="forward")
         # Backward boxes are hatched as well as red: colour is never the only carrier of F vs B.
         self.backward = PolyCollection([], facecolors=COLORS["weights"], edgecolors="white", linewidths=0.6,
-                                       hatch="//", label="backward (hatched)")
+                                       hatch="/", label="backward (hatched)")
         for collection in (self.bubbles, self.forward, self.backward):
             gantt.add_collection(collection)
         self.optimizer = gantt.axvline(0, color=COLORS["total"], ls="--", lw=1.2, label="end of step / run")
@@ -113,9 +113,11 @@ class ScheduleExplorer(explore.Explorer):
                              for _ in range(MAX_STAGES)]
         for label in self.stage_labels:
             label.set_x(-0.005)
-        # One marker line per micro-batch, its digits as the marker: far cheaper than a Text per box.
-        self.box_labels = [gantt.plot([], [], ls="none", marker=f"${j}$", ms=6.5 if j < 10 else 8.5,
-                                      color="white", markeredgewidth=0)[0] for j in range(MAX_MICROBATCHES)]
+        # One marker line per pass and micro-batch, "F3" / "B3" as the marker (the lecture's labels, so
+        # forward and backward read without colour): far cheaper than a Text per box.
+        self.box_labels = {(kind, j): gantt.plot([], [], ls="none", marker=f"$\\mathbf{{{kind}{j}}}$", ms=9 if j < 10 else 11.5,
+                                                 color="white", markeredgewidth=0)[0]
+                           for kind in "FB" for j in range(MAX_MICROBATCHES)}
 
         memory.set(title="activations held by stage 0", xlabel="time", ylabel="micro-batches",
                    xlim=(0, 1), ylim=(0, MAX_MICROBATCHES + 1), xticks=TICKS, xticklabels=[])
@@ -139,7 +141,7 @@ class ScheduleExplorer(explore.Explorer):
         self.gantt = gantt
         self.gantt_pixels = gantt.get_position().width * figure.get_figwidth() * figure.dpi
         view.animate(self.bubbles, self.forward, self.backward, self.optimizer, *self.stage_labels,
-                     *self.box_labels, self.held, self.held_peak, self.no_backward, self.curve, self.point,
+                     *self.box_labels.values(), self.held, self.held_peak, self.no_backward, self.curve, self.point,
                      *self.tick_labels)
         return view
 
@@ -171,7 +173,7 @@ class ScheduleExplorer(explore.Explorer):
         for s, label in enumerate(self.stage_labels):
             label.set_text(f"rack {s}" if s < stages else "")
             label.set_y(lanes[s] if s < stages else 0)
-        self._label_boxes(starts, ends, arrays["microbatch"], rows)
+        self._label_boxes(starts, ends, arrays["microbatch"], rows, forward)
         for i, label in enumerate(self.tick_labels):
             label.set_text(f"{TICKS[i % len(TICKS)] * limit:g}")
 
@@ -219,11 +221,11 @@ class ScheduleExplorer(explore.Explorer):
         self.no_backward.set_text("decode: no backward pass,\nso no activations wait for one" if inference else "")
         return rows_out, False
 
-    def _label_boxes(self, starts, ends, microbatch, rows):
+    def _label_boxes(self, starts, ends, microbatch, rows, forward):
         show = float(np.min(ends - starts)) * self.gantt_pixels >= MIN_LABEL_PIXELS
         centres = (starts + ends) / 2
-        for j, marker in enumerate(self.box_labels):
-            mine = microbatch == j if show else np.zeros(len(rows), bool)
+        for (kind, j), marker in self.box_labels.items():
+            mine = (microbatch == j) & (forward == (kind == "F")) if show else np.zeros(len(rows), bool)
             marker.set_data(centres[mine], rows[mine])
 
 
@@ -300,14 +302,16 @@ def gantt_figure(timeline: pipeline.Timeline, *, title: str | None = None, width
                                        edgecolors="white", linewidths=0.6, label="forward"))
     if (~forward).any():
         axis.add_collection(PolyCollection(boxes[~forward], facecolors=_CHUNK_SHADES["B"][arrays["chunk"][~forward]],
-                                           edgecolors="white", linewidths=0.6, hatch="//",
+                                           edgecolors="white", linewidths=0.6, hatch="/",
                                            label="backward (hatched)"))
     width_pixels = 0.8 * width * plots.DPI
     if labels and float(np.min(arrays["end"] - arrays["start"])) / timeline.makespan * width_pixels >= MIN_LABEL_PIXELS:
-        for j in range(timeline.microbatches):
-            mine = arrays["microbatch"] == j
-            axis.plot((arrays["start"][mine] + arrays["end"][mine]) / 2, rows[mine], ls="none", marker=f"${j}$",
-                      ms=6.5 if j < 10 else 8.5, color="white", markeredgewidth=0)
+        for kind in "FB":
+            for j in range(timeline.microbatches):
+                mine = (arrays["microbatch"] == j) & (forward == (kind == "F"))
+                if mine.any():
+                    axis.plot((arrays["start"][mine] + arrays["end"][mine]) / 2, rows[mine], ls="none",
+                              marker=f"$\\mathbf{{{kind}{j}}}$", ms=9 if j < 10 else 11.5, color="white", markeredgewidth=0)
     axis.set(xlim=(0, timeline.makespan * 1.01), ylim=(0, timeline.stages), yticks=lanes,
              yticklabels=[f"rack {s}" for s in range(timeline.stages)], xlabel="time")
     axis.grid(False)

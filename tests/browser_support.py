@@ -521,6 +521,19 @@ class NotebookSession:
             """() => [...document.querySelectorAll('.lecture-figure')].map(el =>
                  ({tag: el.tagName, title: el.getAttribute('title') || '', alt: el.getAttribute('alt')}))""")
 
+    def log_slider_valuetexts(self, *, unsynced_only: bool = False) -> list[dict]:
+        """What a screen reader hears for each log slider (its handle's aria-valuetext) beside the
+        real value in its readout; with ``unsynced_only`` just those where the two disagree."""
+        rows = self.page.evaluate(
+            """() => [...document.querySelectorAll('.lecture-log-slider')].map(box => {
+                 const h = box.querySelector('.noUi-handle'), r = box.querySelector('.widget-readout');
+                 return {readout: r ? (r.textContent || r.value || '').trim() : '',
+                         valuetext: h ? (h.getAttribute('aria-valuetext') || '') : ''};
+               })""")
+        if unsynced_only:
+            rows = [row for row in rows if not row["readout"] or not row["valuetext"].startswith(row["readout"])]
+        return rows
+
     def counts(self) -> dict:
         return self.page.evaluate(
             """() => ({explorers: document.querySelectorAll('.lecture-explorer').length,

@@ -32,6 +32,9 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
         assert all(f["tag"] == "IMG" and len(f["title"]) > 40 for f in names_before), (
             f"{name}: an explorer figure has no text alternative (title) on its <img>: {names_before}")
 
+        unsynced = session.log_slider_valuetexts(unsynced_only=True)
+        assert not unsynced, f"{name}: log sliders whose aria-valuetext is not their real value: {unsynced}"
+
         failures = []
         sliders = session.sliders()
         for slider in sliders:
@@ -46,6 +49,8 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
                 failures.append(f"{slider.describe()}: {move.key} changed neither the figure nor the "
                                 f"readout within the timeout ({how})")
         names_after = session.figure_names()
+        unsynced = session.log_slider_valuetexts(unsynced_only=True)
+        assert not unsynced, f"{name}: after the moves, log sliders read out their exponent: {unsynced}"
         if sliders:
             assert [f["title"] for f in names_after] != [f["title"] for f in names_before], (
                 f"{name}: no figure's text alternative followed the slider moves")

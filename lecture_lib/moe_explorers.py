@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import explore, hardware, models, moe, units, validate
+from . import explore, hardware, models, moe, roofline, units, validate
 from .plots import COLORS, new_figure, styled
 
 RACK_SYSTEMS = ("HGX H100", "HGX B200", "GB200 NVL72", "GB300 NVL72", "Vera Rubin NVL144", "Rubin Ultra NVL576")
@@ -55,12 +55,14 @@ def moe_workloads() -> dict[str, MoEWorkload]:
 
 @dataclass(frozen=True)
 class Sized:
-    """What the scale-up explorer needs of a model: total and active parameters, routed experts."""
+    """What the scale-up explorer needs of a model: total and active parameters, routed experts, and
+    the parameters a batch-1 step reads (``roofline.params_read``: an MoE reads only its k experts)."""
 
     label: str
     params_total: float
     params_active: float
     n_experts: int = 0
+    params_read_batch1: float | None = None    # None: reads every parameter (dense, or unknown layout)
 
 
 def sized_models() -> dict[str, Sized]:
@@ -69,7 +71,7 @@ def sized_models() -> dict[str, Sized]:
     for name in models.names():
         m = models.get(name)
         items.append(Sized(f"{m.name} ({units.count(m.params_total)} total)", m.params_total, m.params_active,
-                           m.n_routed_experts))
+                           m.n_routed_experts, roofline.params_read(m, tokens=1) if m.is_moe else None))
     items.append(Sized("a 5 T-parameter model (Dwarkesh, 00:45:48)", 5e12, 5e12 / 18, 0))
     return {item.label: item for item in items}
 
@@ -201,7 +203,7 @@ class ScaleUpExplorer(explore.Explorer):
         fit.set(xscale="log", yscale="log", xlabel="chips in the scale-up domain", ylabel="parameters",
                 title="largest total parameters that fit", xlim=self.X_LIMITS, ylim=(1e9, 1e16))
         floor.set(xscale="log", yscale="log", xlabel="chips in the scale-up domain", ylabel="ms per step",
-                  title="weight-fetch floor (latency at batch 1)", xlim=self.X_LIMITS, ylim=(1e-3, 1e4))
+                  title="weight-fetch floor per step", xlim=self.X_LIMITS, ylim=(1e-3, 1e4))
         self._systems = [hardware.get_system(name) for name in hardware.system_names()]
         self._sizes = np.array([s.n_chips for s in self._systems], dtype=float)
         self._chips = np.logspace(0, np.log10(self.X_LIMITS[1]), 120)
@@ -211,7 +213,11 @@ class ScaleUpExplorer(explore.Explorer):
             "total": fit.axhline(1e9, color=COLORS["weights"], lw=1.5, label="model: total params"),
             "active": fit.axhline(1e9, color=COLORS["compute"], ls="--", lw=1.2, label="model: active params"),
             "here": fit.plot([], [], "o", color=COLORS["balance"], ms=10, label="your system")[0],
-            "floor": floor.plot([], [], color=COLORS["weights"], label="total bytes / (n × HBM bw)")[0],
+            "floor": floor.plot([], [], color=COLORS["weights"], label="every expert read: total bytes / (n × HBM bw)")[0],
+            # Chapter 8: at batch 1 an MoE step reads only the k experts its token routes to. Divided by the
+            # whole domain's bandwidth it is a lower bound: those k experts sit on at most k of the GPUs.
+            "floor_batch1": floor.plot([], [], color=COLORS["weights"], ls=(0, (4, 1.5, 1, 1.5, 1, 1.5)), lw=1.2,
+                                       label="batch 1: only the k experts touched (Ch. 8, lower bound)")[0],
             "floor_here": floor.plot([], [], "o", color=COLORS["balance"], ms=10)[0],
             "label": fit.text(1.5, 2e15, "", fontsize=9),
         }
@@ -244,6 +250,10 @@ class ScaleUpExplorer(explore.Explorer):
         floor_here = moe.WEIGHT_FETCH_FLOOR(N_total=model.params_total, bytes_param=bytes_param,
                                             mem_bw=system.hbm_bandwidth)
         self.lines["floor_here"].set_data([system.n_chips], [floor_here * 1e3])
+        read_batch1 = model.params_read_batch1
+        floor_batch1 = (moe.WEIGHT_FETCH_FLOOR(N_total=read_batch1, bytes_param=bytes_param,
+                                               mem_bw=self._chips * chip.hbm_bandwidth) if read_batch1 else None)
+        self.lines["floor_batch1"].set_data(self._chips, floor_batch1 * 1e3 if read_batch1 else np.full_like(self._chips, np.nan))
         dies = DIES_PER_PACKAGE.get(chip.name)
         count = f"{system.n_chips} packages" + (f" = {system.n_chips * dies} dies" if dies and dies > 1 else "")
         self.lines["label"].set_text(f"{system.name}: {count}")
@@ -265,7 +275,12 @@ class ScaleUpExplorer(explore.Explorer):
             ("weights", f"{units.bytes_(weight_bytes)} ({units.count(model.params_total)} × {bytes_param:g} B)"),
             (f"fits in {share:.0%} of HBM?", verdict, "ok" if fits else "bad"),
             ("largest model that fits", f"{units.count(n_fit)} params"),
-            ("weight-fetch floor per step", units.seconds(floor_here)),
+            ("weight-fetch floor per step (every expert read)", units.seconds(floor_here)),
+            ("… at batch 1 (only the k experts touched, Ch. 8)",
+             units.seconds(moe.WEIGHT_FETCH_FLOOR(N_total=read_batch1, bytes_param=bytes_param,
+                                                  mem_bw=system.hbm_bandwidth))
+             + f" ({units.count(read_batch1)} params read; a lower bound, as the k experts sit on at most k GPUs)"
+             if read_batch1 else "the same: every parameter is read"),
             ("experts (expert parallelism)", experts),
             ("active params (set by compute)", units.count(model.params_active)),
         ]

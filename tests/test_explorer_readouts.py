@@ -176,3 +176,31 @@ def test_readouts_use_thousands_separators_and_tokens():
     explorer = rx.ContextExplorer()
     assert re.search(r"Goldilocks context [\d,]+ tokens", _text(explorer))
     explorer.view.figure.clear()
+
+
+# --- issue 14 in Chapter 2: at batch 1 an MoE step reads only the k experts its token touches ------
+def test_scale_up_explorer_shows_the_batch1_floor_of_the_experts_touched():
+    from lecture_lib import moe, roofline
+
+    model = models.get("deepseek-v3")
+    label = next(key for key, sized in mx.sized_models().items() if sized.params_total == model.params_total)
+    explorer = mx.ScaleUpExplorer(system="GB200 NVL72", model=label)
+    bytes_param = mx.WEIGHT_FORMATS[explorer.controls["weights"].value]
+    system = hardware.get_system("GB200 NVL72")
+    read = roofline.params_read(model, tokens=1)
+    expected = moe.WEIGHT_FETCH_FLOOR(N_total=read, bytes_param=bytes_param, mem_bw=system.hbm_bandwidth)
+    every = moe.WEIGHT_FETCH_FLOOR(N_total=model.params_total, bytes_param=bytes_param, mem_bw=system.hbm_bandwidth)
+    text = _text(explorer)
+    assert f"{units.seconds(expected)} ({units.count(read)} params read" in text
+    assert units.seconds(every) in text and expected < every / 10      # DeepSeek-V3: 8 of 256 experts
+    x, y = explorer.lines["floor_batch1"].get_data()
+    assert abs(y[0] / 1e3 - moe.WEIGHT_FETCH_FLOOR(N_total=read, bytes_param=bytes_param,
+                                                   mem_bw=x[0] * system.chip.hbm_bandwidth)) < 1e-12
+
+
+def test_scale_up_explorer_says_a_dense_model_reads_everything_at_batch_1():
+    dense = next(key for key in mx.sized_models() if key.startswith("llama-3-70b"))
+    explorer = mx.ScaleUpExplorer(model=dense)
+    assert "the same: every parameter is read" in _text(explorer)
+    x, y = explorer.lines["floor_batch1"].get_data()
+    assert all(v != v for v in y)          # no line drawn (NaN) for a dense model

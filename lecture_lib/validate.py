@@ -127,9 +127,20 @@ def names(name: str, value) -> tuple[str, ...]:
     return tuple(value)
 
 
+def last_chapter() -> int:
+    """The highest chapter number of the course: the last ``problems_NN.py`` module in the package
+    (so a new chapter is accepted everywhere as soon as its problems exist)."""
+    import os
+    import re
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    numbers = [int(m.group(1)) for m in (re.fullmatch(r"problems_(\d\d)\.py", f) for f in os.listdir(here)) if m]
+    return max(numbers, default=0)
+
+
 def chapter(name: str, value) -> int | None:
-    """A chapter number (0-7) or None for every chapter."""
-    return None if value is None else integer(name, value, minimum=0, maximum=7)
+    """A chapter number (0 to :func:`last_chapter`) or None for every chapter."""
+    return None if value is None else integer(name, value, minimum=0, maximum=last_chapter())
 
 
 def choice(name: str, value, allowed):

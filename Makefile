@@ -40,8 +40,11 @@ $(VENV)/.course-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab]'
 	touch $@
 
+# The test extra brings JupyterLite's Pyodide-kernel extension (for `make lite`); it only works inside
+# a JupyterLite site, and in this environment's own JupyterLab it would log errors on every page.
 $(VENV)/.test-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,test]'
+	$(VENV)/bin/jupyter labextension disable --level=sys_prefix @jupyterlite/pyodide-kernel-extension >/dev/null
 	touch $@ $(VENV)/.course-installed
 
 lab: $(VENV)/.course-installed
@@ -95,6 +98,7 @@ $(VENV)/.site-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 
 $(VENV)/.lite-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,lite]'
+	$(VENV)/bin/jupyter labextension disable --level=sys_prefix @jupyterlite/pyodide-kernel-extension >/dev/null
 	touch $@
 
 present: $(VENV)/.present-installed

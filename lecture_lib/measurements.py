@@ -313,7 +313,7 @@ def table_html(*, second_look: float = 1.3) -> "IPython.display.HTML":
     """
     from .tables import _html_table, _link
 
-    validate.number("second_look", second_look)
+    second_look = validate.scalar("second_look", second_look)
     body = []
     for row in MEASUREMENTS:
         eff = row.efficiency

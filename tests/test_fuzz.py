@@ -49,6 +49,8 @@ NOT_DATA = {
     "reversible.feistel_xor": "takes a round function", "reversible.feistel_xor_inverse": "takes a round function",
     "reversible.feistel_add": "takes a round function", "reversible.feistel_add_inverse": "takes a round function",
     "reversible.gf2_derivative": "takes a round function",
+    "flashcards.main": "command-line entry point; tests/test_flashcards.py runs it",
+    "progress.main": "command-line entry point; tests/test_progress.py runs it",
 }
 
 # Parameters that only label an error message (the resolvers' ``parameter``).
@@ -150,7 +152,7 @@ def time_limit(seconds: float = CALL_SECONDS):
 # ================================================================================ baselines
 
 def _presets():
-    from lecture_lib import hardware, models, moe, pipeline, pricing, reversible
+    from lecture_lib import collectives, hardware, measurements, models, moe, pipeline, pricing, reversible
 
     cipher = reversible.toy_cipher(rounds=4)
     placement = moe.Placement(n_experts=16, experts_per_gpu=2, gpus_per_rack=4)
@@ -164,10 +166,12 @@ def _presets():
         "blocks": [np.arange(8, dtype=np.uint64)], "y": [np.ones(4)], "z": [np.ones(4)],
         "hardware": [hardware.get("H100")], "m": [models.get("llama-3-70b")],
         "strategy": ["store", "remat", "reversible", "segments"], "schedule": ["gpipe", "1f1b"],
-        "kind": ["residual", "input"], "weight_format": ["fp8", "bf16"], "dtype": [np.float32],
+        "kind": ["residual", "input", "allreduce"], "weight_format": ["fp8", "bf16"], "dtype": [np.float32],
         "contexts": [np.array([1e3, 1e5])], "hold_times": [np.array([1.0, 60.0])], "hold_time": [60.0],
-        "name": ["H100", "GB200 NVL72", "deepseek-v3", "HBM"], "key": [pricing.names()[0]],
+        "name": ["H100", "GB200 NVL72", "deepseek-v3", "HBM"], "key": [pricing.names()[0], measurements.MEASUREMENTS[0].key],
         "compute_dtype": ["bf16"], "fmt": ["bf16"], "x": [np.linspace(-1.0, 1.0, 64).reshape(4, 16)], "n_params": [1e9], "target_loss": [2.5], "values": [np.arange(8, dtype=np.uint64)],
+        "unit": ["H100", "GB200 NVL72"], "deployment": [collectives.deployment(hardware.get("H100"), n_chips=8)],
+        "levels": [[(8, 450e9), (2, 400e9)]], "layout": ["dp", "tp", "ep"], "bytes_total": [1e9],
     }
 
 

@@ -322,7 +322,7 @@ def weights_per_device(*, n_params, bytes_per_param: float, layout: str, n_devic
     shards = 1 if layout == "dp" else n_devices
     names = {"N_total": "n_params", "bytes_param": "bytes_per_param", "n_shards": "n_devices", "mem_bw": "chip"}
     per_device = WEIGHT_BYTES_PER_DEVICE(N_total=n_params, bytes_param=bytes_per_param, n_shards=shards,
-                                         called_as=names)
+                                         called_as={k: v for k, v in names.items() if k != "mem_bw"})
     read = T_WEIGHT_READ_PER_DEVICE(N_total=n_params, bytes_param=bytes_per_param, n_shards=shards,
                                     mem_bw=chip.hbm_bandwidth, called_as=names)
     return {"bytes": per_device, "t_weights": read, "fits": per_device <= chip.hbm_capacity, "n_shards": shards}

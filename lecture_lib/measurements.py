@@ -288,6 +288,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
 
 def get(key: str) -> Measurement:
     """The row with this key; ``KeyError`` listing the keys otherwise."""
+    if not isinstance(key, str):
+        raise KeyError(f"key must be a measurement's name, got {validate._describe(key)}; known: "
+                       f"{[row.key for row in MEASUREMENTS]}")
     for row in MEASUREMENTS:
         if row.key == key:
             return row

@@ -265,7 +265,7 @@ def params_read(model, *, tokens) -> float:
     from . import models as _models
 
     model = _models.resolve(model)
-    validate.number("tokens", tokens)
+    tokens = validate.number("tokens", tokens)
     split = _moe_split(model)
     if not model.is_moe:
         return float(split["N_fixed"]) + 0 * tokens
@@ -346,11 +346,12 @@ def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8"
 
     model = _models.resolve(model)
     deployment = _unit(deployment)
-    batch = validate.scalar("batch", batch)
+    batch = validate.scalar("batch", batch, maximum=validate.COUNT_LIMIT)
     len_ctx = validate.scalar("len_ctx", len_ctx, allow_zero=True, maximum=validate.COUNT_LIMIT)
-    tokens_per_step = validate.scalar("tokens_per_step", tokens_per_step)
+    tokens_per_step = validate.scalar("tokens_per_step", tokens_per_step, maximum=validate.COUNT_LIMIT)
     verified = tokens_per_step if tokens_verified is None else tokens_verified
-    verified = validate.scalar("tokens_verified", verified)
+    verified = validate.scalar("tokens_verified", verified, maximum=validate.COUNT_LIMIT)
+    _models._bytes_per("kv_dtype", kv_dtype)
     attention = validate.boolean("attention", attention)
     absorbed = validate.boolean("absorbed", absorbed)
     expected_experts_read = validate.boolean("expected_experts_read", expected_experts_read)
@@ -358,6 +359,7 @@ def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8"
         raise ValueError(f"tokens_verified must be >= tokens_per_step (a step cannot accept more tokens "
                          f"than it processes), got {verified!r} < {tokens_per_step!r}")
     validate.choice("step_form", step_form, STEP_FORMS)
+    _models._bytes_per("weight_dtype", weight_dtype)
     if compute_dtype is None:
         if not isinstance(weight_dtype, str):
             raise ValueError(f"compute_dtype must be given when weight_dtype is a byte count, got "
@@ -366,6 +368,9 @@ def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8"
     expert_compute_dtype = compute_dtype if expert_compute_dtype is None else expert_compute_dtype
     attention_dtype = compute_dtype if attention_dtype is None else attention_dtype
     expert_weight_dtype = weight_dtype if expert_weight_dtype is None else expert_weight_dtype
+    for name, fmt in (("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
+                      ("attention_dtype", attention_dtype)):
+        _peak(deployment, fmt, name)
     bytes_w = _models._bytes_per("weight_dtype", weight_dtype)
     bytes_e = _models._bytes_per("expert_weight_dtype", expert_weight_dtype)
     mem = deployment.hbm_bandwidth
@@ -394,7 +399,7 @@ def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8"
         weights = weights + T_WEIGHTS(N_total=routed_read, bytes_param=bytes_e, mem_bw=mem)
 
     if len_ctx > 0:
-        bytes_tok_value = model.kv_bytes_read_per_token(kv_dtype, context_len=int(round(len_ctx)))
+        bytes_tok_value = model.kv_bytes_read_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
         kv = T_KV(B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok_value, mem_bw=mem)
     else:
         kv = 0.0
@@ -464,6 +469,7 @@ def batch_that_fits(model, deployment, *, len_ctx, weight_bytes: float, kv_dtype
     if model.params_total * size >= capacity:
         raise ValueError(f"weight_bytes={weight_bytes!r}: {model.name}'s weights "
                          f"({model.params_total * size / 1e9:.0f} GB) do not fit in {capacity / 1e9:.0f} GB")
-    per_token = model.kv_bytes_read_per_token(kv_dtype, context_len=int(round(len_ctx)))
+    _models._bytes_per("kv_dtype", kv_dtype)
+    per_token = model.kv_bytes_read_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
     return BATCH_THAT_FITS(hbm_capacity=capacity, N_total=model.params_total, bytes_param=size,
                            len_ctx=len_ctx, bytes_tok=per_token)

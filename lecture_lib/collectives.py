@@ -168,7 +168,6 @@ def deployment(unit, *, n_systems: int = 1, n_chips: int | None = None) -> Deplo
     """
     from . import hardware
 
-    unit = hardware.resolve_chip(unit, "unit")
     n_systems = validate.integer("n_systems", n_systems)
     if isinstance(unit, hardware.System):
         if n_chips is not None:

@@ -253,7 +253,7 @@ def concept_cards(chapter: int, *, solutions_dir: Path | None = None) -> list[Ca
     """A card per choice problem of the chapter: statement and options; back: the answer."""
     from . import checks
 
-    chapter = _chapter_number(chapter)
+    chapter = validate.integer("chapter", chapter, minimum=0, maximum=validate.last_chapter())
     solutions_dir = _directory(solutions_dir)
     statements = _statements(solutions_dir, chapter)
     cards = []

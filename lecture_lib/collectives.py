@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
+import math
+
 from . import validate
 from .formula import Formula
 import sympy as sp
@@ -34,19 +36,24 @@ from .symbols import (B, FLOPs, N_expert, N_total, b_dev, b_dev_star, bw_link, b
                       n_shards, n_tp, t_coll, t_comm, t_compute, t_weights, w_dev)
 
 ALL_GATHER = Formula(t_coll, bytes_msg * (n_ring - 1) / (n_ring * bw_link),
-                     source="scaling book sharding.md / gpus.md: ring AllGather, V (N-1) / (N W)")
+                     source="scaling book sharding.md / gpus.md: ring AllGather, V (N-1) / (N W)",
+                     domain=n_ring >= 1)
 REDUCE_SCATTER = Formula(t_coll, ALL_GATHER.rhs,
-                         source="scaling book sharding.md: the transpose of an AllGather, same cost")
+                         source="scaling book sharding.md: the transpose of an AllGather, same cost",
+                         domain=n_ring >= 1)
 ALL_REDUCE = Formula(t_coll, REDUCE_SCATTER.rhs + ALL_GATHER.rhs,
-                     source="scaling book sharding.md: AllReduce = ReduceScatter + AllGather (no SHARP)")
+                     source="scaling book sharding.md: AllReduce = ReduceScatter + AllGather (no SHARP)",
+                     domain=n_ring >= 1)
 ALL_TO_ALL = Formula(t_coll, bytes_msg * (n_ring - 1) / (n_ring ** 2 * bw_link),
-                     source="scaling book gpus.md: in-node AllToAll, B (N-1) / (W N^2)")
+                     source="scaling book gpus.md: in-node AllToAll, B (N-1) / (W N^2)",
+                     domain=n_ring >= 1)
 #: Tensor parallelism (Megatron layout) all-reduces the activations twice per layer (after attention
 #: and after the MLP), in every one of the L layers.
 TP_ALL_REDUCE_PER_STEP = Formula(
     t_coll, 2 * n_layers * ALL_REDUCE.rhs.subs(bytes_msg, B * d_model * bytes_value),
     source="Megatron-LM (Shoeybi et al. 2019, arXiv 1909.08053) §3: two all-reduces per layer; "
-           "scaling book inference.md")
+           "scaling book inference.md",
+    domain=n_ring >= 1)
 
 KINDS = {"allgather": ALL_GATHER, "reducescatter": REDUCE_SCATTER, "allreduce": ALL_REDUCE,
          "alltoall": ALL_TO_ALL}
@@ -61,16 +68,19 @@ def collective_time(kind: str, *, bytes_total, levels) -> float:
     of 1 device costs nothing. Equation: ``max_i T_kind(V, D_i, W_i)`` (scaling book gpus.md).
     """
     validate.choice("kind", kind, list(KINDS))
-    validate.number("bytes_total", bytes_total, allow_zero=True)
-    if not levels:
-        raise ValueError("levels must list at least one (devices, bytes_per_s) pair, got none")
+    bytes_total = validate.scalar("bytes_total", bytes_total, allow_zero=True)
+    if (not isinstance(levels, (list, tuple)) or not levels
+            or not all(isinstance(level, (list, tuple)) and len(level) == 2 for level in levels)):
+        raise ValueError(f"levels must list at least one (devices, bytes_per_s) pair, got {validate._describe(levels)}")
     worst = 0.0
-    for devices, bandwidth in levels:
-        devices = validate.integer("devices", devices)
-        validate.number("bytes_per_s", bandwidth)
+    for i, (devices, bandwidth) in enumerate(levels):
+        devices = validate.integer(f"levels[{i}] devices", devices)
+        validate.scalar(f"levels[{i}] bytes_per_s", bandwidth)
         if devices == 1 or bytes_total == 0:
             continue
-        worst = max(worst, KINDS[kind](bytes_msg=bytes_total, n_ring=devices, bw_link=bandwidth))
+        worst = max(worst, KINDS[kind](bytes_msg=bytes_total, n_ring=devices, bw_link=bandwidth,
+                                       called_as={"bytes_msg": "bytes_total", "n_ring": f"levels[{i}] devices",
+                                                  "bw_link": f"levels[{i}] bytes_per_s"}))
     return worst
 
 
@@ -81,6 +91,9 @@ def tp_all_reduce_time(model, *, tp: int, batch_tokens, bytes_per_value: float, 
     Megatron-LM §3; ring AllReduce as in the scaling book). At batch 1 the bytes are tiny and the
     real cost is latency (a few µs per all-reduce), which this bandwidth term does not show.
     """
+    from . import models
+
+    model = models.resolve(model)
     tp = validate.integer("tp", tp)
     validate.number("batch_tokens", batch_tokens)
     validate.number("bytes_per_value", bytes_per_value)
@@ -88,7 +101,9 @@ def tp_all_reduce_time(model, *, tp: int, batch_tokens, bytes_per_value: float, 
     if tp == 1:
         return 0.0
     return TP_ALL_REDUCE_PER_STEP(n_layers=model.n_layers, B=batch_tokens, d_model=model.d_model,
-                                  bytes_value=bytes_per_value, n_ring=tp, bw_link=link_bandwidth)
+                                  bytes_value=bytes_per_value, n_ring=tp, bw_link=link_bandwidth,
+                                  called_as={"B": "batch_tokens", "bytes_value": "bytes_per_value", "n_ring": "tp",
+                                             "bw_link": "link_bandwidth", "n_layers": "model", "d_model": "model"})
 
 
 def dp_gradient_sync_time(*, n_params, bytes_per_grad: float, dp: int, link_bandwidth: float) -> float:
@@ -96,10 +111,16 @@ def dp_gradient_sync_time(*, n_params, bytes_per_grad: float, dp: int, link_band
 
     ``2 V (dp − 1) / (dp W)`` with ``V = n_params · bytes_per_grad`` (:data:`ALL_REDUCE`).
     """
-    validate.number("n_params", n_params)
-    validate.number("bytes_per_grad", bytes_per_grad)
-    return collective_time("allreduce", bytes_total=n_params * bytes_per_grad,
-                           levels=[(dp, link_bandwidth)])
+    n_params = validate.scalar("n_params", n_params)
+    bytes_per_grad = validate.scalar("bytes_per_grad", bytes_per_grad)
+    dp = validate.integer("dp", dp)
+    link_bandwidth = validate.scalar("link_bandwidth", link_bandwidth)
+    if not math.isfinite(n_params * bytes_per_grad):
+        raise ValueError(f"n_params * bytes_per_grad must be finite, got {n_params!r} * {bytes_per_grad!r}")
+    if dp == 1:
+        return 0.0
+    return ALL_REDUCE(bytes_msg=n_params * bytes_per_grad, n_ring=dp, bw_link=link_bandwidth,
+                      called_as={"bytes_msg": "n_params * bytes_per_grad", "n_ring": "dp", "bw_link": "link_bandwidth"})
 
 
 @dataclass(frozen=True)
@@ -170,33 +191,39 @@ def deployment(unit, *, n_systems: int = 1, n_chips: int | None = None) -> Deplo
 #: Data parallelism in training: the gradient all-reduce (one value per parameter) overlaps the backward
 #: pass, which costs 4 FLOPs per parameter per token (two of the 6 N per token are the forward pass).
 DP_COMM = Formula(t_comm, ALL_REDUCE.rhs.subs({bytes_msg: N_total * bytes_grad, n_ring: n_dp}),
-                  source="scaling book training.md, data parallelism: AllReduce of the gradients")
+                  source="scaling book training.md, data parallelism: AllReduce of the gradients",
+                  domain=n_dp >= 1)
 DP_COMPUTE = Formula(t_compute, 4 * b_dev * N_total / FLOPs,
                      source="scaling book training.md: the backward pass, 4 FLOPs per parameter per token")
 DP_CRITICAL_BATCH = Formula(b_dev_star, sp.solve(sp.Eq(DP_COMM.rhs, DP_COMPUTE.rhs), b_dev)[0],
                             source="t_comm = t_compute solved for b_dev; scaling book training.md "
-                                   "(B/X > C/W_ici) and gpus.md (2200 tokens per H100 in a node)")
+                                   "(B/X > C/W_ici) and gpus.md (2200 tokens per H100 in a node)",
+                            domain=n_dp >= 1)
 
 #: Tensor parallelism (Megatron MLP): each device holds 1/TP of the n_mats d_model x d_ff matrices,
 #: and the block ends with one all-reduce of the B x d_model activations.
 TP_COMM = Formula(t_comm, ALL_REDUCE.rhs.subs({bytes_msg: B * d_model * bytes_value, n_ring: n_tp}),
-                  source="Megatron-LM §3: one all-reduce per MLP block; scaling book training.md")
+                  source="Megatron-LM §3: one all-reduce per MLP block; scaling book training.md",
+                  domain=n_tp >= 1)
 TP_COMPUTE = Formula(t_compute, 2 * B * n_mats * d_model * d_ff / (n_tp * FLOPs),
                      source="2 FLOPs per multiply-add over 1/TP of the MLP's weights")
 TP_CRITICAL_D_FF = Formula(d_ff_star, sp.solve(sp.Eq(TP_COMM.rhs, TP_COMPUTE.rhs), d_ff)[0],
                            source="t_comm = t_compute solved for d_ff (B cancels); scaling book "
-                                  "training.md (F/Y > C/W) and gpus.md (Y < F/2200 on H100 NVLink)")
+                                  "training.md (F/Y > C/W) and gpus.md (Y < F/2200 on H100 NVLink)",
+                           domain=n_tp >= 1)
 
 #: Expert parallelism: each of E devices holds n_experts/E experts. b_dev tokens leave each device's
 #: router, k copies each, are dispatched and combined (two all-to-alls of b_dev k d_model values per device).
 EP_COMM = Formula(t_comm, 2 * ALL_TO_ALL.rhs.subs({bytes_msg: n_ep * b_dev * k_active * d_model * bytes_value,
                                                    n_ring: n_ep}),
-                  source="scaling book gpus.md, expert parallelism: dispatch and combine AllToAlls")
+                  source="scaling book gpus.md, expert parallelism: dispatch and combine AllToAlls",
+                  domain=n_ep >= 1)
 EP_COMPUTE = Formula(t_compute, 2 * b_dev * k_active * n_mats * d_model * d_ff / FLOPs,
                      source="with even routing each device runs b_dev k expert-token products of 2 N_expert FLOPs")
 EP_CRITICAL_D_FF = Formula(d_ff_star, sp.solve(sp.Eq(EP_COMM.rhs, EP_COMPUTE.rhs), d_ff)[0],
                            source="t_comm = t_compute solved for the expert's d_ff (b_dev cancels); scaling "
-                                  "book gpus.md (EP is cheap when F > 8 C/W_node across nodes)")
+                                  "book gpus.md (EP is cheap when F > 8 C/W_node across nodes)",
+                           domain=n_ep >= 1)
 
 
 def _alpha(flops, link_bandwidth):
@@ -218,7 +245,9 @@ def dp_critical_batch(*, dp: int, flops, link_bandwidth, bytes_per_grad: float =
     validate.number("bytes_per_grad", bytes_per_grad)
     if dp == 1:
         return 0.0
-    return DP_CRITICAL_BATCH(n_dp=dp, FLOPs=flops, bw_link=link_bandwidth, bytes_grad=bytes_per_grad)
+    return DP_CRITICAL_BATCH(n_dp=dp, FLOPs=flops, bw_link=link_bandwidth, bytes_grad=bytes_per_grad,
+                             called_as={"n_dp": "dp", "FLOPs": "flops", "bw_link": "link_bandwidth",
+                                        "bytes_grad": "bytes_per_grad"})
 
 
 def tp_critical_d_ff(*, tp: int, flops, link_bandwidth, bytes_per_value: float = 2, matrices: int = 2) -> float:
@@ -237,7 +266,8 @@ def tp_critical_d_ff(*, tp: int, flops, link_bandwidth, bytes_per_value: float =
     if tp == 1:
         return 0.0
     return TP_CRITICAL_D_FF(n_tp=tp, FLOPs=flops, bw_link=link_bandwidth, bytes_value=bytes_per_value,
-                            n_mats=matrices)
+                            n_mats=matrices, called_as={"n_tp": "tp", "FLOPs": "flops", "bw_link": "link_bandwidth",
+                                                        "bytes_value": "bytes_per_value", "n_mats": "matrices"})
 
 
 def ep_critical_d_ff(*, ep: int, flops, link_bandwidth, bytes_per_value: float = 1, matrices: int = 3) -> float:
@@ -255,7 +285,8 @@ def ep_critical_d_ff(*, ep: int, flops, link_bandwidth, bytes_per_value: float =
     if ep == 1:
         return 0.0
     return EP_CRITICAL_D_FF(n_ep=ep, FLOPs=flops, bw_link=link_bandwidth, bytes_value=bytes_per_value,
-                            n_mats=matrices)
+                            n_mats=matrices, called_as={"n_ep": "ep", "FLOPs": "flops", "bw_link": "link_bandwidth",
+                                                        "bytes_value": "bytes_per_value", "n_mats": "matrices"})
 
 
 # --- Replicated vs sharded weights ---------------------------------------------------------------------
@@ -280,12 +311,17 @@ def weights_per_device(*, n_params, bytes_per_param: float, layout: str, n_devic
     parameters as ``n_params`` then. Returns ``{"bytes", "t_weights", "fits", "n_shards"}``, where
     ``fits`` compares the bytes with the chip's HBM capacity (nothing left for KV cache is still "fits").
     """
+    from . import hardware
+
     validate.number("n_params", n_params)
     validate.number("bytes_per_param", bytes_per_param)
     validate.choice("layout", layout, LAYOUTS)
     n_devices = validate.integer("n_devices", n_devices)
+    chip = hardware.resolve_chip(chip)
     shards = 1 if layout == "dp" else n_devices
-    per_device = WEIGHT_BYTES_PER_DEVICE(N_total=n_params, bytes_param=bytes_per_param, n_shards=shards)
+    names = {"N_total": "n_params", "bytes_param": "bytes_per_param", "n_shards": "n_devices", "mem_bw": "chip"}
+    per_device = WEIGHT_BYTES_PER_DEVICE(N_total=n_params, bytes_param=bytes_per_param, n_shards=shards,
+                                         called_as={k: v for k, v in names.items() if k != "mem_bw"})
     read = T_WEIGHT_READ_PER_DEVICE(N_total=n_params, bytes_param=bytes_per_param, n_shards=shards,
-                                    mem_bw=chip.hbm_bandwidth)
+                                    mem_bw=chip.hbm_bandwidth, called_as=names)
     return {"bytes": per_device, "t_weights": read, "fits": per_device <= chip.hbm_capacity, "n_shards": shards}

@@ -24,13 +24,14 @@ from __future__ import annotations
 import argparse
 import html
 import importlib
+import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import units
+from . import units, validate
 
 DECK_NAME = "LLM training and serving math"
 ROOT_DECK_ID = 1_746_002_016_000          # fixed: Anki matches decks by id
@@ -88,11 +89,26 @@ def _sources(sources) -> str:
 
 # ================================================================================ formulas
 
+def _chapter_number(chapter) -> int:
+    """A chapter with cards (:func:`chapters`), or a ``ValueError`` naming ``chapter``."""
+    return validate.choice("chapter", validate.integer("chapter", chapter, minimum=0, maximum=10**6), chapters())
+
+
+def _directory(solutions_dir) -> Path | None:
+    """None, or an existing directory given as text or a path; a ``ValueError`` naming ``solutions_dir`` otherwise."""
+    if solutions_dir is None:
+        return None
+    if not isinstance(solutions_dir, (str, os.PathLike)) or not str(solutions_dir) or not Path(solutions_dir).is_dir():
+        raise ValueError(f"solutions_dir must be an existing directory, got {validate._describe(solutions_dir)}")
+    return Path(solutions_dir)
+
+
 def formula_cards(chapter: int) -> list[Card]:
     """A card per module-level Formula of the chapter's modules, in definition order."""
     from . import symbols
     from .formula import Formula
 
+    chapter = _chapter_number(chapter)
     cards = []
     for module_name in CHAPTER_MODULES.get(chapter, ()):
         module = importlib.import_module(f"{__package__}.{module_name}")
@@ -198,6 +214,7 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
 
 def number_cards(chapter: int) -> list[Card]:
     """The chapter's :data:`KEY_NUMBERS`, each computed now."""
+    chapter = _chapter_number(chapter)
     cards = []
     for item in _key_numbers():
         if item.chapter != chapter:
@@ -236,6 +253,8 @@ def concept_cards(chapter: int, *, solutions_dir: Path | None = None) -> list[Ca
     """A card per choice problem of the chapter: statement and options; back: the answer."""
     from . import checks
 
+    chapter = validate.integer("chapter", chapter, minimum=0, maximum=validate.last_chapter())
+    solutions_dir = _directory(solutions_dir)
     statements = _statements(solutions_dir, chapter)
     cards = []
     for problem_id in checks.problem_ids(chapter=chapter):
@@ -258,6 +277,8 @@ def chapters() -> list[int]:
 
 def cards(*, solutions_dir: Path | None = None, concepts: bool = True) -> list[Card]:
     """Every card of every chapter, in chapter order (formulas, numbers, concepts)."""
+    solutions_dir = _directory(solutions_dir)
+    concepts = validate.boolean("concepts", concepts)
     found = []
     for chapter in chapters():
         found += formula_cards(chapter) + number_cards(chapter)
@@ -295,6 +316,7 @@ def _model_():
 
 def deck_id(chapter: int) -> int:
     """Each chapter's sub-deck id: fixed, so re-import lands in the same deck."""
+    chapter = _chapter_number(chapter)
     return ROOT_DECK_ID + chapter
 
 

@@ -288,6 +288,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
 
 def get(key: str) -> Measurement:
     """The row with this key; ``KeyError`` listing the keys otherwise."""
+    if not isinstance(key, str):
+        raise KeyError(f"key must be a measurement's name, got {validate._describe(key)}; known: "
+                       f"{[row.key for row in MEASUREMENTS]}")
     for row in MEASUREMENTS:
         if row.key == key:
             return row
@@ -313,7 +316,7 @@ def table_html(*, second_look: float = 1.3) -> "IPython.display.HTML":
     """
     from .tables import _html_table, _link
 
-    validate.number("second_look", second_look)
+    second_look = validate.scalar("second_look", second_look)
     body = []
     for row in MEASUREMENTS:
         eff = row.efficiency

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import html
 import math
+import numbers
 import re
 from dataclasses import dataclass, field
 from typing import Callable
+
+import numpy as np
 
 __all__ = ["Prediction", "parse_guess", "verdict", "FACTORIES"]
 
@@ -32,12 +35,14 @@ _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 def parse_guess(text) -> float | None:
     """A learner's guess as a number: ``"1000"``, ``"1,000"``, ``"2e3"``, ``"2k"``, ``"25%"``,
     ``"1/4"``, ``"3x"``; ``None`` for an empty box. Anything else is a ``ValueError``."""
+    from . import validate
+
     if text is None:
         return None
-    if isinstance(text, bool):
-        raise ValueError("a guess is a number, not True/False")
-    if isinstance(text, (int, float)):
-        value = float(text)
+    if isinstance(text, numbers.Real) and not isinstance(text, (bool, np.bool_)):
+        value = validate.scalar("text", text, positive=False)
+    elif not isinstance(text, str):
+        raise ValueError(f"text must be a guess written as text or a number, got {validate._describe(text)}")
     else:
         cleaned = str(text).strip().replace(",", "").replace("_", "").replace(" ", "")
         cleaned = cleaned.rstrip("×xX")
@@ -52,9 +57,9 @@ def parse_guess(text) -> float | None:
         try:
             value = (float(match.group(1)) / float(match.group(2)) if match else float(cleaned)) * scale
         except (ValueError, ZeroDivisionError):
-            raise ValueError(f"could not read {str(text)[:40]!r} as a number") from None
+            raise ValueError(f"text: could not read {str(text)[:40]!r} as a number") from None
     if not math.isfinite(value):
-        raise ValueError("a guess must be a finite number")
+        raise ValueError(f"text must be a finite number, got {str(text)[:40]!r}")
     return value
 
 
@@ -68,6 +73,11 @@ def _fmt(value: float) -> str:
 
 def verdict(guess: float | None, actual: float) -> str:
     """One kind sentence comparing a guess with the answer (plain text)."""
+    from . import validate
+
+    actual = validate.scalar("actual", actual, positive=False)
+    if guess is not None:
+        guess = validate.scalar("guess", guess, positive=False)
     if guess is None:
         return "No guess was made: next time, write one down first, it makes the answer stick."
     if guess <= 0 or actual <= 0:

@@ -78,6 +78,8 @@ def load(file: Path | None = None) -> dict:
     A corrupt file is renamed to ``*.corrupt`` (so nothing is silently destroyed) and an empty
     record is returned. Never raises for a bad file.
     """
+    if file is not None and (not isinstance(file, (str, os.PathLike)) or not str(file)):
+        raise ValueError(f"file must be a path (text or pathlib.Path) or None, got {validate._describe(file)}")
     file = path() if file is None else Path(file)
     if file is None or not file.exists():
         return _empty()
@@ -216,8 +218,7 @@ def progress(chapter: int | None = None, *, reset: bool = False) -> ProgressRepo
         if not checks.problem_ids(chapter=chapter):
             known = sorted({_chapter(pid) for pid in checks.problem_ids()})
             raise ValueError(f"chapter must be one with practice problems {known}, got {chapter!r}")
-    if not isinstance(reset, bool):
-        raise ValueError(f"reset must be True or False, got {reset!r}")
+    reset = validate.boolean("reset", reset)
     if reset:
         clear()
     file = path()

@@ -197,13 +197,16 @@ EXPECTED_EXPERTS = Formula(
     n_touched, n_experts * (1 - (1 - k_active / n_experts) ** B),
     source="course derivation (Ch8): one token misses a given expert with probability 1 - k/E, "
            "B tokens routed independently and uniformly miss it with probability (1 - k/E)^B",
-    note="B is the tokens routed through the layer in one step; k at B = 1, all E as B -> oo")
+    note="B is the tokens routed through the layer in one step; k at B = 1, all E as B -> oo",
+    domain=sp.Le(k_active, n_experts))
 PARAMS_READ = Formula(
     N_read, N_fixed + L_moe * EXPECTED_EXPERTS.rhs * N_expert,
-    source="course (Ch8): the fixed part is always read, each MoE layer reads only the experts touched")
+    source="course (Ch8): the fixed part is always read, each MoE layer reads only the experts touched",
+    domain=sp.Le(k_active, n_experts))
 T_WEIGHTS_READ = Formula(
     t_weights, PARAMS_READ.rhs * bytes_param / mem_bw,
-    source="lecture 00:06:39 (E1.3) weight term with N_total replaced by the parameters actually read")
+    source="lecture 00:06:39 (E1.3) weight term with N_total replaced by the parameters actually read",
+    domain=sp.Le(k_active, n_experts))
 
 # --- Tokens per step > 1 (speculative decoding, multi-token prediction) ----------------------------
 T_COMPUTE_VERIFY = Formula(
@@ -221,7 +224,8 @@ T_ATTENTION = Formula(
 T_PREFILL = Formula(
     t_prefill, len_in * (1 - hit) * (2 * N_active + flops_attn) / FLOPs,
     source="course (Ch8): only uncached prompt tokens are computed, each 2 N_active + attention FLOPs",
-    note="hit = 0 is no cache; the weights, read once per forward pass, are neglected (large prefill batches)")
+    note="hit = 0 is no cache; the weights, read once per forward pass, are neglected (large prefill batches)",
+    domain=sp.Lt(hit, 1))
 
 
 def expected_experts(*, n_experts: float, k: float, tokens) -> float:
@@ -234,9 +238,10 @@ def expected_experts(*, n_experts: float, k: float, tokens) -> float:
     the formula is an upper bound on bytes read in that sense.
     """
     validate.number("n_experts", n_experts)
-    validate.number("k", k, maximum=n_experts)
+    validate.number("k", k)
     validate.number("tokens", tokens)
-    return EXPECTED_EXPERTS(n_experts=n_experts, k_active=k, B=tokens)
+    return EXPECTED_EXPERTS(n_experts=n_experts, k_active=k, B=tokens,
+                            called_as={"k_active": "k", "B": "tokens"})
 
 
 def _moe_split(model) -> dict:
@@ -257,7 +262,10 @@ def params_read(model, *, tokens) -> float:
     router, embeddings and head, as the lecture's N_total counts them). A dense model reads N_total
     at every batch; an MoE reads N_fixed + k experts per layer at B = 1 and tends to N_total.
     """
-    validate.number("tokens", tokens)
+    from . import models as _models
+
+    model = _models.resolve(model)
+    tokens = validate.number("tokens", tokens)
     split = _moe_split(model)
     if not model.is_moe:
         return float(split["N_fixed"]) + 0 * tokens
@@ -275,7 +283,11 @@ def attention_flops(model, context_len, *, absorbed: bool = False) -> float:
     3.4× the un-absorbed 192 + 128). ``context_len = 0`` gives 0. ``absorbed`` changes nothing for
     attention without a latent.
     """
-    validate.number("context_len", context_len, allow_zero=True)
+    from . import models as _models
+
+    model = _models.resolve(model)
+    context_len = validate.scalar("context_len", context_len, allow_zero=True, maximum=validate.COUNT_LIMIT)
+    absorbed = validate.boolean("absorbed", absorbed)
     if context_len < 1:
         return 0.0
     plain = model.attention_flops_per_token(int(round(context_len)))
@@ -286,8 +298,21 @@ def attention_flops(model, context_len, *, absorbed: bool = False) -> float:
     return plain
 
 
-def _peak(unit, fmt: str) -> float:
-    return _flops_for(unit, fmt)
+def _unit(deployment):
+    """``deployment`` as something with flops, hbm_bandwidth and n_chips: a collectives.Deployment as
+    it is, else a chip or system (object or preset name) as :func:`hardware.resolve_chip` finds it."""
+    from . import collectives, hardware
+
+    if isinstance(deployment, collectives.Deployment):
+        return deployment
+    return hardware.resolve_chip(deployment, "deployment")
+
+
+def _peak(unit, fmt: str, name: str = "compute_dtype") -> float:
+    available = dict(unit.flops)
+    if not isinstance(fmt, str) or fmt not in available:
+        raise ValueError(f"{name} must be one of {sorted(available)} for {unit.name}, got {validate._describe(fmt)}")
+    return available[fmt]
 
 
 def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8",
@@ -319,23 +344,33 @@ def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8"
     """
     from . import models as _models
 
-    validate.number("batch", batch)
-    validate.number("len_ctx", len_ctx, allow_zero=True)
-    validate.number("tokens_per_step", tokens_per_step)
+    model = _models.resolve(model)
+    deployment = _unit(deployment)
+    batch = validate.scalar("batch", batch, maximum=validate.COUNT_LIMIT)
+    len_ctx = validate.scalar("len_ctx", len_ctx, allow_zero=True, maximum=validate.COUNT_LIMIT)
+    tokens_per_step = validate.scalar("tokens_per_step", tokens_per_step, maximum=validate.COUNT_LIMIT)
     verified = tokens_per_step if tokens_verified is None else tokens_verified
-    validate.number("tokens_verified", verified)
+    verified = validate.scalar("tokens_verified", verified, maximum=validate.COUNT_LIMIT)
+    _models._bytes_per("kv_dtype", kv_dtype)
+    attention = validate.boolean("attention", attention)
+    absorbed = validate.boolean("absorbed", absorbed)
+    expected_experts_read = validate.boolean("expected_experts_read", expected_experts_read)
     if verified < tokens_per_step:
         raise ValueError(f"tokens_verified must be >= tokens_per_step (a step cannot accept more tokens "
                          f"than it processes), got {verified!r} < {tokens_per_step!r}")
     validate.choice("step_form", step_form, STEP_FORMS)
+    _models._bytes_per("weight_dtype", weight_dtype)
     if compute_dtype is None:
         if not isinstance(weight_dtype, str):
             raise ValueError(f"compute_dtype must be given when weight_dtype is a byte count, got "
                              f"weight_dtype={weight_dtype!r} and no compute_dtype")
         compute_dtype = weight_dtype
-    expert_compute_dtype = expert_compute_dtype or compute_dtype
-    attention_dtype = attention_dtype or compute_dtype
-    expert_weight_dtype = expert_weight_dtype or weight_dtype
+    expert_compute_dtype = compute_dtype if expert_compute_dtype is None else expert_compute_dtype
+    attention_dtype = compute_dtype if attention_dtype is None else attention_dtype
+    expert_weight_dtype = weight_dtype if expert_weight_dtype is None else expert_weight_dtype
+    for name, fmt in (("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
+                      ("attention_dtype", attention_dtype)):
+        _peak(deployment, fmt, name)
     bytes_w = _models._bytes_per("weight_dtype", weight_dtype)
     bytes_e = _models._bytes_per("expert_weight_dtype", expert_weight_dtype)
     mem = deployment.hbm_bandwidth
@@ -348,11 +383,11 @@ def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8"
                                FLOPs=_peak(deployment, compute_dtype))
     if routed_active:
         compute = compute + T_COMPUTE_VERIFY(B=batch, n_verify=verified, N_active=routed_active,
-                                             FLOPs=_peak(deployment, expert_compute_dtype))
+                                             FLOPs=_peak(deployment, expert_compute_dtype, "expert_compute_dtype"))
     attn = attention_flops(model, len_ctx, absorbed=absorbed) if attention else 0.0
     if attn:
         compute = compute + T_ATTENTION(B=batch, n_verify=verified, flops_attn=attn,
-                                        FLOPs=_peak(deployment, attention_dtype))
+                                        FLOPs=_peak(deployment, attention_dtype, "attention_dtype"))
 
     if model.is_moe and expected_experts_read:
         touched = expected_experts(n_experts=split["n_experts"], k=split["k"], tokens=tokens)
@@ -364,7 +399,7 @@ def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8"
         weights = weights + T_WEIGHTS(N_total=routed_read, bytes_param=bytes_e, mem_bw=mem)
 
     if len_ctx > 0:
-        bytes_tok_value = model.kv_bytes_read_per_token(kv_dtype, context_len=int(round(len_ctx)))
+        bytes_tok_value = model.kv_bytes_read_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
         kv = T_KV(B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok_value, mem_bw=mem)
     else:
         kv = 0.0
@@ -387,16 +422,21 @@ def prefill_bound(model, deployment, *, len_in, hit_rate: float = 0.0, compute_d
     Returns ``{"t_prefill", "input_tokens_per_s", "computed_tokens_per_s"}``: input tokens/s counts
     cached tokens too, as providers report it (DeepSeek's 73.7k/s "including cache hits").
     """
-    validate.number("len_in", len_in)
-    validate.number("hit_rate", hit_rate, allow_zero=True)
+    from . import models as _models
+
+    model = _models.resolve(model)
+    deployment = _unit(deployment)
+    len_in = validate.scalar("len_in", len_in, maximum=validate.COUNT_LIMIT)
+    hit_rate = validate.scalar("hit_rate", hit_rate, allow_zero=True)
+    attention = validate.boolean("attention", attention)
     if hit_rate >= 1:
         raise ValueError(f"hit_rate must be in [0, 1) (1 would mean nothing to compute), got {hit_rate!r}")
-    expert_compute_dtype = expert_compute_dtype or compute_dtype
+    expert_compute_dtype = compute_dtype if expert_compute_dtype is None else expert_compute_dtype
     split = _moe_split(model)
     routed_active = split["L_moe"] * split["k"] * split["N_expert"]
     other_active = model.params_active - routed_active
     # The expert share runs at another peak: express it as extra "dense-format" parameters.
-    scale = _peak(deployment, compute_dtype) / _peak(deployment, expert_compute_dtype)
+    scale = _peak(deployment, compute_dtype) / _peak(deployment, expert_compute_dtype, "expert_compute_dtype")
     effective_active = other_active + routed_active * scale
     attn = attention_flops(model, len_in * (1 + hit_rate) / 2) if attention else 0.0
     seconds = T_PREFILL(len_in=len_in, hit=hit_rate, N_active=effective_active, flops_attn=attn,
@@ -408,7 +448,8 @@ def prefill_bound(model, deployment, *, len_in, hit_rate: float = 0.0, compute_d
 # --- How many sequences fit (the capacity wall that caps B in a throughput bound) ------------------
 BATCH_THAT_FITS = Formula(
     B, (hbm_capacity - N_total * bytes_param) / (len_ctx * bytes_tok),
-    source="lecture 00:23:43-00:26:56: HBM holds the weights once and every sequence's KV cache")
+    source="lecture 00:23:43-00:26:56: HBM holds the weights once and every sequence's KV cache",
+    domain=hbm_capacity > N_total * bytes_param)
 
 
 def batch_that_fits(model, deployment, *, len_ctx, weight_bytes: float, kv_dtype="bf16") -> float:
@@ -420,12 +461,15 @@ def batch_that_fits(model, deployment, *, len_ctx, weight_bytes: float, kv_dtype
     """
     from . import models as _models
 
-    validate.number("len_ctx", len_ctx)
+    model = _models.resolve(model)
+    deployment = _unit(deployment)
+    len_ctx = validate.scalar("len_ctx", len_ctx, maximum=validate.COUNT_LIMIT)
     size = _models._bytes_per("weight_bytes", weight_bytes)
     capacity = deployment.hbm_capacity
     if model.params_total * size >= capacity:
         raise ValueError(f"weight_bytes={weight_bytes!r}: {model.name}'s weights "
                          f"({model.params_total * size / 1e9:.0f} GB) do not fit in {capacity / 1e9:.0f} GB")
-    per_token = model.kv_bytes_read_per_token(kv_dtype, context_len=int(round(len_ctx)))
+    _models._bytes_per("kv_dtype", kv_dtype)
+    per_token = model.kv_bytes_read_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
     return BATCH_THAT_FITS(hbm_capacity=capacity, N_total=model.params_total, bytes_param=size,
                            len_ctx=len_ctx, bytes_tok=per_token)

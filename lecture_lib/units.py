@@ -113,6 +113,7 @@ def rate(value: float, unit: str = "tokens/s", digits: int = 3) -> str:
 def tokens(value: float) -> str:
     """A token count as people write it: ``tokens(1024)`` -> "1,024 tokens"; above a million,
     "1.05 M tokens"."""
+    value, _ = _checked(value, 3)
     if abs(value) >= 1e6:
         return count(value, "tokens")
     return f"{value:,.0f} tokens"
@@ -120,6 +121,7 @@ def tokens(value: float) -> str:
 
 def whole(value: float) -> str:
     """An integer count with thousands separators: ``whole(2499.6)`` -> "2,500"."""
+    value, _ = _checked(value, 3)
     return f"{value:,.0f}"
 
 
@@ -129,6 +131,7 @@ _LONG = [(365.25 * 86400, "years", "year"), (86400, "days", "day"), (3600, "h", 
 def duration(value: float, digits: int = 2) -> str:
     """A duration that may run long: "23 h", "3.1 days", "2.5 years"; below a minute as
     :func:`seconds` ("14.4 ms")."""
+    value, digits = _checked(value, digits)
     if not math.isfinite(value) or abs(value) < 60:
         return seconds(value, 3)
     for factor, plural, single in _LONG:

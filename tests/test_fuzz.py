@@ -22,9 +22,11 @@ import importlib
 import inspect
 import math
 import numbers
+import os
 import pkgutil
 import re
 import signal
+import tempfile
 
 import numpy as np
 import pytest
@@ -49,7 +51,15 @@ NOT_DATA = {
     "reversible.feistel_xor": "takes a round function", "reversible.feistel_xor_inverse": "takes a round function",
     "reversible.feistel_add": "takes a round function", "reversible.feistel_add_inverse": "takes a round function",
     "reversible.gf2_derivative": "takes a round function",
+    "flashcards.main": "command-line entry point; tests/test_flashcards.py runs it",
+    "progress.main": "command-line entry point; tests/test_progress.py runs it",
+    "flashcards.export": "writes the Anki file behind flashcards.main (tests/test_flashcards.py); its inputs are fuzzed through cards()",
+    "progress.record": "check()'s notebook hook: never raises by design (tests/test_progress.py), like checks.check",
 }
+
+# Parameters where None is a documented value although the parameter has no default.
+NONE_ALLOWED = {("predict.parse_guess", "text"): "None is an empty answer box",
+                ("predict.verdict", "guess"): "None is no guess made"}
 
 # Parameters that only label an error message (the resolvers' ``parameter``).
 LABELS = {"parameter"}
@@ -61,7 +71,8 @@ MAY_BE_NEGATIVE = {"scaling.inference_aware_optimum",   # "saving" < 0 when the 
                    "reversible.revnet_objective", "reversible.finite_difference",   # an objective and a gradient
                    "reversible.block_forward", "reversible.block_backward", "reversible.revnet_forward",
                    "reversible.revnet_inverse", "reversible.revnet_backward",       # activations and gradients
-                   "reversible.random_blocks", "TinyMoE.expert", "TinyMoE.forward", "MLP.__call__"}
+                   "reversible.random_blocks", "TinyMoE.expert", "TinyMoE.forward", "MLP.__call__",
+                   "predict.parse_guess"}   # a parser: "-3" reads as -3 (verdict() answers a guess <= 0)
 
 
 def _modules():
@@ -150,7 +161,7 @@ def time_limit(seconds: float = CALL_SECONDS):
 # ================================================================================ baselines
 
 def _presets():
-    from lecture_lib import hardware, models, moe, pipeline, pricing, reversible
+    from lecture_lib import collectives, hardware, measurements, models, moe, pipeline, pricing, reversible
 
     cipher = reversible.toy_cipher(rounds=4)
     placement = moe.Placement(n_experts=16, experts_per_gpu=2, gpus_per_rack=4)
@@ -164,10 +175,13 @@ def _presets():
         "blocks": [np.arange(8, dtype=np.uint64)], "y": [np.ones(4)], "z": [np.ones(4)],
         "hardware": [hardware.get("H100")], "m": [models.get("llama-3-70b")],
         "strategy": ["store", "remat", "reversible", "segments"], "schedule": ["gpipe", "1f1b"],
-        "kind": ["residual", "input"], "weight_format": ["fp8", "bf16"], "dtype": [np.float32],
+        "kind": ["residual", "input", "allreduce"], "weight_format": ["fp8", "bf16"], "dtype": [np.float32],
         "contexts": [np.array([1e3, 1e5])], "hold_times": [np.array([1.0, 60.0])], "hold_time": [60.0],
-        "name": ["H100", "GB200 NVL72", "deepseek-v3", "HBM"], "key": [pricing.names()[0]],
+        "name": ["H100", "GB200 NVL72", "deepseek-v3", "HBM"], "key": [pricing.names()[0], measurements.MEASUREMENTS[0].key],
         "compute_dtype": ["bf16"], "fmt": ["bf16"], "x": [np.linspace(-1.0, 1.0, 64).reshape(4, 16)], "n_params": [1e9], "target_loss": [2.5], "values": [np.arange(8, dtype=np.uint64)],
+        "unit": [hardware.get("H100"), hardware.get_system("GB200 NVL72")], "deployment": [collectives.deployment(hardware.get("H100"), n_chips=8)],
+        "levels": [[(8, 450e9), (2, 400e9)]], "text": ["2k"],
+        "layout": ["dp", "tp", "ep"], "bytes_total": [1e9],
     }
 
 
@@ -192,6 +206,7 @@ def _explicit():
         "reversible.block_forward": dict(params=params, x=x),
         "reversible.block_backward": dict(params=params, cache=cache, d_out=x),
         "reversible.cache_bytes": dict(cache=cache),
+        "progress.load": dict(file=os.path.join(tempfile.gettempdir(), "lecture-fuzz-no-progress.json")),
     }
 
 
@@ -361,7 +376,7 @@ def test_public_function_refuses_bad_input(label, baselines):
     def fuzz(parameter, bad):
         kind, value = bad
         default = inspect.signature(FUNCTIONS[label]).parameters[parameter].default
-        if value is None and default is None:
+        if value is None and (default is None or (label, parameter) in NONE_ALLOWED):
             return
         kind = _kind_for(kind, value, baseline.get(parameter, default))
         kwargs = {**baseline, parameter: value}
@@ -371,8 +386,27 @@ def test_public_function_refuses_bad_input(label, baselines):
     fuzz()
 
 
+# Inputs other than 2.0 for Formulas whose domain excludes "every input 2.0", so the fuzz starts inside it.
+FORMULA_BASELINES = {
+    "pipeline.MIN_MICROBATCHES": {"bubble": 0.5}, "reversible.RATE_REV": {"n_layers": 4.0},
+    "roofline.BALANCE_BATCH_WITH_KV": {"mem_bw": 4.0}, "roofline.BATCH_THAT_FITS": {"hbm_capacity": 16.0},
+    "roofline.T_PREFILL": {"hit": 0.5}, "scaling.TOKENS_FOR_LOSS": {"L_loss": 4.0},
+}
+
+
 def _formula_baseline(formula: Formula) -> dict:
-    return {name: 2.0 for name in formula.input_names}
+    label = next(label for label, value in FORMULAS.items() if value is formula)
+    return {**{name: 2.0 for name in formula.input_names}, **FORMULA_BASELINES.get(label, {})}
+
+
+def test_every_formula_baseline_is_inside_its_domain():
+    outside = []
+    for label, formula in FORMULAS.items():
+        try:
+            formula(**_formula_baseline(formula))
+        except ValueError as error:
+            outside.append(f"{label}: {error}")
+    assert not outside, "add inputs in FORMULA_BASELINES:\n" + "\n".join(outside)
 
 
 @pytest.mark.parametrize("label", sorted(FORMULAS))
@@ -395,6 +429,7 @@ def test_formula_refuses_bad_input(label):
 if __name__ == "__main__":   # a full report instead of the first failure: python tests/test_fuzz.py
     import sys
 
+    os.environ["LECTURE_PROGRESS_FILE"] = os.path.join(tempfile.mkdtemp(prefix="lecture-fuzz-"), "progress.json")
     presets, explicit = _presets(), _explicit()
     problems = []
     for label, function in sorted(FUNCTIONS.items()):
@@ -407,7 +442,7 @@ if __name__ == "__main__":   # a full report instead of the first failure: pytho
                 continue
             for kind, values in (("wrong", WRONG_TYPE), ("extreme", EXTREME)):
                 for value in values:
-                    if value is None and p.default is None:
+                    if value is None and (p.default is None or (label, name) in NONE_ALLOWED):
                         continue
                     problem = judge(label, name, _kind_for(kind, value, base.get(name, p.default)), value, lambda: function(**{**base, name: value}))
                     if problem:

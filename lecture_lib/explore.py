@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import html
 import io
+import os
 import time
 
 import ipywidgets as widgets
@@ -36,7 +37,22 @@ SLIDER_STYLE = {"description_width": "150px"}
 SLIDER_LAYOUT = {"width": "440px"}
 TRACK_WIDTH = 290         # px left for a slider's track and readout beside its label
 LABEL_PX_PER_CHAR = 7.2   # 13 px system sans-serif, generous, so no label is cut off ("context length (toke…")
-PIXEL_RATIO = 2           # figures rendered at 2x pixels and shown at 1x: sharp on high-DPI screens
+def pixel_ratio() -> float:
+    """How many device pixels each figure pixel gets: ``LECTURE_PIXEL_RATIO`` (1 to 3), else 1.
+
+    2 renders figures at twice their displayed size, sharp on high-DPI ("retina") screens, and
+    ``make site`` uses it for its still images. Live explorers default to 1: on the course's 2-core
+    reference machine 2x pixels cost 10-20 ms per slider move (55-75 ms median against 40-53 ms at
+    1x, tools/bench_browser.py, 2026-12-01), past the 50 ms budget of DESIGN.md. On a fast machine
+    with a high-DPI screen, ``LECTURE_PIXEL_RATIO=2 make lab`` trades that time for sharpness."""
+    value = os.environ.get("LECTURE_PIXEL_RATIO", "").strip()
+    try:
+        return min(3.0, max(1.0, float(value))) if value else 1.0
+    except ValueError:
+        return 1.0
+
+
+PIXEL_RATIO = pixel_ratio()
 STATUS_COLORS = {"bad": "#c62828", "ok": "#2e7d32", "note": "#8a5a00"}
 STATUS_MARKS = {"bad": "✗ ", "ok": "✓ ", "note": "ⓘ "}   # a mark as well as a colour (never colour alone)
 
@@ -82,8 +98,10 @@ ARIA_VALUETEXT_SCRIPT = """
     });
   };
   window.lectureLogSliderAria = sync;
-  new MutationObserver(sync).observe(document.body, {subtree: true, childList: true, characterData: true,
-                                                     attributes: true, attributeFilter: ['aria-valuetext']});
+  // Only aria-valuetext changes are watched (noUiSlider rewrites it on every move, after which the
+  // readout holds the new value): no work on the rest of the page's DOM churn.
+  new MutationObserver(sync).observe(document.body, {subtree: true, attributes: true,
+                                                     attributeFilter: ['aria-valuetext']});
   sync();
 })();
 """ % LOG_SLIDER_CLASS

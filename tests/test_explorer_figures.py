@@ -1,6 +1,6 @@
 """Issue 13, checked on every explorer of every chapter (``explorer_classes()``): the learner's point,
 the bold bound and the other lines stay on the chart at every slider's extremes; figures are
-readable (2x pixels shown at 1x, fonts >= 10 pt, tick labels inside the figure, legends outside
+readable (PIXEL_RATIO pixels shown at 1x, fonts >= 10 pt, tick labels inside the figure, legends outside
 the axes, lines told apart without colour); every figure carries alt text, updated on each redraw;
 counts are integer sliders; log sliders read as whole numbers where the quantity is a count."""
 
@@ -16,7 +16,7 @@ from lecture_lib.explore import explorer_classes
 EXPLORERS = explorer_classes()
 IDS = lambda c: f"{c.__module__.rpartition('.')[2]}.{c.__name__}"
 SLIDERS = (widgets.FloatSlider, widgets.FloatLogSlider, widgets.IntSlider)
-TOLERANCE = 1.5   # display pixels (at 2x): a line drawn exactly on the frame is inside
+TOLERANCE = 1.5   # device pixels: a line drawn exactly on the frame is inside
 
 
 def _ends(control):
@@ -148,3 +148,27 @@ def test_labels_fit_and_counts_are_integer_sliders(cls):
                 pytest.fail(f"{name!r} counts whole things but is a float slider")
     finally:
         explorer.view.figure.clear()
+
+
+@pytest.mark.parametrize("setting, expected", [("", 1.0), ("2", 2.0), ("1.5", 1.5), ("9", 3.0), ("x", 1.0)])
+def test_pixel_ratio_follows_the_environment(setting, expected, monkeypatch):
+    """LECTURE_PIXEL_RATIO picks the figures' device pixels (1 by default, for the slider budget)."""
+    monkeypatch.setenv("LECTURE_PIXEL_RATIO", setting)
+    assert explore.pixel_ratio() == expected
+
+
+def test_high_dpi_figures_on_request():
+    """With LECTURE_PIXEL_RATIO=2 an explorer renders twice the pixels it shows (a fresh process,
+    since the ratio is read at import)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from lecture_lib import roofline_explorers as rx\n"
+            "e = rx.BatchExplorer()\n"
+            "shown = int(e.view.widget.layout.width[:-2])\n"
+            "print(e.view.canvas.get_width_height()[0] / shown)\n")
+    env = {**os.environ, "LECTURE_PIXEL_RATIO": "2", "MPLBACKEND": "Agg"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout.strip()) == pytest.approx(2.0, abs=0.01)

@@ -81,7 +81,8 @@ class StaticWidgets:
                 return ""
             mime = "image/svg+xml" if state.get("format") == "svg+xml" else f"image/{state.get('format', 'png')}"
             uri = f"data:{mime};base64,{base64.b64encode(data).decode()}"
-            return f'<img class="{html.escape(classes or "lecture-figure")}" src="{uri}" alt="figure">'
+            alt = html.escape(state.get("tooltip") or "figure", quote=True)   # the explorer's text summary
+            return f'<img class="{html.escape(classes or "lecture-figure")}" src="{uri}" alt="{alt}">'
         if name in ("HTMLModel", "HTMLMathModel"):
             return f'<div class="{html.escape(classes)}">{state.get("value", "")}</div>'
         if name == "LabelModel":
@@ -230,6 +231,7 @@ This site works offline. To move the sliders, run the course in JupyterLab (<cod
 
 def build(output: Path, selected: list[str] | None = None) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ.setdefault("LECTURE_PIXEL_RATIO", "2")   # still images: sharp on high-DPI screens, no slider to keep fast
     output.mkdir(parents=True, exist_ok=True)
     copy_mathjax(output)
     entries = []

@@ -22,12 +22,11 @@ device holds and reads when the weights are replicated or sharded (:data:`WEIGHT
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Mapping
 
 import math
 
 from . import validate
+from .hardware import ChipAggregate
 from .formula import Formula
 import sympy as sp
 
@@ -124,7 +123,7 @@ def dp_gradient_sync_time(*, n_params, bytes_per_grad: float, dp: int, link_band
 
 
 @dataclass(frozen=True)
-class Deployment:
+class Deployment(ChipAggregate):
     """``n_domains`` scale-up domains of one chip (e.g. 12 HGX H100 nodes = 96 GPUs), as one unit.
 
     Aggregate peaks scale with the chip count; ``levels`` are the two link levels a collective over
@@ -140,18 +139,6 @@ class Deployment:
     @property
     def n_chips(self) -> int:
         return self.chips_per_domain * self.n_domains
-
-    @property
-    def flops(self) -> Mapping[str, float]:
-        return MappingProxyType({fmt: v * self.n_chips for fmt, v in self.chip.flops.items()})
-
-    @property
-    def hbm_bandwidth(self) -> float:
-        return self.chip.hbm_bandwidth * self.n_chips
-
-    @property
-    def hbm_capacity(self) -> float:
-        return self.chip.hbm_capacity * self.n_chips
 
     @property
     def levels(self) -> list[tuple[int, float]]:

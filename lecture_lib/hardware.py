@@ -150,8 +150,27 @@ class Chip:
         return self.hbm_capacity / self.hbm_bandwidth
 
 
+class ChipAggregate:
+    """Peaks of ``n_chips`` copies of ``chip`` added up: what a System and a Chapter 8 Deployment share."""
+
+    @property
+    def flops(self) -> Mapping[str, float]:
+        """Dense peak FLOP/s of all the chips together, per number format."""
+        return MappingProxyType({fmt: v * self.n_chips for fmt, v in self.chip.flops.items()})
+
+    @property
+    def hbm_bandwidth(self) -> float:
+        """Aggregate HBM bytes/s."""
+        return self.chip.hbm_bandwidth * self.n_chips
+
+    @property
+    def hbm_capacity(self) -> float:
+        """Aggregate HBM bytes."""
+        return self.chip.hbm_capacity * self.n_chips
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class System:
+class System(ChipAggregate):
     """``n_chips`` copies of one chip joined by their scale-up network (NVLink domain, ICI pod)."""
 
     name: str
@@ -175,21 +194,6 @@ class System:
         if self.price_per_hour is not None:
             _positive(self.name, "price_per_hour", self.price_per_hour)
         object.__setattr__(self, "sources", MappingProxyType(dict(self.sources)))
-
-    @property
-    def flops(self) -> Mapping[str, float]:
-        """Dense peak FLOP/s of the whole system, per number format."""
-        return MappingProxyType({fmt: v * self.n_chips for fmt, v in self.chip.flops.items()})
-
-    @property
-    def hbm_bandwidth(self) -> float:
-        """Aggregate HBM bytes/s."""
-        return self.chip.hbm_bandwidth * self.n_chips
-
-    @property
-    def hbm_capacity(self) -> float:
-        """Aggregate HBM bytes."""
-        return self.chip.hbm_capacity * self.n_chips
 
     @property
     def scale_up_bandwidth(self) -> float:

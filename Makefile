@@ -40,11 +40,21 @@ $(VENV)/.course-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab]'
 	touch $@
 
-# The test extra brings JupyterLite's Pyodide-kernel extension (for `make lite`); it only works inside
-# a JupyterLite site, and in this environment's own JupyterLab it would log errors on every page.
+# The test and lite extras bring JupyterLite's Pyodide-kernel extension (for `make lite`); it only works
+# inside a JupyterLite site, and in this environment's own JupyterLab it would log errors on every page.
+# (Disabling it is harmless where it is not installed.)
+QUIET_LITE_EXTENSION = $(VENV)/bin/jupyter labextension disable --level=sys_prefix \
+	@jupyterlite/pyodide-kernel-extension >/dev/null 2>&1
+
 $(VENV)/.test-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,test]'
-	$(VENV)/bin/jupyter labextension disable --level=sys_prefix @jupyterlite/pyodide-kernel-extension >/dev/null
+	$(QUIET_LITE_EXTENSION)
+	touch $@ $(VENV)/.course-installed
+
+# Any other extra (flashcards, present, site, lite), on top of the lab: `$(VENV)/.NAME-installed`.
+$(VENV)/.%-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
+	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,$*]'
+	$(QUIET_LITE_EXTENSION)
 	touch $@ $(VENV)/.course-installed
 
 lab: $(VENV)/.course-installed
@@ -69,10 +79,6 @@ clean-venv:
 # ---- flashcards (issue 16): an Anki deck of each chapter's formulas, key numbers and concepts
 FLASHCARDS ?= build/llm-serving-math.apkg
 .PHONY: flashcards
-$(VENV)/.flashcards-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
-	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,flashcards]'
-	touch $@ $(VENV)/.course-installed
-
 flashcards: $(VENV)/.flashcards-installed
 	$(PY) -m lecture_lib.flashcards $(FLASHCARDS)
 
@@ -88,21 +94,8 @@ PRESENT_NOTEBOOK = $(firstword $(wildcard notebooks/$(CH)_*.ipynb))
 
 .PHONY: present site lite site-serve lite-serve
 
-$(VENV)/.present-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
-	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,present]'
-	touch $@
-
-$(VENV)/.site-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
-	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,site]'
-	touch $@
-
-$(VENV)/.lite-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
-	$(PY) -m pip install --quiet $(EDITABLE) -e '.[lab,lite]'
-	$(VENV)/bin/jupyter labextension disable --level=sys_prefix @jupyterlite/pyodide-kernel-extension >/dev/null
-	touch $@
-
 present: $(VENV)/.present-installed
-	@test -n "$(PRESENT_NOTEBOOK)" || { echo "no notebooks/$(CH)_*.ipynb (CH=00..07)"; exit 1; }
+	@test -n "$(PRESENT_NOTEBOOK)" || { echo "no notebooks/$(CH)_*.ipynb (CH=00..08)"; exit 1; }
 	LECTURE_PRESENT=$(LECTURE_PRESENT) JUPYTER_PATH="$(CURDIR)/tools/present" \
 		$(VENV)/bin/voila "$(PRESENT_NOTEBOOK)" --Voila.ip=127.0.0.1 --port=$(PRESENT_PORT) \
 		--template=projector --theme=light --no-browser

@@ -424,31 +424,3 @@ def new_view(width: float = 6.4, height: float = 3.6, ncols: int = 1):
     """A FigureView around a fresh course-styled figure; returns (view, axes)."""
     figure, axes = plots.new_figure(width, height, ncols=ncols)
     return FigureView(figure), axes
-
-
-def reveal(guess, actual: float, unit: str = "", *, name: str = "your prediction") -> "IPython.display.HTML":
-    """Compare a learner's prediction with the computed value, kindly (for "predict, then run" cells).
-
-    ``guess`` may be ``None`` (not made yet) or a number; the actual value is always shown, since
-    the learner has chosen to run the reveal cell.
-    """
-    from IPython.display import HTML
-
-    shown = f"{actual:,.4g} {unit}".strip()
-    if guess is None or isinstance(guess, (str, bool)) or not isinstance(guess, (int, float)):
-        verdict = "No prediction recorded: next time, write one down first, it makes the answer stick."
-    elif guess <= 0 or actual <= 0:
-        verdict = f"You guessed {guess:,.4g}."
-    else:
-        import math
-
-        factor = max(guess, actual) / min(guess, actual)
-        if factor < 1.25:
-            verdict = f"You guessed {guess:,.4g}: spot on (within {factor:.2f}×)."
-        elif factor < 3:
-            verdict = f"You guessed {guess:,.4g}: the right ballpark, off by {factor:.1f}×."
-        else:
-            verdict = (f"You guessed {guess:,.4g}: off by {factor:,.0f}× (about 10^{math.log10(factor):.1f}). "
-                       "Worth finding which term you over- or under-estimated.")
-    return HTML(f"<div style='border-left:4px solid #9467bd;padding:4px 10px'><b>{html.escape(name)}</b>: "
-                f"{html.escape(verdict)}<br>Computed: <b>{html.escape(shown)}</b></div>")

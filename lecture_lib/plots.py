@@ -93,6 +93,14 @@ def line_signature(line) -> tuple:
     return dashes, str(line.get_marker()) + (" hollow" if hollow else ""), round(line.get_linewidth() / 1.2)
 
 
+def _first_unseen(line, seen: set, spares, apply) -> None:
+    """Apply the spare styles in turn until the line looks like none in ``seen`` (or they run out)."""
+    for spare in spares:
+        if line_signature(line) not in seen:
+            return
+        apply(spare)
+
+
 def distinguish_lines(figure) -> None:
     """Make the legend's lines in each axes differ by more than colour: solid weight/KV curves get
     the course's dash-dot/dotted styles, and any remaining look-alike gets a spare dash pattern."""
@@ -110,20 +118,10 @@ def distinguish_lines(figure) -> None:
             if line.get_linestyle() == "-" and line.get_color() in IDEA_STYLES and len(line.get_xdata()) != 2:
                 line.set_linestyle(IDEA_STYLES[line.get_color()])
             if line.get_linestyle() == "None":            # a point: another marker shape
-                spare = iter(SPARE_MARKERS)
-                while line_signature(line) in seen:
-                    marker = next(spare, None)
-                    if marker is None:
-                        break
-                    line.set_marker(marker)
+                _first_unseen(line, seen, SPARE_MARKERS, line.set_marker)
                 handle.set_marker(line.get_marker())
             else:
-                spare = iter(SPARE_STYLES)
-                while line_signature(line) in seen:
-                    style = next(spare, None)
-                    if style is None:
-                        break
-                    line.set_linestyle(style)
+                _first_unseen(line, seen, SPARE_STYLES, line.set_linestyle)
             seen.add(line_signature(line))
             handle.set_linestyle(line.get_linestyle())
             handle._unscaled_dash_pattern = line._unscaled_dash_pattern

@@ -8,7 +8,6 @@ and their artists updated in place (:class:`lecture_lib.explore.FigureView`).
 from __future__ import annotations
 
 import dataclasses
-import html
 
 import numpy as np
 
@@ -127,13 +126,14 @@ class RealityExplorer(explore.Explorer):
         verdict = ("beats its bound: " + row.beats_bound_because if efficiency > 1
                    else "within the second-look zone: check the setup and the bound's assumptions"
                    if efficiency * look >= 1 else "well below its bound")
+        # readout_table escapes every value: plain text here, never markup
         rows = [("figure", f"{row.model} on {row.deployment.name}, {row.kind}, per {row.per}"),
-                ("published", f"{row.measured:,.1f} tokens/s ({html.escape(row.date)})"),
+                ("published", f"{row.measured:,.1f} tokens/s ({row.date})"),
                 ("bound (τ = 1)", f"{row.bound:,.1f} tokens/s → efficiency {efficiency:.0%}"),
                 (f"bound with τ = {tau:.2f}", f"{bound_tau:,.1f} tokens/s → {row.measured / bound_tau:.0%}"
                  + ("" if row.kind != "prefill" else " (τ does not apply to prefill)")),
-                ("verdict", html.escape(verdict)),
-                ("quote", f"<i>{html.escape(row.quote[:160])}</i>"),
-                ("source", f"<a href='{html.escape(row.url)}' target='_blank'>{html.escape(row.url[:60])}</a>"),
-                ("assumed", html.escape(row.assumed or "nothing beyond the quote"))]
+                ("verdict", verdict),
+                ("quote", f"“{row.quote[:160]}”"),
+                ("source", row.url),
+                ("assumed", row.assumed or "nothing beyond the quote")]
         return rows, False

@@ -204,3 +204,12 @@ def test_scale_up_explorer_says_a_dense_model_reads_everything_at_batch_1():
     assert "the same: every parameter is read" in _text(explorer)
     x, y = explorer.lines["floor_batch1"].get_data()
     assert all(v != v for v in y)          # no line drawn (NaN) for a dense model
+
+
+@pytest.mark.parametrize("cls", explore.explorer_classes(), ids=lambda c: c.__name__)
+def test_readouts_show_text_not_escaped_markup(cls):
+    """readout_table escapes values once: a row that passes markup or pre-escaped text would show
+    "<i>", "<a href=...>" or "&#x27;" to the learner (Chapter 8's quote and source rows did)."""
+    explorer = cls()
+    shown = explorer.readout.value
+    assert "&lt;" not in shown and "&amp;" not in shown, shown[:300]

@@ -237,6 +237,20 @@ b_dev_star = _define("b_dev_star", r"b^{*}_\mathrm{dev}", "critical tokens per d
 d_ff_star = _define("d_ff_star", r"d^{*}_\mathrm{ff}", "critical MLP width: communication time equals compute time", "values", 8)
 n_shards = _define("n_shards", r"n_\mathrm{shards}", "devices the weights are split over (1 = replicated)", "devices", 8)
 w_dev = _define("w_dev", r"w_\mathrm{dev}", "weight bytes one device holds (and reads each step)", "bytes", 8)
+# Collective latency, topology and training layouts (lecture_lib.collectives, topology, training_layout).
+alpha_step = _define("alpha_step", r"\alpha", "start-up latency of one step (hop) of a collective's algorithm", "s", 8)
+alpha_base = _define("alpha_base", r"\alpha_0", "fixed launch latency of one collective, paid once", "s", 8)
+n_steps = _define("n_steps", r"n_\mathrm{steps}", "sequential steps of a collective's algorithm (ring AllReduce: 2(N-1))", "steps", 8)
+w_link = _define("w_link", r"w", "one-direction bandwidth of one link of a ring or torus", "bytes/s", 8)
+n_axes = _define("n_axes", r"n_\mathrm{axes}", "torus axes a collective spans (1 = ring, 2 or 3 for TPU slices)", "axes", 8)
+n_long = _define("n_long", r"n_\mathrm{long}", "length of the longest torus axis a collective spans", "devices", 8)
+n_fsdp = _define("n_fsdp", r"X", "FSDP (ZeRO-3) degree: chips the weights are sharded over and gathered from", "chips", 8)
+n_chip = _define("n_chip", r"N_\mathrm{chips}", "chips of a training layout: X TP (times P pipeline stages)", "chips", 8)
+B_tok = _define("B_tok", r"B_\mathrm{tok}", "tokens in one training step (the global batch)", "tokens", 8)
+bw_fsdp = _define("bw_fsdp", r"W_X", "one-direction bandwidth per chip on the FSDP (data) axis", "bytes/s", 8)
+bw_tp = _define("bw_tp", r"W_Y", "one-direction bandwidth per chip on the tensor-parallel axis", "bytes/s", 8)
+x_opt = _define("x_opt", r"X_\mathrm{opt}", "FSDP degree that minimises FSDP + TP communication at a fixed chip count", "chips", 8)
+b_chip_star = _define("b_chip_star", r"(B_\mathrm{tok}/N_\mathrm{chips})^{*}", "critical tokens per chip of a training layout", "tokens", 8)
 
 
 def rows(chapter: int | None = None) -> list[Notation]:

@@ -83,7 +83,7 @@ def _dims(topology: str, dims) -> tuple[int, ...]:
     return dims
 
 
-def collective_time(kind: str, *, topology: str, dims, bytes_total, link_bandwidth, hop_latency=0.0) -> float:
+def collective_time(kind: str, *, dims, bytes_total, link_bandwidth, topology: str = "switch", hop_latency=0.0) -> float:
     """Seconds for one collective of ``bytes_total`` bytes on a switch, ring or torus.
 
     ``topology`` is "switch" (``dims`` = N devices, ``link_bandwidth`` = one device's one-direction

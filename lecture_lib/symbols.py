@@ -237,6 +237,17 @@ b_dev_star = _define("b_dev_star", r"b^{*}_\mathrm{dev}", "critical tokens per d
 d_ff_star = _define("d_ff_star", r"d^{*}_\mathrm{ff}", "critical MLP width: communication time equals compute time", "values", 8)
 n_shards = _define("n_shards", r"n_\mathrm{shards}", "devices the weights are split over (1 = replicated)", "devices", 8)
 w_dev = _define("w_dev", r"w_\mathrm{dev}", "weight bytes one device holds (and reads each step)", "bytes", 8)
+# Embedding rows, mixed precision and layouts (issue 21 §2, items 1-4; lecture_lib.roofline).
+# Also used here: B, d_model, n_tp, n_ep, n_chips, kv_heads, c_weights, c_kv, hbm_capacity, N_expert, n_experts, L_moe.
+n_vocab = _define("n_vocab", r"V_\mathrm{vocab}", "vocabulary size: rows of the embedding table", "tokens", 8)
+N_emb = _define("N_emb", r"N_\mathrm{emb}", "input-embedding parameters a step reads: one d_model row per distinct token looked up", "params", 8)
+N_body = _define("N_body", r"N_\mathrm{body}", "parameters outside the routed experts and the input embedding, read in full every step: attention, dense MLPs, shared experts, router, norms, output head", "params", 8)
+N_dense = _define("N_dense", r"N_\mathrm{dense}", "parameters outside the routed experts, as stored (N_body plus the input-embedding table)", "params", 8)
+bytes_expert = _define("bytes_expert", r"\mathrm{bytes}_\mathrm{expert}", "bytes per stored routed-expert weight (may differ from bytes_param: mixed precision)", "bytes", 8)
+n_redundant = _define("n_redundant", r"n_\mathrm{redundant}", "extra copies of hot experts per MoE layer (DeepSeek: 32)", "experts", 8)
+r_kv = _define("r_kv", r"r_\mathrm{KV}", "KV replication: a device's KV bytes over an even 1/n split (n_tp ways over fewer KV heads copies them)", "-", 8)
+FLOPs_expert = _define("FLOPs_expert", r"\mathrm{FLOPs}_\mathrm{expert}", "FLOP/s at the routed experts' matmul format", "FLOP/s", 8)
+FLOPs_attn = _define("FLOPs_attn", r"\mathrm{FLOPs}_\mathrm{attn}", "FLOP/s at the attention format (MLA prefill attention runs in BF16)", "FLOP/s", 8)
 
 
 def rows(chapter: int | None = None) -> list[Notation]:

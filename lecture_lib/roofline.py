@@ -114,7 +114,7 @@ STEP_FORMS = ("max", "kv_added")
 
 
 def decode_step(*, batch, n_active, n_total, flops, mem_bw, bytes_param, len_ctx, bytes_tok,
-                step_form: str = "max") -> dict:
+                step_form: str = "max", shard: bool = False) -> dict:
     """Every time of one decode step, as numbers or NumPy arrays broadcast together.
 
     Returns ``{"t_compute", "t_weights", "t_kv", "t_mem", "t"}`` in seconds, each from the
@@ -126,6 +126,12 @@ def decode_step(*, batch, n_active, n_total, flops, mem_bw, bytes_param, len_ctx
       weight matmuls do not overlap). It is never shorter than ``"max"``.
 
     ``len_ctx = 0`` (and ``bytes_tok = 0``) mean "no KV cache": the KV term is then 0.
+
+    ``n_active > n_total`` is refused (swapped arguments) unless ``shard=True``: then the inputs are one
+    device's (its FLOP/s, its HBM bandwidth, the weights it holds as ``n_total``, its own sequences as
+    ``batch``), and a device under DP attention + EP holds fewer weights than one token multiplies through
+    (DeepSeek-V3 on 144 GPUs: about 22 B of the 37 B active). :func:`decode_bound` with a ``layout`` does
+    this split for a whole model.
     """
     for name, value in dict(batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
                             bytes_param=bytes_param).items():
@@ -133,8 +139,10 @@ def decode_step(*, batch, n_active, n_total, flops, mem_bw, bytes_param, len_ctx
     validate.number("len_ctx", len_ctx, allow_zero=True)
     validate.number("bytes_tok", bytes_tok, allow_zero=True)
     validate.choice("step_form", step_form, STEP_FORMS)
-    if np.any(np.greater(n_active, n_total)):
-        raise ValueError(f"n_active must be <= n_total, got n_active={n_active!r} > n_total={n_total!r}")
+    shard = validate.boolean("shard", shard)
+    if not shard and np.any(np.greater(n_active, n_total)):
+        raise ValueError(f"n_active must be <= n_total (or pass shard=True for one device's share of the weights), "
+                         f"got n_active={n_active!r} > n_total={n_total!r}")
     compute = T_COMPUTE(B=batch, N_active=n_active, FLOPs=flops)
     weights = T_WEIGHTS(N_total=n_total, bytes_param=bytes_param, mem_bw=mem_bw)
     kv = T_KV(B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok, mem_bw=mem_bw, allow_zero=("len_ctx", "bytes_tok"))
@@ -251,7 +259,7 @@ T_PREFILL_MIXED = Formula(
            "at FLOPs_expert (FP4 on Blackwell), attention at FLOPs_attn (DeepSeek: 'core MLA computations ... use "
            "the BF16 format', github.com/deepseek-ai/open-infra-index, 202502OpenSourceWeek day 6), the rest at FLOPs",
     note="N_active - L_MoE k N_expert is every active parameter outside the routed experts",
-    domain=sp.Lt(hit, 1))
+    domain=sp.And(sp.Lt(hit, 1), N_active > _ROUTED_ACTIVE))
 
 # --- Layouts: what each device holds and reads (issue 21 §2.4) ------------------------------------------
 # A layout splits the weights outside the routed experts (N_dense) n_tp ways inside each attention group
@@ -440,15 +448,15 @@ class Layout:
 LAYOUTS = {"tp": Layout(), "dp_ep": Layout(attention_tp=1)}
 
 
-def resolve_layout(value) -> Layout | None:
-    """``value`` as a :class:`Layout`: one itself, a name from :data:`LAYOUTS` ("tp", "dp_ep"), or None
+def resolve_layout(layout=None) -> Layout | None:
+    """``layout`` as a :class:`Layout`: one itself, a name from :data:`LAYOUTS` ("tp", "dp_ep"), or None
     (the pooled bound: n devices act as one big chip, KV split evenly; every bound before issue 21)."""
-    if value is None or isinstance(value, Layout):
-        return value
-    if isinstance(value, str) and value in LAYOUTS:
-        return LAYOUTS[value]
+    if layout is None or isinstance(layout, Layout):
+        return layout
+    if isinstance(layout, str) and layout in LAYOUTS:
+        return LAYOUTS[layout]
     raise ValueError(f"layout must be None, a roofline.Layout or one of {sorted(LAYOUTS)}, "
-                     f"got {validate._describe(value)}")
+                     f"got {validate._describe(layout)}")
 
 
 def _devices(deployment):
@@ -485,7 +493,8 @@ def device_memory(model, deployment, *, layout=None, batch=0, len_ctx=0, weight_
     ``c_weights = N_dense · bytes / n_tp + L_MoE (E + redundant) N_expert · bytes_expert / n_ep``
     (:data:`WEIGHTS_PER_DEVICE`) and ``c_kv = B · len_ctx · bytes_tok · r_kv / n`` (:data:`KV_PER_DEVICE`,
     :data:`KV_REPLICATION`). Returns ``{"weights", "kv", "total", "free", "fits", "r_kv", "n_tp", "n_ep",
-    "n_chips", "layout"}`` in bytes (``free`` may be negative). ``batch = 0`` or ``len_ctx = 0``: no KV.
+    "n_chips", "layout"}``, bytes per device (``free``: HBM left, 0 when it overflows; ``fits``: total <= HBM).
+    ``batch = 0`` or ``len_ctx = 0``: no KV.
     """
     from . import models as _models
 
@@ -505,7 +514,7 @@ def device_memory(model, deployment, *, layout=None, batch=0, len_ctx=0, weight_
         stored = model.kv_bytes_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
         kv = KV_PER_DEVICE(B=batch, len_ctx=len_ctx, bytes_tok=stored, r_kv=place["r_kv"], n_chips=place["n_chips"])
     capacity = place["device"].hbm_capacity
-    return {"weights": weights, "kv": kv, "total": weights + kv, "free": capacity - weights - kv,
+    return {"weights": weights, "kv": kv, "total": weights + kv, "free": max(0.0, capacity - weights - kv),
             "fits": weights + kv <= capacity, "r_kv": place["r_kv"], "n_tp": place["n_tp"], "n_ep": place["n_ep"],
             "n_chips": place["n_chips"], "layout": "pooled" if chosen is None else chosen.name}
 

@@ -14,10 +14,10 @@ of all chips working on the step together (one chip, or a whole rack).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import sympy as sp
-
-from dataclasses import dataclass
 
 from . import collectives, validate
 from .formula import Formula

@@ -212,7 +212,7 @@ rate_rev = _define("rate_rev", r"r_\mathrm{rev}", "FLOPs a RevNet spends per byt
 # Also used here (same symbols): B, N_total, N_active, n_experts, k_active, N_expert, bytes_param, mem_bw,
 # FLOPs, len_ctx, bytes_tok from Chapters 1-2; flops_attn from Chapter 6; n_layers from Chapter 7.
 n_touched = _define("n_touched", r"\bar{n}_\mathrm{touched}", "expected routed experts one MoE layer reads in a step", "experts", 8)
-N_fixed = _define("N_fixed", r"N_\mathrm{fixed}", "parameters read every step whatever the routing: attention, dense MLPs, shared experts, router, head", "params", 8)
+N_fixed = _define("N_fixed", r"N_\mathrm{fixed}", "parameters read every step whatever the routing: attention, dense MLPs, shared experts, router, head, and the input-embedding rows looked up", "params", 8)
 L_moe = _define("L_moe", r"L_\mathrm{MoE}", "layers whose MLP is a mixture of experts", "layers", 8)
 N_read = _define("N_read", r"N_\mathrm{read}", "parameters a decode step actually reads from HBM", "params", 8)
 tau = _define("tau", r"\tau", "tokens accepted per sequence per step (speculative decoding / multi-token prediction)", "tokens", 8)

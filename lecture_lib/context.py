@@ -207,16 +207,20 @@ def pass_times(*, len_pass, batch, n_active, n_total, flops, mem_bw, bytes_param
     """Times per token of one pass of ``len_pass`` new tokens per sequence (E6.4); arrays broadcast.
 
     Returns ``{"compute", "memory", "total"}`` in seconds per token, and ``"crossover"``, the
-    len_pass where memory per token falls to compute per token.
+    len_pass where memory per token falls to compute per token. ``len_ctx = 0`` (or ``bytes_tok = 0``)
+    means no KV cache, as in :func:`lecture_lib.roofline.decode_step`: memory is then the weights alone.
     """
     _check(len_pass=len_pass, batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
-           bytes_param=bytes_param, len_ctx=len_ctx, bytes_tok=bytes_tok)
+           bytes_param=bytes_param)
+    validate.number("len_ctx", len_ctx, allow_zero=True)
+    validate.number("bytes_tok", bytes_tok, allow_zero=True)
+    no_kv = ("len_ctx", "bytes_tok")
     tokens = batch * np.asarray(len_pass, dtype=float)
     compute = T_COMPUTE_PASS(B=batch, len_pass=len_pass, N_active=n_active, FLOPs=flops) / tokens
     memory = roofline.T_MEM(N_total=n_total, bytes_param=bytes_param, mem_bw=mem_bw, B=batch, len_ctx=len_ctx,
-                            bytes_tok=bytes_tok) / tokens
+                            bytes_tok=bytes_tok, allow_zero=no_kv) / tokens
     crossover = PASS_CROSSOVER(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx,
-                               bytes_tok=bytes_tok, FLOPs=flops, N_active=n_active, mem_bw=mem_bw)
+                               bytes_tok=bytes_tok, FLOPs=flops, N_active=n_active, mem_bw=mem_bw, allow_zero=no_kv)
     total = np.maximum(compute, memory)
     scalar = np.ndim(total) == 0
     as_out = (lambda x: float(x)) if scalar else (lambda x: np.asarray(x, dtype=float))

@@ -212,7 +212,7 @@ rate_rev = _define("rate_rev", r"r_\mathrm{rev}", "FLOPs a RevNet spends per byt
 # Also used here (same symbols): B, N_total, N_active, n_experts, k_active, N_expert, bytes_param, mem_bw,
 # FLOPs, len_ctx, bytes_tok from Chapters 1-2; flops_attn from Chapter 6; n_layers from Chapter 7.
 n_touched = _define("n_touched", r"\bar{n}_\mathrm{touched}", "expected routed experts one MoE layer reads in a step", "experts", 8)
-N_fixed = _define("N_fixed", r"N_\mathrm{fixed}", "parameters read every step whatever the routing: attention, dense MLPs, shared experts, router, head", "params", 8)
+N_fixed = _define("N_fixed", r"N_\mathrm{fixed}", "parameters read every step whatever the routing: attention, dense MLPs, shared experts, router, head, and the input-embedding rows looked up", "params", 8)
 L_moe = _define("L_moe", r"L_\mathrm{MoE}", "layers whose MLP is a mixture of experts", "layers", 8)
 N_read = _define("N_read", r"N_\mathrm{read}", "parameters a decode step actually reads from HBM", "params", 8)
 tau = _define("tau", r"\tau", "tokens accepted per sequence per step (speculative decoding / multi-token prediction)", "tokens", 8)
@@ -251,6 +251,17 @@ bw_fsdp = _define("bw_fsdp", r"W_X", "one-direction bandwidth per chip on the FS
 bw_tp = _define("bw_tp", r"W_Y", "one-direction bandwidth per chip on the tensor-parallel axis", "bytes/s", 8)
 x_opt = _define("x_opt", r"X_\mathrm{opt}", "FSDP degree that minimises FSDP + TP communication at a fixed chip count", "chips", 8)
 b_chip_star = _define("b_chip_star", r"(B_\mathrm{tok}/N_\mathrm{chips})^{*}", "critical tokens per chip of a training layout", "tokens", 8)
+# Embedding rows, mixed precision and layouts (issue 21 §2, items 1-4; lecture_lib.roofline).
+# Also used here: B, d_model, n_tp, n_ep, n_chips, kv_heads, c_weights, c_kv, hbm_capacity, N_expert, n_experts, L_moe.
+n_vocab = _define("n_vocab", r"V_\mathrm{vocab}", "vocabulary size: rows of the embedding table", "tokens", 8)
+N_emb = _define("N_emb", r"N_\mathrm{emb}", "input-embedding parameters a step reads: one d_model row per distinct token looked up", "params", 8)
+N_body = _define("N_body", r"N_\mathrm{body}", "parameters outside the routed experts and the input embedding, read in full every step: attention, dense MLPs, shared experts, router, norms, output head", "params", 8)
+N_dense = _define("N_dense", r"N_\mathrm{dense}", "parameters outside the routed experts, as stored (N_body plus the input-embedding table)", "params", 8)
+bytes_expert = _define("bytes_expert", r"\mathrm{bytes}_\mathrm{expert}", "bytes per stored routed-expert weight (may differ from bytes_param: mixed precision)", "bytes", 8)
+n_redundant = _define("n_redundant", r"n_\mathrm{redundant}", "extra copies of hot experts per MoE layer (DeepSeek: 32)", "experts", 8)
+r_kv = _define("r_kv", r"r_\mathrm{KV}", "KV replication: a device's KV bytes over an even 1/n split (n_tp ways over fewer KV heads copies them)", "-", 8)
+FLOPs_expert = _define("FLOPs_expert", r"\mathrm{FLOPs}_\mathrm{expert}", "FLOP/s at the routed experts' matmul format", "FLOP/s", 8)
+FLOPs_attn = _define("FLOPs_attn", r"\mathrm{FLOPs}_\mathrm{attn}", "FLOP/s at the attention format (MLA prefill attention runs in BF16)", "FLOP/s", 8)
 
 
 def rows(chapter: int | None = None) -> list[Notation]:

@@ -189,6 +189,21 @@ def test_pass_times_prefill_compute_bound_decode_memory_bound():
     assert np.allclose(curve["memory"][0] / curve["memory"], [1, 10, 100])
 
 
+def test_pass_times_with_no_kv_is_the_weights_alone_as_decode_step_has_it():
+    """Issue 21 §2.2: len_ctx = 0 means no KV cache in pass_times as in roofline.decode_step."""
+    kw = dict(batch=32, n_active=70e9, n_total=70e9, flops=1e15, mem_bw=4e12, bytes_param=1, len_ctx=0, bytes_tok=0)
+    one = context.pass_times(len_pass=1, **kw)
+    assert one["memory"] == pytest.approx(70e9 / 4e12 / 32)                       # weights once, over B tokens
+    assert one["crossover"] == pytest.approx(1e15 * 70e9 / (2 * 32 * 70e9 * 4e12))   # FLOPs N bytes / (2 B N mem_bw)
+    step = roofline.decode_step(**{k: v for k, v in kw.items()})
+    assert one["total"] * 32 == pytest.approx(step["t"])
+    assert context.pass_times(len_pass=1, **(kw | dict(len_ctx=4096)))["memory"] == pytest.approx(one["memory"])
+    with pytest.raises(ValueError, match="len_ctx"):
+        context.pass_times(len_pass=1, **(kw | dict(len_ctx=-1)))
+    with pytest.raises(ValueError, match="bytes_tok"):
+        context.pass_times(len_pass=1, **(kw | dict(bytes_tok=float("nan"))))
+
+
 # ------------------------------------------------------------------ E6.5 attention FLOPs
 
 def test_attention_flops_formula_and_model_method_agree():

@@ -598,12 +598,14 @@ def table() -> list[dict]:
 
 def sig(value: float, digits: int = 3) -> str:
     """``value`` to ``digits`` significant figures with thousands separators: 14,800 -> '14,800',
-    87,685.7 -> '87,700', 51.14 -> '51.1'. No trailing '.0' (no false precision)."""
+    87,685.7 -> '87,700', 51.14 -> '51.1', 0.5 -> '0.5'. No trailing zeros after the point (no false
+    precision)."""
     value = validate.scalar("value", value)
     digits = validate.integer("digits", digits, maximum=15)
     rounded = float(f"{value:.{digits}g}")
     decimals = max(0, digits - 1 - int(f"{rounded:e}".split("e")[1]))
-    return f"{rounded:,.{decimals}f}"
+    text = f"{rounded:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _short_source(url: str) -> str:

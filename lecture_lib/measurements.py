@@ -58,7 +58,7 @@ PUBLISHERS: dict[str, tuple[str, ...] | None] = {
 }
 
 
-def publisher_ok(url: str) -> bool:
+def _publisher_ok(url: str) -> bool:
     """True if ``url`` is an https page of a publisher on :data:`PUBLISHERS`."""
     parts = urlparse(url)
     if parts.scheme != "https" or parts.hostname not in PUBLISHERS:
@@ -152,7 +152,7 @@ class Measurement:
         for name in ("quote", "engine"):
             _text(k, name, getattr(self, name))
         _text(k, "url", self.url)
-        if not publisher_ok(self.url):
+        if not _publisher_ok(self.url):
             raise ValueError(f"{k}: url must be an https page of a publisher in measurements.PUBLISHERS "
                              f"(no mirrors or aggregators), got {self.url!r}")
         if not isinstance(self.date, str) or not _DATE.match(self.date):
@@ -573,7 +573,13 @@ def efficiency_summary(rows=None, *, kind: str | None = None) -> dict:
     bound (speculative decoding: their bound is a different one) and rows whose efficiency is only a
     lower limit (``lower_limit``: the publisher did not state a cost the bound needs). ``kind`` filters.
     """
-    rows = MEASUREMENTS if rows is None else tuple(rows)
+    if rows is None:
+        rows = MEASUREMENTS
+    elif isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
+        raise ValueError(f"rows must be an iterable of Measurement rows, got {validate._describe(rows)}")
+    rows = tuple(rows)
+    if not all(isinstance(row, Measurement) for row in rows):
+        raise ValueError(f"rows must hold only Measurement rows, got {validate._describe(rows)}")
     if kind is not None:
         validate.choice("kind", kind, KINDS)
     eff = [row.efficiency for row in rows if not row.beats_bound_because and not row.lower_limit

@@ -247,7 +247,7 @@ def test_every_url_is_a_publishers_own_page(row):
     ("https://aiposthub.cc/5152", False), ("http://lmsys.org/blog/x", False), ("https://vuink.com/post/x", False),
 ])
 def test_the_publisher_allow_list(url, ok):
-    assert measurements.publisher_ok(url) is ok
+    assert measurements._publisher_ok(url) is ok
 
 
 def test_rows_whose_primary_was_not_read_say_where_the_quote_was_checked_and_are_counted():
@@ -349,6 +349,9 @@ def test_the_efficiency_summary_leaves_out_lower_limits_and_rows_above_their_bou
         measurements.efficiency_summary(kind="training")
     with pytest.raises(ValueError, match="rows"):
         measurements.efficiency_summary([measurements.get("trtllm-llama70b-h200-batch1-spec")])
+    for bad in (5, "rows", [1, 2]):
+        with pytest.raises(ValueError, match="rows"):
+            measurements.efficiency_summary(bad)
 
 
 def test_speculative_decoding_implies_more_than_one_token_per_step():

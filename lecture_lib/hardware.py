@@ -23,7 +23,7 @@ Conventions
 
 Sources used throughout: the scaling book (Austin et al., "How to Scale Your Model",
 https://jax-ml.github.io/scaling-book, tpus.md and gpus.md, 2026 revision) as summarised in the
-course's reference notes, NVIDIA datasheets and Google Cloud TPU documentation.
+course's reference notes, NVIDIA datasheets, AMD's MI300X data sheet and Google Cloud TPU documentation.
 """
 
 from __future__ import annotations

@@ -289,10 +289,13 @@ _LMSYS_GB_QUOTE16 = ("For traditional precision (BF16 for attention and FP8 for 
 _TRT_PERF = "https://github.com/NVIDIA/TensorRT-LLM/blob/v0.21.0/docs/source/performance/perf-overview.md"
 _TRT_PERF_SRC = ("the repository's docs/source/performance/perf-overview.md, the version that says "
                  "'The data collected for the v0.21 benchmarks' (published as "
-                 "nvidia.github.io/TensorRT-LLM/performance/perf-overview.html)")
+                 "nvidia.github.io/TensorRT-LLM/performance/perf-overview.html); the page carries no date, "
+                 "2025-07 is the month of the v0.21 release")
 _TRT_ENGINE = "TensorRT-LLM v0.21 trtllm-bench throughput, PyTorch backend, requests fed at an infinite rate"
 _TRT_DS = ("https://github.com/NVIDIA/TensorRT-LLM/blob/01c4ece911eb569e72cf4177f83238a0520641c2/"
            "docs/source/blogs/Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md")
+_TRT_DS_SRC = ("the file at that commit; the guide carries no date (its figures were refreshed after first "
+               "publication), so 2025-08 is an estimate of this version's month")
 _MLPERF = "https://github.com/mlcommons/inference_results_v4.1/blob/main/closed/"
 _MLPERF_LEN = ("The results do not give the prompt lengths (the dataset caps them at 1,024 tokens), so the bound "
                "counts no prefill and a context of half the mean output, 294.45 tokens per sample (the reference "
@@ -439,7 +442,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         tp=8, ep=2, kind="latency", measured=274.7188, batch=1, len_ctx=1024 + 2048 / 2,
         weight_dtype="fp8", expert_weight_dtype=NVFP4_BYTES, compute_dtype="fp8", expert_compute_dtype="fp4",
         kv_dtype="bf16", quote="Per User Output Throughput (tokens/sec/user):     274.7188",
-        url=_TRT_DS, date="2025-08", engine="TensorRT-LLM trtllm-bench, nvidia/DeepSeek-R1-FP4, MTP with 3 draft layers",
+        url=_TRT_DS, read_at=_TRT_DS_SRC, date="2025-08", engine="TensorRT-LLM trtllm-bench, nvidia/DeepSeek-R1-FP4, MTP with 3 draft layers",
         assumed=("eight B200 (--tp 8 --ep 2), 'Batch = 1, ISL = 1K, OSL = 2K' from a real dataset, so the mean "
                  "context is 2,048 tokens; NVFP4 experts, FP8 elsewhere, BF16 KV cache (the FP4 checkpoint "
                  "before R1-0528); the bound is one token per step (tau = 1)"),
@@ -450,7 +453,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         tp=8, ep=4, kind="latency", measured=158.1196, batch=1, len_ctx=1024 + 2048 / 2,
         weight_dtype="fp8", compute_dtype="fp8", kv_dtype="bf16",
         quote="Per User Output Throughput (tokens/sec/user):     158.1196",
-        url=_TRT_DS, date="2025-08", engine="TensorRT-LLM trtllm-bench, deepseek-ai/DeepSeek-R1 (FP8), MTP with 3 draft layers",
+        url=_TRT_DS, read_at=_TRT_DS_SRC, date="2025-08", engine="TensorRT-LLM trtllm-bench, deepseek-ai/DeepSeek-R1 (FP8), MTP with 3 draft layers",
         assumed=("eight H200 (--tp 8 --ep 4), 'Batch = 1, ISL = 1K, OSL = 2K', mean context 2,048 tokens; FP8 weights "
                  "and matmuls, BF16 KV cache; the bound is one token per step (tau = 1)")),
     Measurement(
@@ -458,7 +461,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         layout="DP-attention + EP", ep=8, kind="serving", measured=43146.2042, batch=7168, len_in=1024, len_out=2048,
         weight_dtype="fp8", expert_weight_dtype=NVFP4_BYTES, compute_dtype="fp8", expert_compute_dtype="fp4",
         kv_dtype="fp8", quote="Total Output Throughput (tokens/sec):             43146.2042",
-        url=_TRT_DS, date="2025-08", engine="TensorRT-LLM trtllm-bench, nvidia/DeepSeek-R1-0528-FP4, attention DP, no MTP",
+        url=_TRT_DS, read_at=_TRT_DS_SRC, date="2025-08", engine="TensorRT-LLM trtllm-bench, nvidia/DeepSeek-R1-0528-FP4, attention DP, no MTP",
         assumed=("eight B200 (--tp 8 --ep 8, enable_attention_dp), 7,168 requests in flight (--concurrency 7168), "
                  "1,024 input and 2,048 output tokens; NVFP4 experts, FP8 elsewhere, FP8 KV cache")),
     Measurement(
@@ -466,7 +469,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         layout="DP-attention + EP", ep=8, kind="serving", measured=11489.2671, batch=1024, len_in=1024, len_out=2048,
         weight_dtype="fp8", compute_dtype="fp8", kv_dtype="bf16",
         quote="Total Output Throughput (tokens/sec):             11489.2671",
-        url=_TRT_DS, date="2025-08", engine="TensorRT-LLM trtllm-bench, deepseek-ai/DeepSeek-R1 (FP8), attention DP, no MTP",
+        url=_TRT_DS, read_at=_TRT_DS_SRC, date="2025-08", engine="TensorRT-LLM trtllm-bench, deepseek-ai/DeepSeek-R1 (FP8), attention DP, no MTP",
         assumed=("eight H200 (--tp 8 --ep 8, enable_attention_dp), 'Batch = 1024, ISL = 1K, OSL = 2K'; FP8 weights and "
                  "matmuls, BF16 KV cache")),
     # --- MLPerf Inference v4.1, closed division, Offline scenario ------------------------------------

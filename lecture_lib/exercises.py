@@ -54,6 +54,9 @@ _LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\(([^)\s]+)\)")
 _EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|#|/)")
 
 _PROBLEM_HEADING = re.compile(r"^###\s+Problem\s+(\d+\.\d+)\b[ \t:.·—-]*(.*)$")
+_LEVEL_LINE = re.compile(r"^\*\*Level:\*\*\s*(.*)$")
+_LEVEL = re.compile(r"^(core|optional) · (★{1,3}☆{0,2})$")
+LEVELS = ("core", "optional")
 _CHECK_CALL = re.compile(r"""\bcheck\(\s*["'](\d+\.\d+)["']\s*,\s*answer\s*\)""")
 
 
@@ -117,7 +120,9 @@ def has_solution(source: str) -> bool:
 
 @dataclass(frozen=True)
 class ProblemCells:
-    """Where one problem sits in a notebook: indices of its heading, work and check cells."""
+    """Where one problem sits in a notebook: indices of its heading, work and check cells, and its
+    level: ``"core"`` or ``"optional"`` with a difficulty of 1 to 3 stars, read from the line
+    ``**Level:** core · ★★☆`` right after the heading (``None`` when the problem has none)."""
 
     problem_id: str
     title: str
@@ -125,6 +130,33 @@ class ProblemCells:
     work: int
     check: int
     hint: bool
+    level: str | None = None
+    difficulty: int | None = None
+
+
+def level_line(level: str, difficulty: int) -> str:
+    """The markdown line that labels a problem: ``**Level:** core · ★★☆``."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 1 <= difficulty <= 3:
+        raise ValueError(f"difficulty must be 1, 2 or 3, got {difficulty!r}")
+    return f"**Level:** {level} · {'★' * difficulty}{'☆' * (3 - difficulty)}"
+
+
+def parse_level(source: str, *, where: str = "a problem") -> tuple[str | None, int | None]:
+    """``(level, difficulty)`` from a problem's heading cell; ``(None, None)`` without a level line.
+    A level line in the wrong place or form is a :class:`FormatError`."""
+    lines = source.split("\n")
+    found = [i for i, line in enumerate(lines) if _LEVEL_LINE.match(line.strip())]
+    if not found:
+        return None, None
+    if found != [1]:
+        raise FormatError(f"{where}: the **Level:** line must be the line right after the heading, once")
+    match = _LEVEL.match(_LEVEL_LINE.match(lines[1].strip()).group(1).strip())
+    if not match or len(match.group(2)) != 3:
+        raise FormatError(f"{where}: write the level as '**Level:** core · ★★☆' (core or optional, "
+                          f"1-3 filled stars of 3), got {lines[1]!r}")
+    return match.group(1), match.group(2).count("★")
 
 
 def problems(notebook, *, where: str = "notebook") -> list[ProblemCells]:
@@ -176,7 +208,8 @@ def problems(notebook, *, where: str = "notebook") -> list[ProblemCells]:
         if work is None or check is None:
             missing = "work cell" if work is None else "check cell"
             raise FormatError(f"{where}, cell {index}: problem {problem_id} has no {missing}")
-        found.append(ProblemCells(problem_id, title, index, work, check, hint))
+        level, difficulty = parse_level(cell.source, where=f"{where}, cell {index} (problem {problem_id})")
+        found.append(ProblemCells(problem_id, title, index, work, check, hint, level, difficulty))
         index = check + 1
     return found
 

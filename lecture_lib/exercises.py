@@ -331,6 +331,42 @@ def differences(solutions_dir, exercises_dir) -> list[str]:
     return problems_found
 
 
+# ================================================================================ levels
+
+MINUTES_PER_STAR = 5
+"""The instructor guide's planning rule: a problem takes about 5 minutes per star of difficulty
+(an estimate for planning, not a measurement)."""
+
+
+def levels(solutions_dir) -> list[tuple[str, ProblemCells]]:
+    """``(notebook name, problem)`` for every problem of every solutions notebook, in order."""
+    found = []
+    for path in sorted(Path(solutions_dir).glob(NOTEBOOK_GLOB)):
+        notebook = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+        found += [(path.name, problem) for problem in problems(notebook, where=path.name)]
+    return found
+
+
+def level_table(solutions_dir) -> str:
+    """The instructor guide's table of problems (markdown), one row per chapter: its core and
+    optional problems with their stars, and the planning time of each group."""
+    rows = ["| chapter | core problems | optional problems | core time | optional time |",
+            "|---|---|---|---|---|"]
+    by_chapter: dict[str, list[ProblemCells]] = {}
+    for name, problem in levels(solutions_dir):
+        if problem.level is None:
+            raise FormatError(f"{name}: problem {problem.problem_id} has no **Level:** line")
+        by_chapter.setdefault(name, []).append(problem)
+    for name, found in by_chapter.items():
+        cells = []
+        for level in LEVELS:
+            chosen = [p for p in found if p.level == level]
+            cells.append(", ".join(f"{p.problem_id} {'★' * p.difficulty}" for p in chosen) or "—")
+        times = [sum(p.difficulty for p in found if p.level == level) * MINUTES_PER_STAR for level in LEVELS]
+        rows.append(f"| {name[:2]} | {cells[0]} | {cells[1]} | {times[0]} min | {times[1]} min |")
+    return "\n".join(rows)
+
+
 # ================================================================================ nbgrader
 
 NBGRADER_SCHEMA = 3          # nbgrader 0.9's cell-metadata schema_version
@@ -528,11 +564,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lecture_lib.exercises",
         description="Write exercises/ from solutions/ (solution regions become stubs, outputs stripped).")
-    parser.add_argument("command", choices=["generate", "check", "nbgrader-source"],
+    parser.add_argument("command", choices=["generate", "check", "nbgrader-source", "levels"],
                         help="generate: write the exercise notebooks; check: exit 1 if they are stale; "
-                             "nbgrader-source: write an nbgrader course directory (source/ + nbgrader_config.py)")
+                             "nbgrader-source: write an nbgrader course directory (source/ + nbgrader_config.py); "
+                             "levels: print the table of problem levels (docs/instructor.md)")
     parser.add_argument("solutions", type=Path, help="folder of solutions/NN_*.ipynb")
-    parser.add_argument("exercises", type=Path,
+    parser.add_argument("exercises", type=Path, nargs="?", default=None,
                         help="folder of exercises/NN_*.ipynb (for nbgrader-source: the course directory)")
     parser.add_argument("--chapter", type=int, action="append", default=None,
                         help="nbgrader-source only: this chapter (repeatable; default every chapter)")
@@ -543,6 +580,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.solutions.is_dir():
         parser.error(f"no such folder: {args.solutions}")
+    if args.command == "levels":
+        try:
+            print(level_table(args.solutions))
+        except FormatError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.exercises is None:
+        parser.error("the exercises folder (or, for nbgrader-source, the course directory) is required")
     try:
         if args.command == "nbgrader-source":
             for path in nbgrader_source(args.solutions, args.exercises, chapters=args.chapter,

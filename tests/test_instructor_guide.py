@@ -134,7 +134,9 @@ def run_block(name: str, tmp: Path, *, cwd: Path, student: str | None = None, ti
     if student is not None:
         body, count = re.subn(r"^STUDENT=alice$", f"STUDENT={student}", body, flags=re.M)
         assert count == 1, f"block {name} should set STUDENT"
-    env = {**os.environ, "MPLBACKEND": "Agg", "JUPYTER_CONFIG_PATH": str(tmp / "etc-jupyter"),
+    # students' nbgrader is on their PATH (the hub's environment); the instructor's blocks activate it
+    path = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+    env = {**os.environ, "PATH": path, "MPLBACKEND": "Agg", "JUPYTER_CONFIG_PATH": str(tmp / "etc-jupyter"),
            "JUPYTER_DATA_DIR": str(tmp / "jupyter-data")}
     env.pop("LECTURE_STRICT", None)
     done = subprocess.run(["bash", "-e", "-c", body], cwd=cwd, env=env, capture_output=True, text=True,

@@ -22,6 +22,8 @@ help:
 	@echo "make present CH=01  one chapter as a Voila app sized for a 1280x800 projector"
 	@echo "make site       the chapters, executed, as a static HTML site in site/ (offline)"
 	@echo "make lite       the course as a JupyterLite site in lite/ (Python in the browser)"
+	@echo "make site-serve / make lite-serve   serve site/ or lite/ on PORT (default 8888, or the next free one)"
+	@echo "teaching (nbgrader, JupyterHub, schedules, levels): docs/instructor.md; library reference: docs/library.md"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)

@@ -2,7 +2,11 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
+# Port of `make lab`, `make site-serve` and `make lite-serve` (one at a time on 8888, or give each its own:
+# `make site-serve PORT=8001`). A busy default port moves to the next free one (JupyterLab does this
+# itself; tools/serve.py for the two static sites); a busy port you set with PORT= is an error naming it.
 PORT   ?= 8888
+STRICT_PORT := $(if $(filter command line environment,$(origin PORT)),--strict,)
 # JupyterLab refuses to run as root unless told; containers and CI machines often are root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -18,6 +22,8 @@ help:
 	@echo "make present CH=01  one chapter as a Voila app sized for a 1280x800 projector"
 	@echo "make site       the chapters, executed, as a static HTML site in site/ (offline)"
 	@echo "make lite       the course as a JupyterLite site in lite/ (Python in the browser)"
+	@echo "make site-serve / make lite-serve   serve site/ or lite/ on PORT (default 8888, or the next free one)"
+	@echo "teaching (nbgrader, JupyterHub, schedules, levels): docs/instructor.md; library reference: docs/library.md"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -57,9 +63,17 @@ $(VENV)/.%-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 	$(QUIET_LITE_EXTENSION)
 	touch $@ $(VENV)/.course-installed
 
+# The start page is JupyterLab's default URL, so both the browser JupyterLab opens and the tokened URL
+# it prints land on notebooks/00_start_here.ipynb. (A path argument, `jupyter lab FILE`, opens FILE only
+# in a browser JupyterLab launches itself; the printed URL and `/` still go to the Launcher.)
+START_PAGE := notebooks/00_start_here.ipynb
+LAB_FLAGS = --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
+	$(if $(STRICT_PORT),--ServerApp.port_retries=0,) \
+	--ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/$(START_PAGE) $(ROOT_FLAG)
+
 lab: $(VENV)/.course-installed
-	$(VENV)/bin/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
-		--ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG) notebooks/00_start_here.ipynb
+	@$(PYTHON) tools/serve.py --check --port $(PORT) $(STRICT_PORT)
+	$(VENV)/bin/jupyter lab $(LAB_FLAGS)
 
 test: $(VENV)/.test-installed
 	MPLBACKEND=Agg $(PY) -m pytest
@@ -106,11 +120,13 @@ site: $(VENV)/.site-installed
 	MPLBACKEND=Agg $(PY) tools/build_site.py --output site
 
 site-serve:
-	$(PY) -m http.server --bind 127.0.0.1 --directory site $(PORT)
+	@test -f site/index.html || { echo "no site/index.html: run make site first"; exit 1; }
+	$(PYTHON) tools/serve.py site --port $(PORT) $(STRICT_PORT)
 
 # `make lite`: the course as a JupyterLite site in lite/ (Python in the browser tab); `make lite-serve`.
 lite: $(VENV)/.lite-installed
 	$(PY) tools/build_lite.py --output lite
 
 lite-serve:
-	$(PY) -m http.server --bind 127.0.0.1 --directory lite $(PORT)
+	@test -f lite/index.html || { echo "no lite/index.html: run make lite first"; exit 1; }
+	$(PYTHON) tools/serve.py lite --port $(PORT) $(STRICT_PORT)

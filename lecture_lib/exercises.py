@@ -20,11 +20,13 @@ clean tree changes nothing. Command line::
 
     python -m lecture_lib.exercises generate solutions exercises
     python -m lecture_lib.exercises check solutions exercises    # exit 1 if generate would change anything
-    python -m lecture_lib.exercises nbgrader-source solutions COURSE_DIR [--chapter 1] [--points 1]
+    python -m lecture_lib.exercises nbgrader-source solutions COURSE_DIR [--chapter 1] [--points 1] \
+        [--exchange /srv/nbgrader/exchange]
 
 ``nbgrader-source`` writes an nbgrader course directory: ``COURSE_DIR/source/chNN/NN_<topic>.ipynb``
-with nbgrader's cell metadata already set (see :func:`nbgrader_notebook`) and
-``COURSE_DIR/nbgrader_config.py``, so that ``nbgrader generate_assignment chNN`` works with no
+with nbgrader's cell metadata already set (see :func:`nbgrader_notebook`),
+``COURSE_DIR/nbgrader_config.py`` and ``COURSE_DIR/students/nbgrader_config.py`` (both naming the
+exchange folder), so that ``nbgrader generate_assignment chNN`` works with no
 clicking in the *Create Assignment* toolbar.
 
 Only nbformat and the standard library are used.
@@ -48,7 +50,13 @@ BANNER_TAG = "banner"
 BANNER_ID = "exercises-banner"
 NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
 
+_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\(([^)\s]+)\)")
+_EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|#|/)")
+
 _PROBLEM_HEADING = re.compile(r"^###\s+Problem\s+(\d+\.\d+)\b[ \t:.·—-]*(.*)$")
+_LEVEL_LINE = re.compile(r"^\*\*Level:\*\*\s*(.*)$")
+_LEVEL = re.compile(r"^(core|optional) · (★{1,3}☆{0,2})$")
+LEVELS = ("core", "optional")
 _CHECK_CALL = re.compile(r"""\bcheck\(\s*["'](\d+\.\d+)["']\s*,\s*answer\s*\)""")
 
 
@@ -112,7 +120,9 @@ def has_solution(source: str) -> bool:
 
 @dataclass(frozen=True)
 class ProblemCells:
-    """Where one problem sits in a notebook: indices of its heading, work and check cells."""
+    """Where one problem sits in a notebook: indices of its heading, work and check cells, and its
+    level: ``"core"`` or ``"optional"`` with a difficulty of 1 to 3 stars, read from the line
+    ``**Level:** core · ★★☆`` right after the heading (``None`` when the problem has none)."""
 
     problem_id: str
     title: str
@@ -120,6 +130,33 @@ class ProblemCells:
     work: int
     check: int
     hint: bool
+    level: str | None = None
+    difficulty: int | None = None
+
+
+def level_line(level: str, difficulty: int) -> str:
+    """The markdown line that labels a problem: ``**Level:** core · ★★☆``."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 1 <= difficulty <= 3:
+        raise ValueError(f"difficulty must be 1, 2 or 3, got {difficulty!r}")
+    return f"**Level:** {level} · {'★' * difficulty}{'☆' * (3 - difficulty)}"
+
+
+def parse_level(source: str, *, where: str = "a problem") -> tuple[str | None, int | None]:
+    """``(level, difficulty)`` from a problem's heading cell; ``(None, None)`` without a level line.
+    A level line in the wrong place or form is a :class:`FormatError`."""
+    lines = source.split("\n")
+    found = [i for i, line in enumerate(lines) if _LEVEL_LINE.match(line.strip())]
+    if not found:
+        return None, None
+    if found != [1]:
+        raise FormatError(f"{where}: the **Level:** line must be the line right after the heading, once")
+    match = _LEVEL.match(_LEVEL_LINE.match(lines[1].strip()).group(1).strip())
+    if not match or len(match.group(2)) != 3:
+        raise FormatError(f"{where}: write the level as '**Level:** core · ★★☆' (core or optional, "
+                          f"1-3 filled stars of 3), got {lines[1]!r}")
+    return match.group(1), match.group(2).count("★")
 
 
 def problems(notebook, *, where: str = "notebook") -> list[ProblemCells]:
@@ -171,7 +208,8 @@ def problems(notebook, *, where: str = "notebook") -> list[ProblemCells]:
         if work is None or check is None:
             missing = "work cell" if work is None else "check cell"
             raise FormatError(f"{where}, cell {index}: problem {problem_id} has no {missing}")
-        found.append(ProblemCells(problem_id, title, index, work, check, hint))
+        level, difficulty = parse_level(cell.source, where=f"{where}, cell {index} (problem {problem_id})")
+        found.append(ProblemCells(problem_id, title, index, work, check, hint, level, difficulty))
         index = check + 1
     return found
 
@@ -293,15 +331,54 @@ def differences(solutions_dir, exercises_dir) -> list[str]:
     return problems_found
 
 
+# ================================================================================ levels
+
+MINUTES_PER_STAR = 5
+"""The instructor guide's planning rule: a problem takes about 5 minutes per star of difficulty
+(an estimate for planning, not a measurement)."""
+
+
+def levels(solutions_dir) -> list[tuple[str, ProblemCells]]:
+    """``(notebook name, problem)`` for every problem of every solutions notebook, in order."""
+    found = []
+    for path in sorted(Path(solutions_dir).glob(NOTEBOOK_GLOB)):
+        notebook = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+        found += [(path.name, problem) for problem in problems(notebook, where=path.name)]
+    return found
+
+
+def level_table(solutions_dir) -> str:
+    """The instructor guide's table of problems (markdown), one row per chapter: its core and
+    optional problems with their stars, and the planning time of each group."""
+    rows = ["| chapter | core problems | optional problems | core time | optional time |",
+            "|---|---|---|---|---|"]
+    by_chapter: dict[str, list[ProblemCells]] = {}
+    for name, problem in levels(solutions_dir):
+        if problem.level is None:
+            raise FormatError(f"{name}: problem {problem.problem_id} has no **Level:** line")
+        by_chapter.setdefault(name, []).append(problem)
+    for name, found in by_chapter.items():
+        cells = []
+        for level in LEVELS:
+            chosen = [p for p in found if p.level == level]
+            cells.append(", ".join(f"{p.problem_id} {'★' * p.difficulty}" for p in chosen) or "—")
+        times = [sum(p.difficulty for p in found if p.level == level) * MINUTES_PER_STAR for level in LEVELS]
+        rows.append(f"| {name[:2]} | {cells[0]} | {cells[1]} | {times[0]} min | {times[1]} min |")
+    return "\n".join(rows)
+
+
 # ================================================================================ nbgrader
 
 NBGRADER_SCHEMA = 3          # nbgrader 0.9's cell-metadata schema_version
 COURSE_ID = "llm-serving-math"
 NBGRADER_BANNER_ID = "nbgrader-banner"
 _GRADE_ID = re.compile(r"[^A-Za-z0-9_-]+")
+_MENTIONS_SOLUTIONS = re.compile(r"\bsolutions\b", re.IGNORECASE)
 
-NBGRADER_CONFIG = f'''\
-"""nbgrader configuration for the course, written by
+DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+
+NBGRADER_CONFIG = '''\
+"""nbgrader configuration of the course directory (the instructor's), written by
 `python -m lecture_lib.exercises nbgrader-source` (regenerate rather than edit by hand).
 
 The source notebooks in source/chNN/ already carry nbgrader's cell metadata: each problem's work
@@ -310,14 +387,39 @@ AssertionError on anything but a correct answer while nbgrader autogrades (NBGRA
 set), so a wrong or missing answer fails its test cell and scores 0.
 """
 c = get_config()
-c.CourseDirectory.course_id = "{COURSE_ID}"
+c.CourseDirectory.course_id = "{course_id}"
 # The same stub as `make exercises`, so released notebooks match exercises/.
-c.ClearSolutions.code_stub = {{"python": "{STUB}"}}
-# Where release/submit/collect exchange files (nbgrader's default shown; change it for your machine):
-# c.Exchange.root = "/srv/nbgrader/exchange"
+c.ClearSolutions.code_stub = {{"python": "{stub}"}}
+# Where release/fetch/submit/collect exchange files. Students' nbgrader must use the same folder:
+# install students/nbgrader_config.py where every user's Jupyter reads it (docs/instructor.md).
+c.Exchange.root = {exchange!r}
 # Students, if you want them in the gradebook before they submit (or run `nbgrader autograde chNN --create`):
 # c.CourseDirectory.db_students = [dict(id="alice"), dict(id="bob")]
 '''
+
+STUDENT_CONFIG = '''\
+"""nbgrader configuration for the course's students, written by
+`python -m lecture_lib.exercises nbgrader-source`. Install it where every student's Jupyter reads
+it, e.g. /etc/jupyter/nbgrader_config.py on the hub (docs/instructor.md), so that
+`nbgrader fetch_assignment chNN`, `submit` and `fetch_feedback` find the course with no config of
+their own.
+"""
+c = get_config()
+c.CourseDirectory.course_id = "{course_id}"
+c.Exchange.root = {exchange!r}
+'''
+
+
+def relative_links(source: str) -> list[str]:
+    """The targets of the markdown links in ``source`` that point at a file beside this notebook
+    (not a web address, not an anchor in the page)."""
+    return [m.group(2) for m in _LINK.finditer(source) if not _EXTERNAL.match(m.group(2))]
+
+
+def unlink_relative(source: str) -> str:
+    """``source`` with every relative markdown link ``[text](../notebooks/x.ipynb)`` reduced to its
+    text: a released assignment is a folder holding only its notebook, so such links would break."""
+    return _LINK.sub(lambda m: m.group(0) if _EXTERNAL.match(m.group(2)) else m.group(1), source)
 
 
 def nbgrader_banner_text(points_each: float, n_problems: int) -> str:
@@ -351,8 +453,9 @@ def nbgrader_notebook(solution, *, name: str, points: float = 1):
 
     Each problem's work cell becomes a solution cell (``grade_id`` ``answer-N-M``); its check cell
     an autograded, locked test cell (``check-N-M``) worth ``points``; every other cell is locked
-    read-only (``cell-<id>``). The solutions banner is replaced by an assignment banner. The
-    solution regions stay (nbgrader's ``generate_assignment`` replaces them with the stub), outputs
+    read-only (``cell-<id>``). The solutions banner is replaced by an assignment banner, and relative
+    links (to the chapters, to other notebooks) are reduced to their text, since a student's fetched
+    folder holds only this notebook; no cell may mention the solutions. The solution regions stay (nbgrader's ``generate_assignment`` replaces them with the stub), outputs
     and execution counts are removed.
     """
     from . import validate
@@ -377,6 +480,11 @@ def nbgrader_notebook(solution, *, name: str, points: float = 1):
                 cells.append(banner)
                 replaced = True
             continue
+        if cell.cell_type == "markdown":
+            cell.source = unlink_relative(cell.source)
+            if _MENTIONS_SOLUTIONS.search(cell.source):
+                raise FormatError(f"{name}, cell {index}: students' copies must not mention the solutions "
+                                  f"notebooks: {_MENTIONS_SOLUTIONS.search(cell.source).group(0)!r}")
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
@@ -408,13 +516,21 @@ def assignment_name(notebook_name: str) -> str:
     return f"ch{notebook_name[:2]}"
 
 
-def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float = 1) -> list[Path]:
+def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float = 1,
+                    exchange: str | Path = DEFAULT_EXCHANGE) -> list[Path]:
     """Write an nbgrader course directory from ``solutions_dir``; returns the files written.
 
-    ``course_dir/source/chNN/NN_<topic>.ipynb`` for each chapter (all, or those in ``chapters``)
-    and ``course_dir/nbgrader_config.py``. Existing files are overwritten; nothing else is touched.
+    ``course_dir/source/chNN/NN_<topic>.ipynb`` for each chapter (all, or those in ``chapters``),
+    ``course_dir/nbgrader_config.py`` (the instructor's: course id, stub, ``Exchange.root =
+    exchange``) and ``course_dir/students/nbgrader_config.py`` (the students': course id and the
+    same exchange). ``exchange`` must be an absolute path. Existing files are overwritten; nothing
+    else is touched.
     """
     from . import validate
+
+    if not isinstance(exchange, (str, Path)) or not str(exchange) or not Path(exchange).is_absolute():
+        raise ValueError(f"exchange must be an absolute folder path, got {exchange!r}")
+    exchange = str(exchange)
 
     paths = sorted(Path(solutions_dir).glob(NOTEBOOK_GLOB))
     if chapters is not None:
@@ -434,9 +550,13 @@ def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float =
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(serialise(nbgrader_notebook(solution, name=path.name, points=points)))
         written.append(target)
+    values = {"course_id": COURSE_ID, "stub": STUB, "exchange": exchange}
     config = course_dir / "nbgrader_config.py"
-    config.write_text(NBGRADER_CONFIG, encoding="utf-8")
-    written.append(config)
+    config.write_text(NBGRADER_CONFIG.format(**values), encoding="utf-8")
+    students = course_dir / "students" / "nbgrader_config.py"
+    students.parent.mkdir(parents=True, exist_ok=True)
+    students.write_text(STUDENT_CONFIG.format(**values), encoding="utf-8")
+    written += [config, students]
     return written
 
 
@@ -444,25 +564,38 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lecture_lib.exercises",
         description="Write exercises/ from solutions/ (solution regions become stubs, outputs stripped).")
-    parser.add_argument("command", choices=["generate", "check", "nbgrader-source"],
+    parser.add_argument("command", choices=["generate", "check", "nbgrader-source", "levels"],
                         help="generate: write the exercise notebooks; check: exit 1 if they are stale; "
-                             "nbgrader-source: write an nbgrader course directory (source/ + nbgrader_config.py)")
+                             "nbgrader-source: write an nbgrader course directory (source/ + nbgrader_config.py); "
+                             "levels: print the table of problem levels (docs/instructor.md)")
     parser.add_argument("solutions", type=Path, help="folder of solutions/NN_*.ipynb")
-    parser.add_argument("exercises", type=Path,
+    parser.add_argument("exercises", type=Path, nargs="?", default=None,
                         help="folder of exercises/NN_*.ipynb (for nbgrader-source: the course directory)")
     parser.add_argument("--chapter", type=int, action="append", default=None,
                         help="nbgrader-source only: this chapter (repeatable; default every chapter)")
     parser.add_argument("--points", type=float, default=1.0,
                         help="nbgrader-source only: points per check cell (default 1)")
+    parser.add_argument("--exchange", default=DEFAULT_EXCHANGE,
+                        help=f"nbgrader-source only: the exchange folder, an absolute path (default {DEFAULT_EXCHANGE})")
     args = parser.parse_args(argv)
     if not args.solutions.is_dir():
         parser.error(f"no such folder: {args.solutions}")
+    if args.command == "levels":
+        try:
+            print(level_table(args.solutions))
+        except FormatError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.exercises is None:
+        parser.error("the exercises folder (or, for nbgrader-source, the course directory) is required")
     try:
         if args.command == "nbgrader-source":
             for path in nbgrader_source(args.solutions, args.exercises, chapters=args.chapter,
-                                        points=args.points):
+                                        points=args.points, exchange=args.exchange):
                 print(f"wrote {path}")
-            print(f"next: cd {args.exercises} && nbgrader generate_assignment ch01  (one per chapter)")
+            print(f"next: cd {args.exercises} && nbgrader generate_assignment ch01  (one per chapter); "
+                  "see docs/instructor.md")
             return 0
         if args.command == "generate":
             changed = generate(args.solutions, args.exercises)

@@ -27,6 +27,7 @@ import importlib
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -40,8 +41,13 @@ GUID_NAMESPACE = "lecture_lib"
 KINDS = ("formula", "number", "concept")
 
 CHAPTER_MODULES = {1: ("roofline",), 2: ("moe",), 3: ("pipeline",), 4: ("pipeline_memory",),
-                   5: ("scaling",), 6: ("context",), 7: ("reversible",)}
+                   5: ("scaling",), 6: ("context",), 7: ("reversible",), 8: ("collectives",)}
 """Which library modules hold each chapter's formulas."""
+
+CHAPTER_FORMULAS = {8: {"roofline": ("EXPECTED_EXPERTS", "PARAMS_READ", "T_WEIGHTS_READ", "T_COMPUTE_VERIFY",
+                                     "DECODE_THROUGHPUT", "T_ATTENTION", "T_PREFILL", "BATCH_THAT_FITS")}}
+"""Formulas a later chapter added to an earlier chapter's module: they go to the later chapter's
+sub-deck (and not to the module's own chapter)."""
 
 _REPO = Path(__file__).resolve().parents[1]
 
@@ -81,9 +87,17 @@ def _markdown(text: str) -> str:
     return "<br>".join(line for line in text.strip().split("\n"))
 
 
-def _sources(sources) -> str:
-    if isinstance(sources, dict):
-        return "<br>".join(f"{html.escape(k)}: {html.escape(str(v))}" for k, v in sources.items())
+def _sources(sources, fields: tuple[str, ...] | None = None) -> str:
+    """Readable source text: a preset's per-field sources (a mapping) grouped so that each distinct
+    source appears once, after the fields it backs ("hbm_bandwidth, hbm_capacity: NVIDIA H100
+    datasheet ..."); ``fields`` keeps only those fields. Anything else as plain text."""
+    if isinstance(sources, Mapping):
+        grouped: dict[str, list[str]] = {}
+        for key, text in sources.items():
+            if fields is None or key in fields:
+                grouped.setdefault(str(text), []).append(str(key))
+        return "<br>".join(f"{html.escape(', '.join(keys).replace('_', ' '))}: {html.escape(text)}"
+                           for text, keys in grouped.items())
     return html.escape(str(sources))
 
 
@@ -109,11 +123,17 @@ def formula_cards(chapter: int) -> list[Card]:
     from .formula import Formula
 
     chapter = _chapter_number(chapter)
+    claimed = {(module_name, name) for owner, selection in CHAPTER_FORMULAS.items() if owner != chapter
+               for module_name, names in selection.items() for name in names}
+    selections = [(module_name, None) for module_name in CHAPTER_MODULES.get(chapter, ())]
+    selections += list(CHAPTER_FORMULAS.get(chapter, {}).items())
     cards = []
-    for module_name in CHAPTER_MODULES.get(chapter, ()):
+    for module_name, only in selections:
         module = importlib.import_module(f"{__package__}.{module_name}")
         for name, value in vars(module).items():
             if not (isinstance(value, Formula) and name.isupper()):
+                continue
+            if (module_name, name) in claimed or (only is not None and name not in only):
                 continue
             row = symbols.TABLE.get(value.name)
             meaning = f" ({html.escape(row.meaning)})" if row else ""
@@ -139,6 +159,7 @@ class KeyNumber:
     value: Callable[[], float]
     show: Callable[[float], str]
     source: Callable[[], object]
+    fields: tuple[str, ...] | None = None   # the preset fields the number uses (their sources only)
 
 
 def _chip(name):
@@ -161,22 +182,26 @@ def _ratio(value: float) -> str:
 
 
 def _key_numbers() -> tuple[KeyNumber, ...]:
-    from . import context, moe, pipeline, reversible, roofline, scaling
+    from . import collectives, context, moe, pipeline, reversible, roofline, scaling
 
     return (
         KeyNumber("h100-ratio", 1, "H100 hardware ratio: multiplies per byte of HBM traffic (fp8 compute, 1-byte "
                   "weights), the lecture's \"≈ 300\"",
-                  lambda: roofline.hardware_ratio(_chip("H100"), "fp8", 1), _ratio, lambda: _chip("H100").sources),
+                  lambda: roofline.hardware_ratio(_chip("H100"), "fp8", 1), _ratio, lambda: _chip("H100").sources,
+                  ("flops", "hbm_bandwidth")),
         KeyNumber("h100-drain", 1, "H100: time to read all of HBM once (capacity / bandwidth)",
-                  lambda: _chip("H100").hbm_drain_time, units.seconds, lambda: _chip("H100").sources),
+                  lambda: _chip("H100").hbm_drain_time, units.seconds, lambda: _chip("H100").sources,
+                  ("hbm_bandwidth", "hbm_capacity")),
         KeyNumber("nvl72-drain", 1, "GB200 NVL72: time to read all of the rack's HBM once (the \"20 ms train\")",
                   lambda: _system("GB200 NVL72").hbm_drain_time, units.seconds,
-                  lambda: _system("GB200 NVL72").sources),
+                  lambda: {**_system("GB200 NVL72").chip.sources, **_system("GB200 NVL72").sources},
+                  ("n_chips", "hbm_bandwidth", "hbm_capacity")),
         KeyNumber("deepseek-sparsity", 1, "DeepSeek-V3's real sparsity N_total / N_active (the lecture's example, routing 32 of 256 experts, uses 8)",
                   lambda: _model("deepseek-v3").sparsity, lambda v: f"{v:.1f}", lambda: _model("deepseek-v3").source),
         KeyNumber("nvl72-link-ratio", 2, "GB200 NVL72: scale-up (NVLink) over scale-out bandwidth per GPU "
                   "(the board uses ≈ 8)",
-                  lambda: moe.link_ratio_of(_system("GB200 NVL72")), _ratio, lambda: _system("GB200 NVL72").sources),
+                  lambda: moe.link_ratio_of(_system("GB200 NVL72")), _ratio, lambda: _system("GB200 NVL72").chip.sources,
+                  ("scale_up_bandwidth", "scale_out_bandwidth")),
         KeyNumber("deepseek-experts", 2, "DeepSeek-V3: routed experts per MoE layer (it routes 8 of them per token)",
                   lambda: float(_model("deepseek-v3").n_routed_experts), lambda v: f"{v:.0f}",
                   lambda: _model("deepseek-v3").source),
@@ -209,6 +234,20 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
                   lambda: reversible.training_flops_per_token(strategy="reversible", n_active=1.0)
                   / reversible.training_flops_per_token(strategy="standard", n_active=1.0) - 1,
                   lambda v: f"+{v:.0%}", lambda: "Gomez et al. 2017, arXiv 1707.04585; Chen et al. 2016"),
+        KeyNumber("deepseek-batch1-read", 8, "DeepSeek-V3 at batch 1: share of its total parameters one decode "
+                  "step reads (the shared part plus the 8 routed experts each MoE layer touches)",
+                  lambda: roofline.params_read(_model("deepseek-v3"), tokens=1) / _model("deepseek-v3").params_total,
+                  lambda v: f"{v:.1%}", lambda: _model("deepseek-v3").source),
+        KeyNumber("deepseek-experts-64", 8, "DeepSeek-V3: expected experts (of 256) one MoE layer touches when 64 "
+                  "tokens are routed, k = 8 each: E·(1 − (1 − k/E)^B)",
+                  lambda: roofline.expected_experts(n_experts=_model("deepseek-v3").n_routed_experts,
+                                                    k=_model("deepseek-v3").experts_per_token, tokens=64),
+                  lambda v: f"≈ {v:.0f}", lambda: _model("deepseek-v3").source),
+        KeyNumber("h100-dp-critical", 8, "H100 over NVLink, 8-way data parallel, bf16 gradients: tokens per GPU "
+                  "above which the gradient all-reduce hides behind the backward pass",
+                  lambda: collectives.dp_critical_batch(dp=8, flops=_chip("H100").flops["bf16"],
+                                                        link_bandwidth=_chip("H100").scale_up_bandwidth),
+                  lambda v: f"≈ {v:,.0f}", lambda: _chip("H100").sources, ("flops", "scale_up_bandwidth")),
     )
 
 
@@ -222,7 +261,7 @@ def number_cards(chapter: int) -> list[Card]:
         cards.append(Card(key=f"number:{item.chapter}.{item.key}", chapter=chapter, kind="number",
                           front=f"Chapter {chapter} · key number<br>{html.escape(item.question)}",
                           back=html.escape(item.show(float(item.value()))),
-                          source=_sources(item.source())))
+                          source=_sources(item.source(), item.fields)))
     return cards
 
 
@@ -245,6 +284,7 @@ def _statements(solutions_dir: Path | None, chapter: int) -> dict[str, str]:
         text = notebook.cells[problem.heading].source.split("\n", 1)[1] if "\n" in \
             notebook.cells[problem.heading].source else ""
         text = re.sub(r"<details>.*?</details>", "", text, flags=re.S)
+        text = re.sub(r"^\*\*Level:\*\*.*$", "", text, count=1, flags=re.M)
         found[problem.problem_id] = text.strip()
     return found
 

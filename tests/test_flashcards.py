@@ -40,10 +40,17 @@ def notes(apkg: Path, tmp_path: Path) -> list[dict]:
 def expected_formulas(chapter):
     import importlib
 
+    claimed = {(m, n) for owner, selection in flashcards.CHAPTER_FORMULAS.items() if owner != chapter
+               for m, names in selection.items() for n in names}
     count = 0
     for module_name in flashcards.CHAPTER_MODULES[chapter]:
         module = importlib.import_module(f"lecture_lib.{module_name}")
-        count += sum(isinstance(v, Formula) and k.isupper() for k, v in vars(module).items())
+        count += sum(isinstance(v, Formula) and k.isupper() and (module_name, k) not in claimed
+                     for k, v in vars(module).items())
+    for module_name, names in flashcards.CHAPTER_FORMULAS.get(chapter, {}).items():
+        module = importlib.import_module(f"lecture_lib.{module_name}")
+        assert all(isinstance(getattr(module, name), Formula) for name in names)
+        count += len(names)
     return count
 
 
@@ -59,8 +66,10 @@ def test_the_package_holds_every_chapters_cards(two_exports, tmp_path):
     found = notes(folder / "deck1.apkg", tmp_path)
     assert len(found) == sum(counts.values())
     per_chapter = Counter(tag for note in found for tag in note["tags"] if tag.startswith("chapter"))
-    assert sorted(per_chapter) == [f"chapter{c:02d}" for c in range(1, 8)]
-    for chapter in range(1, 8):
+    last = max(int(path.name[:2]) for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert last == 8
+    assert sorted(per_chapter) == [f"chapter{c:02d}" for c in range(1, last + 1)], "a chapter has no cards"
+    for chapter in range(1, last + 1):
         in_chapter = [n for n in found if f"chapter{chapter:02d}" in n["tags"]]
         kinds = Counter(kind for n in in_chapter for kind in n["tags"] if kind in flashcards.KINDS)
         assert kinds["formula"] == expected_formulas(chapter) > 0
@@ -125,3 +134,16 @@ def test_command_line_and_bad_output_name(tmp_path):
     assert not any("concept" in n["tags"] for n in found)
     with pytest.raises(ValueError, match="out"):
         flashcards.export(tmp_path / "deck.zip")
+
+
+def test_key_number_sources_are_readable_text():
+    """A preset's sources are a mapping: the card shows each distinct source once, after the fields it
+    backs, and only the fields the number uses, never a Python repr."""
+    for chapter in flashcards.chapters():
+        for card in flashcards.number_cards(chapter):
+            assert card.source.strip(), card.key
+            for raw in ("mappingproxy", "{'", "': '", "{&#x27;"):
+                assert raw not in card.source, (card.key, card.source[:200])
+            assert len(card.source) < 700, (card.key, len(card.source))
+    drain = {c.key: c for c in flashcards.number_cards(1)}["number:1.h100-drain"]
+    assert drain.source.startswith("hbm bandwidth, hbm capacity: ") and "flops" not in drain.source

@@ -71,10 +71,25 @@ def voila_app():
         shutil.rmtree(base, ignore_errors=True)
 
 
+def test_the_projector_page_loads_nothing_from_a_cdn(voila_app):
+    """Voila's lab template links Font Awesome from cdn.jsdelivr.net; the projector serves it locally."""
+    import re
+    import urllib.request
+
+    url, log = voila_app
+    with urllib.request.urlopen(url, timeout=300) as response:
+        page = response.read().decode("utf-8", "replace")
+    assert "voila-style.js" in page, "Voila's own bundle (Font Awesome included) is on the page"
+    external = re.findall(r'<(?:link|script)[^>]+(?:href|src)="(https?://[^"]+)"', page)
+    assert not external, f"the projector page loads from the network: {external}"
+
+
 @pytest.mark.browser
 def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, browser):
+    from static_server import offline_context
+
     url, log = voila_app
-    context = browser.new_context(viewport=SCREEN)
+    context, blocked = offline_context(browser, viewport=SCREEN)
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -125,6 +140,10 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
                     raise AssertionError(f"three {key} presses did not redraw the figure; voila log:\n"
                                          + log.read_text()[-2000:])
         assert not errors, errors
+        assert not blocked, f"the projector asked the network for: {blocked}"
+        icons = page.evaluate("""() => document.fonts.load('900 16px "Font Awesome 5 Free"', '\\uf06e')
+                                 .then(faces => faces.length)""")
+        assert icons, "Font Awesome (the buttons' icons) did not load from Voila's own files"
         print(f"voila at 1280x800: {state['explorers']} explorers, figures "
               f"{[f['natural'] for f in state['figures']]} px, text {state['text']} px")
     finally:

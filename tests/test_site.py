@@ -8,6 +8,7 @@ loaded image.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -42,13 +43,66 @@ def test_pages_are_self_contained(site):
         assert f'src="https://{external}' not in page, f"a script loads from {external}"
 
 
+def pages(site):
+    return sorted(site.rglob("*.html"))
+
+
+def test_exercise_pages_are_the_students_version_and_nothing_leads_to_the_solutions(site):
+    exercise = site / "exercises" / CHAPTER
+    assert exercise.is_file(), "the students' exercise page is part of the site"
+    assert not [p for p in site.rglob("*") if "solution" in p.name.lower()], "no solutions page"
+    text = exercise.read_text()
+    assert "Problem 1.1" in text and "answer = ..." in text
+    assert "BEGIN SOLUTION" not in text and "solutions/" not in text
+    assert "Level:" in text, "each problem shows its level"
+    chapter = (site / CHAPTER).read_text()
+    assert f'href="exercises/{CHAPTER}"' in chapter, "the chapter links its exercise page inside the site"
+    for page in pages(site):
+        for target in re.findall(r'href="([^"]*)"', page.read_text()):
+            assert "solutions" not in target, f"{page.name} links {target}"
+
+
+def test_every_relative_link_stays_inside_the_site(site):
+    """Each relative href/src resolves inside site/; a missing target may only be a page of a chapter
+    this partial build left out."""
+    built = {"00", "01"}
+    for page in pages(site):
+        for target in re.findall(r'(?:href|src)="([^"]+)"', page.read_text()):
+            if re.match(r"^(?:[a-z][a-z0-9+.-]*:|#|//)", target):
+                continue
+            resolved = (page.parent / target.split("#")[0].split("?")[0]).resolve()
+            assert resolved.is_relative_to(site.resolve()), f"{page.name}: {target} points outside site/"
+            if not resolved.exists():
+                assert resolved.suffix == ".html" and resolved.name[:2] not in built, f"{page.name}: {target}"
+                folder = "exercises" if resolved.parent.name == "exercises" else "notebooks"
+                assert (REPO / folder / resolved.with_suffix(".ipynb").name).is_file(), f"{page.name}: {target}"
+
+
+def test_predict_questions_are_a_prompt_and_a_collapsed_answer(site):
+    page = (site / CHAPTER).read_text()
+    assert page.count('<details class="lecture-predict">') >= 1
+    assert "Enter a guess first" not in page and "Show anyway" not in page, "a static page has no guess box"
+    assert re.search(r'<details class="lecture-predict"><summary>Reveal: ', page), "the prose's 'Reveal' opens it"
+
+
+def test_every_image_has_a_text_alternative(site):
+    for page in pages(site):
+        text = page.read_text()
+        assert "No description has been provided" not in text, page.name
+        for tag in re.findall(r"<img\b[^>]*>", text):
+            assert re.search(r'alt="[^"]{3,}"', tag), (page.name, tag[:120])
+
+
 @pytest.mark.browser
 def test_offline_math_typesets_and_figures_load(site, browser):
     with StaticServer(site) as server:
         context, blocked = offline_context(browser)
         page = context.new_page()
-        errors = []
+        errors, failed = [], []
         page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})")
+                if not r.url.startswith("about:") else None)   # not a network request
+        page.on("response", lambda r: failed.append(f"{r.url} ({r.status})") if r.status >= 400 else None)
         try:
             page.goto(server.url("/index.html"))
             page.click(f'a[href="{CHAPTER}"]')
@@ -67,8 +121,21 @@ def test_offline_math_typesets_and_figures_load(site, browser):
             assert state["math"] > 5 and state["mathErrors"] == 0, state
             assert state["explorers"] >= 1 and len(state["figures"]) >= state["explorers"], state
             assert all(done and width > 0 for done, width in state["figures"]), state["figures"]
+            page.wait_for_load_state("networkidle")
             assert not blocked, f"the page asked the network for: {blocked}"
+            assert not failed, f"requests failed (MathJax fonts?): {failed}"
             assert not errors, errors
+            fonts = page.evaluate("() => MathJax.OutputJax['HTML-CSS'] && MathJax.OutputJax['HTML-CSS'].fontInUse")
+            assert fonts == "STIX-Web", f"MathJax uses {fonts!r}, not its bundled web font"
+            exercise = context.new_page()
+            exercise.on("requestfailed", lambda r: failed.append(f"{r.url} ({r.failure})")
+                        if not r.url.startswith("about:") else None)
+            exercise.on("response", lambda r: failed.append(f"{r.url} ({r.status})") if r.status >= 400 else None)
+            exercise.goto(server.url(f"/exercises/{CHAPTER}"))
+            exercise.wait_for_function("() => window.MathJax && MathJax.Hub && document.querySelectorAll('span.MathJax').length > 0",
+                                       timeout=60_000)
+            exercise.wait_for_load_state("networkidle")
+            assert not failed and not blocked, (failed, blocked)
             print(f"{CHAPTER}: {state['math']} math elements, {len(state['figures'])} figures, offline")
         finally:
             context.close()

@@ -16,7 +16,8 @@ What goes in, all from PyPI and the npm registry (no other host):
   the Pyodide distribution's CDN, so those load when the browser is online.
 
 So a kernel starts, and sympy and ipywidgets import, with no network at all; numpy and matplotlib
-(hence the explorers) need the Pyodide distribution online.
+(hence lecture_lib, whose formulas, checker and explorers import numpy) need the Pyodide
+distribution online.
 
 Usage: ``python tools/build_lite.py [--output lite] [--work build/lite-src]``.
 """

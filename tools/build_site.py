@@ -9,7 +9,15 @@ HTML, readable offline, with no kernel and no network.
   load the widget renderer from a CDN).
 * nbconvert's lab template renders the HTML; MathJax 2 comes from the ``jupyter-server-mathjax``
   package, copied into ``mathjax/`` in the site, and the pages point at that copy.
-* ``index.html`` lists the chapters; links between chapters point at the HTML pages.
+* MathJax is configured for the STIX-Web fonts the package ships (its default, the TeX fonts, is
+  not in the package, so every page would ask for ``fonts/TeX/fontdata.js`` and fail).
+* The exercise notebooks (the students' version from ``exercises/``, never ``solutions/``) become
+  ``exercises/NN_<topic>.html``: executed, their banner replaced by one for the site, the check
+  cells' outputs dropped. Links between notebooks point at the pages; links to anything the site
+  does not hold (the solutions) are reduced to their text.
+* A predict-then-reveal question (``lecture_lib.predict``) becomes its prompt and a collapsed
+  ``<details>`` answer; every static figure gets a text alternative (its titles and axis labels).
+* ``index.html`` lists the chapters and the exercise pages.
 
 Usage: ``python tools/build_site.py [--output site] [--chapters 00 01 ...]``.
 """
@@ -27,10 +35,20 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
+EXERCISES = REPO / "exercises"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 # jupyter-server-mathjax ships MathJax 2 with the HTML-CSS output and its STIX web fonts
 MATHJAX_URL = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+# MathJax 2's HTML-CSS output defaults to the TeX fonts, which jupyter-server-mathjax does not ship
+# (fonts/HTML-CSS/TeX/...): point it at the STIX-Web fonts that are in the package, for both outputs.
+MATHJAX_FONTS = """<script type="text/x-mathjax-config">
+MathJax.Hub.Config({
+  "HTML-CSS": {availableFonts: ["STIX-Web"], preferredFont: "STIX-Web", webFont: "STIX-Web", imageFont: null},
+  "SVG": {font: "STIX-Web"}
+});
+</script>
+"""
 # no widget JavaScript runs on the site, so RequireJS is not needed: an empty script, not a CDN
 EMPTY_SCRIPT = "data:text/javascript,"
 
@@ -41,6 +59,8 @@ SITE_CSS = """
   .lecture-static img.lecture-figure { max-width: 100%; height: auto; }
   .lecture-static .lecture-static-controls { font-size: 13px; margin: 0 0 6px 0; padding-left: 1.2em; }
   .lecture-static-note { color: #777; font-size: 12px; margin-top: 4px; }
+  .lecture-predict { border-left: 4px solid #9467bd; padding: 4px 10px; margin: 6px 0; }
+  .lecture-predict summary { cursor: pointer; font-weight: bold; }
 </style>
 """
 
@@ -167,9 +187,151 @@ def freeze_widgets(notebook) -> int:
     return count
 
 
+# --- What the kernel does differently for the site -----------------------------------------------
+# Run first in every page's kernel (and removed from the page): a predict question shows its prompt
+# and a collapsed answer instead of a guess box and a Reveal button no static page can press, and
+# lecture_lib.plots.to_image gives each still figure a text alternative.
+SITE_SETUP = r'''
+import html as _html
+from lecture_lib import plots as _plots, predict as _predict
+
+
+class _StaticHTML:
+    def __init__(self, text):
+        self.text = text
+
+    def _repr_html_(self):
+        return self.text
+
+    def __repr__(self):
+        import re
+        return _html.unescape(re.sub(r"<[^>]+>", " ", self.text))
+
+
+def _static_view(self, kind):
+    if kind == "ask":
+        return _StaticHTML("<div class='lecture-predict'>&#9999;&#65039; <b>Predict first:</b> write down your "
+                           "guess before reading on; the answer is further down the page.</div>")
+    unit = f" {self.unit}" if self.unit else ""
+    rows = [f"Answer, from the lecture's fixed numbers: <b>{_html.escape(_predict._fmt(float(self.answer())) + unit)}</b>"]
+    rows += [f"{_html.escape(label)}: <b>{_html.escape(_predict._fmt(float(value())) + unit)}</b>"
+             for label, value in self.comparisons]
+    if self.note:
+        rows.append(_html.escape(self.note))
+    return _StaticHTML(f"<details class='lecture-predict'><summary>Reveal: {_html.escape(self.name)} "
+                       f"(your guess first)</summary>{'<br>'.join(rows)}</details>")
+
+
+_predict.Prediction._view = _static_view
+
+
+def _describe(figure):
+    parts = []
+    if getattr(figure, "_suptitle", None) is not None and figure._suptitle.get_text():
+        parts.append(figure._suptitle.get_text())
+    for axes in figure.get_axes():
+        bits = [axes.get_title(), axes.get_xlabel() and f"x: {axes.get_xlabel()}",
+                axes.get_ylabel() and f"y: {axes.get_ylabel()}"]
+        bits = [b for b in bits if b]
+        if bits:
+            parts.append(", ".join(bits))
+    return "Figure: " + ("; ".join(parts) if parts else "a chart")
+
+
+class _AltImage:
+    def __init__(self, figure):
+        import base64, io
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=_plots.DPI)
+        self.alt = _describe(figure)
+        self.data = base64.b64encode(buffer.getvalue()).decode()
+
+    def _repr_html_(self):
+        return (f'<img class="lecture-still" src="data:image/png;base64,{self.data}" '
+                f'alt="{_html.escape(self.alt, quote=True)}" style="max-width:100%">')
+
+
+_plots.to_image = _AltImage
+'''
+SETUP_ID = "site-setup"
+
+
+def site_target(repo_path: Path) -> str | None:
+    """Where a repository notebook is on the site (relative to the site root), or None if the
+    site does not hold it (the solutions, anything outside notebooks/ and exercises/)."""
+    try:
+        relative = repo_path.resolve().relative_to(REPO)
+    except ValueError:
+        return None
+    if relative.suffix != ".ipynb" or len(relative.parts) != 2:
+        return None
+    folder, name = relative.parts
+    if folder == "notebooks":
+        return name[:-len(".ipynb")] + ".html"
+    if folder == "exercises":
+        return "exercises/" + name[:-len(".ipynb")] + ".html"
+    return None
+
+
+_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\(([^)\s]+)\)")
+
+
+def site_links(source: str, notebook_path: Path, page: str) -> str:
+    """Markdown ``source`` of ``notebook_path`` with its relative links pointed at the site's pages
+    (``page`` is where this page is, relative to the site root); a link to a notebook the site does
+    not have becomes its text."""
+    def fix(match):
+        text, target = match.group(1), match.group(2)
+        if re.match(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|#|/)", target):
+            return match.group(0)
+        path, _, anchor = target.partition("#")
+        where = site_target(notebook_path.parent / path)
+        if where is None:
+            return text
+        relative = os.path.relpath(where, os.path.dirname(page) or ".")
+        return f"[{text}]({relative}{'#' + anchor if anchor else ''})"
+
+    return _LINK.sub(fix, source)
+
+
+SITE_EXERCISES_BANNER = (
+    "<div style=\"border-left:4px solid #1f77b4;padding:6px 12px;background:#f5f9ff\">\n\n"
+    "**Practice problems.** This page shows the problems; to answer them and have each answer checked, open "
+    "`exercises/{name}` in JupyterLab (`make lab`): replace `answer = ...` in a work cell with your own work "
+    "and run the check cell under it. Hints unfold under each problem.\n\n</div>")
+
+
+def prepare(notebook, path: Path, page: str, *, exercise: bool) -> None:
+    """Before execution: the site's setup cell first, links to site pages, and for an exercise page
+    the site's banner."""
+    import nbformat
+
+    from lecture_lib import exercises
+
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            cell.source = site_links(cell.source, path, page)
+        if exercise and cell.get("id") == exercises.BANNER_ID:
+            cell.source = SITE_EXERCISES_BANNER.format(name=path.name)
+    setup = nbformat.v4.new_code_cell(SITE_SETUP)
+    setup["id"] = SETUP_ID
+    notebook.cells.insert(0, setup)
+
+
+def finish(notebook, *, exercise: bool) -> None:
+    """After execution: drop the setup cell, and an exercise page's check-cell outputs ("not
+    answered yet" on every problem says nothing on a page that cannot be edited)."""
+    from lecture_lib import exercises
+
+    notebook.cells = [cell for cell in notebook.cells if cell.get("id") != SETUP_ID]
+    if exercise:
+        for problem in exercises.problems(notebook):
+            notebook.cells[problem.check].outputs = []
+
+
 # --- Build --------------------------------------------------------------------------------------
-def chapters(selected: list[str] | None) -> list[Path]:
-    paths = sorted(p for p in NOTEBOOKS.glob("*.ipynb") if not p.name.startswith("."))
+def chapters(selected: list[str] | None, folder: Path = NOTEBOOKS) -> list[Path]:
+    paths = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
     if selected:
         paths = [p for p in paths if any(p.name.startswith(prefix) for prefix in selected)]
     return paths
@@ -184,22 +346,30 @@ def title_of(notebook, fallback: str) -> str:
     return fallback
 
 
-def execute(path: Path):
+def execute(path: Path, page: str, *, exercise: bool = False):
     import nbformat
     from nbclient import NotebookClient
 
     notebook = nbformat.read(path, as_version=4)
+    prepare(notebook, path, page, exercise=exercise)
     NotebookClient(notebook, timeout=600, kernel_name="python3", store_widget_state=True,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
+    finish(notebook, exercise=exercise)
     return notebook
 
 
-def to_html(notebook) -> str:
+def to_html(notebook, page: str = "index.html") -> str:
+    """The page's HTML; ``page`` (its place in the site) sets the relative path to the site's MathJax."""
     from nbconvert import HTMLExporter
 
-    exporter = HTMLExporter(template_name="lab", mathjax_url=MATHJAX_URL, require_js_url=EMPTY_SCRIPT)
+    up = "../" * page.count("/")
+    exporter = HTMLExporter(template_name="lab", mathjax_url=up + MATHJAX_URL, require_js_url=EMPTY_SCRIPT)
     body, _ = exporter.from_notebook_node(notebook)
-    body = re.sub(r'href="((?:\./)?\d\d_[\w\-]+)\.ipynb', r'href="\1.html', body)   # chapter links
+    if "No description has been provided" in body:
+        raise RuntimeError("an image on the page has no text alternative")
+    if "<!-- Load mathjax -->" not in body:
+        raise RuntimeError("nbconvert's template changed: no '<!-- Load mathjax -->' to put the font config before")
+    body = body.replace("<!-- Load mathjax -->", MATHJAX_FONTS + "<!-- Load mathjax -->", 1)
     return body.replace("</head>", SITE_CSS + "</head>", 1)
 
 
@@ -215,8 +385,11 @@ def copy_mathjax(output: Path) -> None:
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("*.map"))
 
 
-def write_index(output: Path, entries: list[tuple[str, str]]) -> None:
+def write_index(output: Path, entries: list[tuple[str, str]], practice: list[tuple[str, str]] = ()) -> None:
     items = "".join(f'<li><a href="{html.escape(name)}">{html.escape(title)}</a></li>' for name, title in entries)
+    problems = "".join(f'<li><a href="{html.escape(name)}">{html.escape(title)}</a></li>' for name, title in practice)
+    problems = (f"<h2>Practice problems</h2><p>Each chapter's problems (open them in JupyterLab to have your "
+                f"answers checked).</p><ol>{problems}</ol>") if problems else ""
     (output / "index.html").write_text(f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>The math behind how LLMs are trained and served</title>
 <style>body{{font-family:sans-serif;max-width:860px;margin:40px auto;line-height:1.5;padding:0 12px}}</style>
@@ -225,6 +398,7 @@ def write_index(output: Path, entries: list[tuple[str, str]]) -> None:
 <p>Every chapter of the course, executed, with each explorer's figure at its default settings.
 This site works offline. To move the sliders, run the course in JupyterLab (<code>make lab</code>).</p>
 <ol start="0">{items}</ol>
+{problems}
 </body></html>
 """)
 
@@ -234,17 +408,20 @@ def build(output: Path, selected: list[str] | None = None) -> None:
     os.environ.setdefault("LECTURE_PIXEL_RATIO", "2")   # still images: sharp on high-DPI screens, no slider to keep fast
     output.mkdir(parents=True, exist_ok=True)
     copy_mathjax(output)
-    entries = []
-    for path in chapters(selected):
-        started = time.monotonic()
-        notebook = execute(path)
-        frozen = freeze_widgets(notebook)
-        name = path.with_suffix(".html").name
-        (output / name).write_text(to_html(notebook), encoding="utf-8")
-        entries.append((name, title_of(notebook, path.stem)))
-        print(f"{name}: {frozen} widget outputs frozen, {time.monotonic() - started:.1f} s", flush=True)
-    write_index(output, entries)
-    print(f"static site in {output} ({len(entries)} chapters); open {output / 'index.html'}")
+    entries, practice = [], []
+    (output / "exercises").mkdir(exist_ok=True)
+    for folder, exercise, listing in ((NOTEBOOKS, False, entries), (EXERCISES, True, practice)):
+        for path in chapters(selected, folder):
+            started = time.monotonic()
+            name = site_target(path)
+            notebook = execute(path, name, exercise=exercise)
+            frozen = freeze_widgets(notebook)
+            (output / name).write_text(to_html(notebook, name), encoding="utf-8")
+            listing.append((name, title_of(notebook, path.stem)))
+            print(f"{name}: {frozen} widget outputs frozen, {time.monotonic() - started:.1f} s", flush=True)
+    write_index(output, entries, practice)
+    print(f"static site in {output} ({len(entries)} chapters, {len(practice)} exercise pages); "
+          f"open {output / 'index.html'}")
 
 
 def main(argv=None) -> None:

@@ -92,6 +92,7 @@ def bandwidth_ratio(chip) -> float:
         "scale_out_bandwidth", chip.scale_out_bandwidth)
 
 
+@validate.reports_inputs
 def stage_ratio(*, k_active, layers_per_stage, scale_up_ratio=SCALE_UP_RATIO_LECTURE):
     """``t_scale_up / t_scale_out`` at one stage boundary (E3.1, lecture 00:50:51-00:52:09).
 
@@ -220,6 +221,19 @@ class Timeline:
     tokens: int = 1
     forward_time: float = 1.0
     backward_time: float = 2.0
+
+    def __post_init__(self):
+        validate.choice("schedule", self.schedule, SCHEDULES)
+        for name in ("stages", "microbatches", "chunks", "tokens"):
+            object.__setattr__(self, name, validate.integer(name, getattr(self, name)))
+        for name in ("forward_time", "backward_time"):
+            object.__setattr__(self, name, validate.scalar(name, getattr(self, name)))
+        tasks = self.tasks
+        if (not isinstance(tasks, (tuple, list)) or not tasks
+                or not all(isinstance(task, Task) and 0 <= task.stage < self.stages for task in tasks)):
+            raise ValueError(f"tasks must be a non-empty tuple of pipeline.Task on stages 0 to {self.stages - 1} "
+                             f"(as simulate() builds them), got {validate._describe(tasks)}")
+        object.__setattr__(self, "tasks", tuple(tasks))
 
     @cached_property
     def makespan(self) -> float:

@@ -242,7 +242,8 @@ def pass_times(*, len_pass, batch, n_active, n_total, flops, mem_bw, bytes_param
     crossover = PASS_CROSSOVER(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx,
                                bytes_tok=bytes_tok, FLOPs=flops, N_active=n_active, mem_bw=mem_bw,
                                called_as=_caller_names(PASS_CROSSOVER))
-    validate.finite_result("pass_times()", (compute, memory), len_pass=len_pass, batch=batch)
+    for part in (compute, memory):
+        validate.finite_result("pass_times()", part, len_pass=len_pass, batch=batch)
     total = np.maximum(compute, memory)
     scalar = np.ndim(total) == 0
     as_out = (lambda x: float(x)) if scalar else (lambda x: np.asarray(x, dtype=float))
@@ -362,12 +363,14 @@ class Tier:
     @property
     def drain_time(self) -> float:
         """Cap / BW: the hold time at which this tier's retrieve and hold costs balance (E6.7)."""
-        return TIER_DRAIN_TIME(cap_tier=self.capacity, bw_tier=self.bandwidth)
+        return TIER_DRAIN_TIME(cap_tier=self.capacity, bw_tier=self.bandwidth,
+                               called_as={"cap_tier": "capacity", "bw_tier": "bandwidth"})
 
     @property
     def price_per_second(self) -> float:
         """The whole device's cost per second."""
-        return self.price_per_gb_hour * self.capacity / 1e9 / SECONDS_PER_HOUR
+        return validate.finite_result("price_per_second", self.price_per_gb_hour * self.capacity / 1e9 / SECONDS_PER_HOUR,
+                                      price_per_gb_hour=self.price_per_gb_hour, capacity=self.capacity)
 
     def costs(self, *, bytes_tok) -> tuple[float, float]:
         """(retrieve $ per token, hold $ per token-second) for ``bytes_tok`` bytes of KV per token."""

@@ -219,7 +219,8 @@ class Placement:
         if self.n_experts % self.experts_per_gpu:
             raise ValueError(f"experts_per_gpu must divide n_experts={self.n_experts}, got {self.experts_per_gpu}")
         if self.n_gpus % self.gpus_per_rack:
-            raise ValueError(f"gpus_per_rack must divide the {self.n_gpus} GPUs, got {self.gpus_per_rack}")
+            raise ValueError(f"gpus_per_rack must divide the {self.n_gpus} GPUs (n_experts={self.n_experts} / "
+                             f"experts_per_gpu={self.experts_per_gpu}), got {self.gpus_per_rack}")
 
     @property
     def n_gpus(self) -> int:

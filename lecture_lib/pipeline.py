@@ -191,7 +191,8 @@ def _whole_numbers(name, value):
 
 # --- 5. The schedule simulator ----------------------------------------------------------------------
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "inference")
-MAX_TASKS = 200_000
+MAX_TASKS = 20_000     # about a second to simulate; the explorers need at most 8 x 16 x 4 x 2
+MAX_STAGES = 256       # the sweep below is quadratic in the stages: 2,048 took 7 s
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,7 @@ class Timeline:
     def __post_init__(self):
         validate.choice("schedule", self.schedule, SCHEDULES)
         for name in ("stages", "microbatches", "chunks", "tokens"):
-            object.__setattr__(self, name, validate.integer(name, getattr(self, name)))
+            object.__setattr__(self, name, validate.integer(name, getattr(self, name), maximum=MAX_TASKS))
         for name in ("forward_time", "backward_time"):
             object.__setattr__(self, name, validate.scalar(name, getattr(self, name)))
         tasks = self.tasks
@@ -348,7 +349,7 @@ def simulate(*, schedule: str, stages: int, microbatches: int, chunks: int = 1,
     A stage's forward of a chunk takes ``forward_time / chunks``, its backward ``backward_time / chunks``.
     """
     schedule = validate.choice("schedule", schedule, SCHEDULES)
-    stages = validate.integer("stages", stages)
+    stages = validate.integer("stages", stages, maximum=MAX_STAGES)
     microbatches = validate.integer("microbatches", microbatches)
     chunks = validate.integer("chunks", chunks)
     tokens = validate.integer("tokens", tokens)

@@ -33,7 +33,6 @@ import math
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from . import validate
 from .catalogue import Catalogue
 
 __all__ = [
@@ -76,7 +75,8 @@ def _positive(owner: str, field: str, value) -> None:
 
 def _whole(owner: str, field: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**12:
-        raise ValueError(f"{owner}: {field} must be a whole number from 1 to 10**12, got {validate._describe(value)}")
+        shown = repr(value) if not isinstance(value, int) or value < 10**60 else "a number too large to show"
+        raise ValueError(f"{owner}: {field} must be a whole number from 1 to 10**12, got {shown}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -143,12 +143,16 @@ class Chip:
         _positive(self.name, "bytes_per_value", size)
         if size > 64:
             raise ValueError(f"{self.name}: bytes_per_value must be a number of bytes up to 64, got {size!r}")
+        from . import validate   # here, so that importing hardware stays light (no NumPy)
+
         return validate.finite_result("ops_per_byte()", macs * size / self.hbm_bandwidth, fmt=fmt,
                                       bytes_per_value=size, hbm_bandwidth=self.hbm_bandwidth)
 
     @property
     def hbm_drain_time(self) -> float:
         """Seconds to read all of HBM once: capacity / bandwidth (lecture E1.7, ≈ 20 ms)."""
+        from . import validate   # here, so that importing hardware stays light (no NumPy)
+
         return validate.finite_result("hbm_drain_time", self.hbm_capacity / self.hbm_bandwidth,
                                       hbm_capacity=self.hbm_capacity, hbm_bandwidth=self.hbm_bandwidth)
 
@@ -206,6 +210,8 @@ class System(ChipAggregate):
     @property
     def hbm_drain_time(self) -> float:
         """Seconds to read all HBM once; the same as one chip's, since both sides scale with n."""
+        from . import validate   # here, so that importing hardware stays light (no NumPy)
+
         return validate.finite_result("hbm_drain_time", self.hbm_capacity / self.hbm_bandwidth,
                                       hbm_capacity=self.hbm_capacity, hbm_bandwidth=self.hbm_bandwidth)
 

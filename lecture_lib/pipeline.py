@@ -243,7 +243,7 @@ class Timeline:
 
     def busy_time(self, stage: int) -> float:
         """Total time ``stage`` spends computing."""
-        validate.integer("stage", stage, minimum=0)
+        stage = validate.integer("stage", stage, minimum=0)
         if stage >= self.stages:
             raise ValueError(f"stage must be < stages={self.stages}, got {stage}")
         return float(sum(task.end - task.start for task in self.tasks if task.stage == stage))
@@ -296,7 +296,7 @@ class Timeline:
         counts 1/chunks, so the unit is always one micro-batch's activations for a whole stage.
         Inference holds none: no backward pass waits for them.
         """
-        validate.integer("stage", stage, minimum=0)
+        stage = validate.integer("stage", stage, minimum=0)
         if stage >= self.stages:
             raise ValueError(f"stage must be < stages={self.stages}, got {stage}")
         if self.schedule == "inference":
@@ -349,7 +349,7 @@ def simulate(*, schedule: str, stages: int, microbatches: int, chunks: int = 1,
     A stage's forward of a chunk takes ``forward_time / chunks``, its backward ``backward_time / chunks``.
     """
     schedule = validate.choice("schedule", schedule, SCHEDULES)
-    stages = validate.integer("stages", stages, maximum=MAX_STAGES)
+    stages = validate.integer("stages", stages)
     microbatches = validate.integer("microbatches", microbatches)
     chunks = validate.integer("chunks", chunks)
     tokens = validate.integer("tokens", tokens)
@@ -370,6 +370,9 @@ def simulate(*, schedule: str, stages: int, microbatches: int, chunks: int = 1,
     if n_tasks > MAX_TASKS:
         raise ValueError(f"stages x microbatches x chunks x tokens is too large to simulate "
                          f"({n_tasks} tasks > {MAX_TASKS}); use bubble_fraction for the closed form")
+    if stages > MAX_STAGES:
+        raise ValueError(f"stages is too large to simulate ({stages} > {MAX_STAGES}); use bubble_fraction for "
+                         "the closed form")
 
     if schedule == "inference":
         orders = [[("F", s, j, t) for t in range(tokens) for j in range(microbatches)] for s in range(stages)]

@@ -410,7 +410,7 @@ def avalanche_curve(cipher: ToyFeistelCipher, *, bit: int, n_samples: int = 2048
 
 def rounds_to_avalanche(curve: np.ndarray, *, threshold: float = 0.45) -> int | None:
     """The first round whose avalanche fraction reaches ``threshold`` (None if none does)."""
-    validate.fraction("threshold", threshold)
+    threshold = validate.fraction("threshold", threshold)
     curve = validate.number("curve", curve, allow_zero=True, maximum=1.0)
     if np.ndim(curve) != 1:
         raise ValueError(f"curve must be a 1-D array of fractions (one per round), got {validate._describe(curve)}")

@@ -184,7 +184,7 @@ def balance_batch_with_kv(*, n_active, n_total, flops, mem_bw, bytes_param, len_
 
 def lecture_link(seconds: int) -> str:
     """A link to a moment of the lecture video (``seconds`` from its start, 0 to its 2:13:50 end)."""
-    validate.number("seconds", seconds, allow_zero=True, maximum=8030)
+    seconds = validate.number("seconds", seconds, allow_zero=True, maximum=8030)
     if np.ndim(seconds) != 0:
         raise ValueError(f"seconds must be a single number, got {validate._describe(seconds)}")
     return f"{LECTURE}?t={int(seconds)}"

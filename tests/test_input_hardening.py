@@ -342,3 +342,12 @@ def test_every_module_loads_as_an_attribute_of_the_package():
                             env={**__import__("os").environ, "MPLBACKEND": "Agg"})
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_memory_explorer_refuses_an_infinite_context():
+    """MemoryExplorer(len_ctx=inf) raised OverflowError from int(inf)."""
+    from lecture_lib import pipeline_memory_explorers
+
+    for bad in (math.inf, math.nan, -1):
+        with pytest.raises(ValueError, match="len_ctx"):
+            pipeline_memory_explorers.MemoryExplorer(len_ctx=bad)

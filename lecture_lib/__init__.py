@@ -10,41 +10,13 @@ Submodules load on first use, so ``import lecture_lib`` stays cheap::
 """
 
 import importlib
+import pkgutil
 
 __version__ = "0.1.0"
 
-_SUBMODULES = (
-    "catalogue",
-    "checks",
-    "context",
-    "context_explorers",
-    "exercises",
-    "explore",
-    "flashcards",
-    "formula",
-    "hardware",
-    "hf_config",
-    "models",
-    "moe",
-    "moe_explorers",
-    "pipeline",
-    "pipeline_explorers",
-    "pipeline_memory",
-    "pipeline_memory_explorers",
-    "plots",
-    "pricing",
-    "progress",
-    "reversible",
-    "reversible_explorers",
-    "roofline",
-    "roofline_explorers",
-    "scaling",
-    "scaling_explorers",
-    "symbols",
-    "tables",
-    "units",
-    "validate",
-)
+# Every module of the package, found on disk, so one added later loads as an attribute without being listed
+# (lecture_lib.measurements, .predict and .collectives once raised AttributeError, missing from a hand-kept list).
+_SUBMODULES = tuple(sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")))
 
 __all__ = list(_SUBMODULES)
 

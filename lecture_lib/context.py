@@ -135,10 +135,21 @@ TIER_DRAIN_TIME = Formula(t_drain_tier, cap_tier / bw_tier, source="lecture 02:0
 
 # ================================================================== numeric helpers (validated)
 def _check(**values):
-    for name, value in values.items():
-        validate.number(name, value)
+    """The validated values, in order (Python floats or float arrays): compute with these, not the raw input."""
+    return tuple(validate.number(name, value) for name, value in values.items())
 
 
+# The caller's names for the Formula inputs, so an error names what the learner passed.
+_CALLER_NAMES = {"N_active": "n_active", "N_total": "n_total", "FLOPs": "flops", "B": "batch",
+                 "bytes_param": "bytes_param", "bytes_tok": "bytes_tok", "len_ctx": "len_ctx", "len_pass": "len_pass"}
+
+
+def _caller_names(formula, **extra) -> dict:
+    """:data:`_CALLER_NAMES` (and ``extra``) for the inputs ``formula`` has, as its ``called_as``."""
+    return {k: v for k, v in {**_CALLER_NAMES, **extra}.items() if k in formula.input_names}
+
+
+@validate.reports_inputs
 def infer_kv_bytes(*, crossover_context, n_active=LECTURE_N_ACTIVE, ratio=LECTURE_RATIO,
                    bytes_per_multiply=1.0) -> float:
     """KV bytes per token implied by a price step at ``crossover_context`` (lecture E6.2).
@@ -148,61 +159,72 @@ def infer_kv_bytes(*, crossover_context, n_active=LECTURE_N_ACTIVE, ratio=LECTUR
     numbers multiplied (1 for FP8, which is the lecture's 1/300 per byte; 0.5 for FP4, which halves
     the answer). The lecture's numbers give 100e9 / (300 x 200e3) ≈ 1,667 bytes.
     """
-    _check(crossover_context=crossover_context, n_active=n_active, ratio=ratio,
-           bytes_per_multiply=bytes_per_multiply)
+    crossover_context, n_active, ratio, bytes_per_multiply = _check(
+        crossover_context=crossover_context, n_active=n_active, ratio=ratio, bytes_per_multiply=bytes_per_multiply)
     return KV_BYTES_FROM_RATIO(N_active=n_active, bytes_param=bytes_per_multiply, ratio_hw=ratio,
                                len_ctx=crossover_context,
                                called_as={"N_active": "n_active", "bytes_param": "bytes_per_multiply",
                                           "ratio_hw": "ratio", "len_ctx": "crossover_context"})
 
 
+@validate.reports_inputs
 def infer_kv_bytes_on(chip, *, crossover_context, n_active=LECTURE_N_ACTIVE, compute_dtype="fp8") -> float:
     """The same inference with a real chip's FLOP/s and HBM bandwidth (lecture E6.2).
 
     ``bytes_tok = 2 mem_bw N_active / (FLOPs len_ctx)``; ``chip`` is a name or a hardware preset.
     """
     chip = hardware.resolve_chip(chip)
-    _check(crossover_context=crossover_context, n_active=n_active)
+    crossover_context, n_active = _check(crossover_context=crossover_context, n_active=n_active)
     validate.choice("compute_dtype", compute_dtype, list(chip.flops))
     return KV_BYTES_FROM_PRICE_STEP(mem_bw=chip.hbm_bandwidth, N_active=n_active, FLOPs=chip.flops[compute_dtype],
                                     len_ctx=crossover_context,
                                     called_as={"N_active": "n_active", "len_ctx": "crossover_context"})
 
 
+@validate.reports_inputs
 def crossover_context(*, n_active, bytes_tok, flops, mem_bw) -> float:
     """The large-batch crossover (Chapter 1's Goldilocks context): where the KV slope equals compute."""
-    _check(n_active=n_active, bytes_tok=bytes_tok, flops=flops, mem_bw=mem_bw)
-    return roofline.GOLDILOCKS_CONTEXT(N_active=n_active, FLOPs=flops, mem_bw=mem_bw, bytes_tok=bytes_tok)
+    n_active, bytes_tok, flops, mem_bw = _check(n_active=n_active, bytes_tok=bytes_tok, flops=flops, mem_bw=mem_bw)
+    return roofline.GOLDILOCKS_CONTEXT(N_active=n_active, FLOPs=flops, mem_bw=mem_bw, bytes_tok=bytes_tok,
+                                       called_as=_caller_names(roofline.GOLDILOCKS_CONTEXT))
 
 
+@validate.reports_inputs
 def kink_context(*, batch, n_active, n_total, flops, mem_bw, bytes_param, bytes_tok) -> float:
     """Where the step time bends at a finite batch (E6.1); ``inf`` if it never does, 0 if memory-bound from 0."""
-    _scalar(batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
-            bytes_param=bytes_param, bytes_tok=bytes_tok)
-    compute = roofline.T_COMPUTE(B=batch, N_active=n_active, FLOPs=flops)
-    weights = roofline.T_WEIGHTS(N_total=n_total, bytes_param=bytes_param, mem_bw=mem_bw)
+    batch, n_active, n_total, flops, mem_bw, bytes_param, bytes_tok = _scalar(
+        batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw, bytes_param=bytes_param,
+        bytes_tok=bytes_tok)
+    compute = roofline.T_COMPUTE(B=batch, N_active=n_active, FLOPs=flops, called_as=_caller_names(roofline.T_COMPUTE))
+    weights = roofline.T_WEIGHTS(N_total=n_total, bytes_param=bytes_param, mem_bw=mem_bw,
+                                 called_as=_caller_names(roofline.T_WEIGHTS))
     if weights >= compute:
         return 0.0
-    return (compute - weights) * mem_bw / (batch * bytes_tok)
+    return validate.finite_result("kink_context()", (compute - weights) * mem_bw / (batch * bytes_tok),
+                                  batch=batch, n_active=n_active, flops=flops, mem_bw=mem_bw, bytes_tok=bytes_tok)
 
 
+@validate.reports_inputs
 def relative_cost(contexts, *, crossover) -> np.ndarray | float:
     """Cost per token over the short-context floor at a large batch: max(1, len_ctx / crossover)."""
-    _check(contexts=contexts, crossover=crossover)
-    return RELATIVE_COST(len_ctx=contexts, len_ctx_star=crossover)
+    contexts, crossover = _check(contexts=contexts, crossover=crossover)
+    return RELATIVE_COST(len_ctx=contexts, len_ctx_star=crossover,
+                         called_as={"len_ctx": "contexts", "len_ctx_star": "crossover"})
 
 
+@validate.reports_inputs
 def decode_mfu_from_prices(*, price_input, price_output, mfu_prefill=1.0) -> float:
     """Decode MFU implied by the API's output/input price ratio (lecture 01:47:43).
 
     ``MFU_decode = MFU_prefill x price_input / price_output``: 5x dearer output means decode uses the
     chips about 1/5 as well as prefill. Prices in any one unit ($ per token or per million tokens).
     """
-    _check(price_input=price_input, price_output=price_output)
-    validate.fraction("mfu_prefill", mfu_prefill)
+    price_input, price_output = _check(price_input=price_input, price_output=price_output)
+    mfu_prefill = validate.fraction("mfu_prefill", mfu_prefill)
     return DECODE_MFU_FROM_PRICES(price_input=price_input, price_output=price_output, mfu_prefill=mfu_prefill)
 
 
+@validate.reports_inputs
 def pass_times(*, len_pass, batch, n_active, n_total, flops, mem_bw, bytes_param, len_ctx, bytes_tok) -> dict:
     """Times per token of one pass of ``len_pass`` new tokens per sequence (E6.4); arrays broadcast.
 
@@ -210,17 +232,22 @@ def pass_times(*, len_pass, batch, n_active, n_total, flops, mem_bw, bytes_param
     len_pass where memory per token falls to compute per token. ``len_ctx = 0`` (or ``bytes_tok = 0``)
     means no KV cache, as in :func:`lecture_lib.roofline.decode_step`: memory is then the weights alone.
     """
-    _check(len_pass=len_pass, batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
-           bytes_param=bytes_param)
-    validate.number("len_ctx", len_ctx, allow_zero=True)
-    validate.number("bytes_tok", bytes_tok, allow_zero=True)
+    len_pass, batch, n_active, n_total, flops, mem_bw, bytes_param = _check(
+        len_pass=len_pass, batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
+        bytes_param=bytes_param)
+    len_ctx = validate.number("len_ctx", len_ctx, allow_zero=True)
+    bytes_tok = validate.number("bytes_tok", bytes_tok, allow_zero=True)
     no_kv = ("len_ctx", "bytes_tok")
     tokens = batch * np.asarray(len_pass, dtype=float)
-    compute = T_COMPUTE_PASS(B=batch, len_pass=len_pass, N_active=n_active, FLOPs=flops) / tokens
+    compute = T_COMPUTE_PASS(B=batch, len_pass=len_pass, N_active=n_active, FLOPs=flops,
+                             called_as=_caller_names(T_COMPUTE_PASS)) / tokens
     memory = roofline.T_MEM(N_total=n_total, bytes_param=bytes_param, mem_bw=mem_bw, B=batch, len_ctx=len_ctx,
-                            bytes_tok=bytes_tok, allow_zero=no_kv) / tokens
+                            bytes_tok=bytes_tok, allow_zero=no_kv, called_as=_caller_names(roofline.T_MEM)) / tokens
     crossover = PASS_CROSSOVER(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx,
-                               bytes_tok=bytes_tok, FLOPs=flops, N_active=n_active, mem_bw=mem_bw, allow_zero=no_kv)
+                               bytes_tok=bytes_tok, FLOPs=flops, N_active=n_active, mem_bw=mem_bw, allow_zero=no_kv,
+                               called_as=_caller_names(PASS_CROSSOVER))
+    for part in (compute, memory):
+        validate.finite_result("pass_times()", part, len_pass=len_pass, batch=batch)
     total = np.maximum(compute, memory)
     scalar = np.ndim(total) == 0
     as_out = (lambda x: float(x)) if scalar else (lambda x: np.asarray(x, dtype=float))
@@ -233,7 +260,7 @@ def attention_share(model, *, context_len) -> float:
     Attention FLOPs include a sparse model's indexer (:func:`indexer_flops_per_token`).
     """
     model = models.resolve(model)
-    validate.number("context_len", context_len)
+    validate.number("context_len", context_len)   # models.Model checks it is a whole number and uses int()
     attention = model.attention_flops_per_token(context_len) + indexer_flops_per_token(model, context_len)
     return attention / (2 * model.params_active)
 
@@ -295,7 +322,7 @@ def kv_bytes_read(model: models.Model, bytes_per_value, *, context_len) -> float
     indexer key (:func:`indexer_bytes_per_token`), which the 1/sparsity factor leaves out.
     """
     model = models.resolve(model)
-    validate.number("context_len", context_len)
+    validate.number("context_len", context_len)   # models.Model checks it is a whole number and uses int()
     return model.kv_bytes_read_per_token(bytes_per_value, context_len=context_len) + indexer_bytes_per_token(model)
 
 
@@ -306,7 +333,7 @@ def indexer_flops_per_token(model: models.Model, context_len) -> float:
     and head dimension; run in FP8. 0 for a model without ``attention_topk``.
     """
     model = models.resolve(model)
-    validate.number("context_len", context_len)
+    validate.number("context_len", context_len)   # models.Model checks it is a whole number and uses int()
     if not model.attention_topk:
         return 0.0
     return ATTENTION_FLOPS(attn_layers=model.n_layers, q_heads=DSA_INDEX_HEADS, head_dim=DSA_INDEX_HEAD_DIM,
@@ -335,21 +362,23 @@ class Tier:
 
     def __post_init__(self):
         for name in ("capacity", "bandwidth", "price_per_gb_hour", "board_drain_time"):
-            validate.number(f"{self.name}: {name}", getattr(self, name))
+            object.__setattr__(self, name, validate.number(f"{self.name}: {name}", getattr(self, name)))
 
     @property
     def drain_time(self) -> float:
         """Cap / BW: the hold time at which this tier's retrieve and hold costs balance (E6.7)."""
-        return TIER_DRAIN_TIME(cap_tier=self.capacity, bw_tier=self.bandwidth)
+        return TIER_DRAIN_TIME(cap_tier=self.capacity, bw_tier=self.bandwidth,
+                               called_as={"cap_tier": "capacity", "bw_tier": "bandwidth"})
 
     @property
     def price_per_second(self) -> float:
         """The whole device's cost per second."""
-        return self.price_per_gb_hour * self.capacity / 1e9 / SECONDS_PER_HOUR
+        return validate.finite_result("price_per_second", self.price_per_gb_hour * self.capacity / 1e9 / SECONDS_PER_HOUR,
+                                      price_per_gb_hour=self.price_per_gb_hour, capacity=self.capacity)
 
     def costs(self, *, bytes_tok) -> tuple[float, float]:
         """(retrieve $ per token, hold $ per token-second) for ``bytes_tok`` bytes of KV per token."""
-        validate.number("bytes_tok", bytes_tok)
+        bytes_tok = validate.number("bytes_tok", bytes_tok)
         common = dict(bytes_tok=bytes_tok, price_device=self.price_per_second)
         return (RETRIEVE_COST(bw_tier=self.bandwidth, **common), HOLD_COST(cap_tier=self.capacity, **common))
 
@@ -403,25 +432,32 @@ def _tiers(tiers) -> tuple[Tier, ...]:
     return tuple(tiers)
 
 
-def _scalar(**values) -> None:
+def _scalar(**values) -> tuple:
+    """The validated single numbers, in order (Python floats): compute with these, not the raw input."""
+    checked = []
     for name, value in values.items():
-        validate.number(name, value)
+        checked.append(validate.number(name, value))
         if np.ndim(value) != 0:
             raise ValueError(f"{name} must be a single number here, got {validate._describe(value)}")
+    return tuple(checked)
 
 
+@validate.reports_inputs
 def remat_cost(*, n_active, flops, price_chip_hour) -> float:
     """$ to recompute one token's KV: a forward pass at full MFU on a chip rented at ``price_chip_hour``."""
-    _scalar(n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
-    return REMAT_COST(N_active=n_active, FLOPs=flops, price_device=price_chip_hour / SECONDS_PER_HOUR)
+    n_active, flops, price_chip_hour = _scalar(n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
+    return REMAT_COST(N_active=n_active, FLOPs=flops, price_device=price_chip_hour / SECONDS_PER_HOUR,
+                      called_as=_caller_names(REMAT_COST, price_device="price_chip_hour / 3600"))
 
 
+@validate.reports_inputs
 def tier_lines(*, bytes_tok, n_active, flops, price_chip_hour, tiers=TIERS) -> dict[str, tuple[float, float]]:
     """Each option's (retrieve $, hold $/s) per token: rematerialise first, then the storage tiers.
 
     The HBM tier's price follows ``price_chip_hour`` (its capacity is the chip's HBM).
     """
-    _scalar(bytes_tok=bytes_tok, n_active=n_active, flops=flops, price_chip_hour=price_chip_hour)
+    bytes_tok, n_active, flops, price_chip_hour = _scalar(bytes_tok=bytes_tok, n_active=n_active, flops=flops,
+                                                          price_chip_hour=price_chip_hour)
     tiers = _tiers(tiers)
     lines = {"rematerialise": (remat_cost(n_active=n_active, flops=flops, price_chip_hour=price_chip_hour), 0.0)}
     for tier in tiers:
@@ -434,12 +470,13 @@ def tier_lines(*, bytes_tok, n_active, flops, price_chip_hour, tiers=TIERS) -> d
     return lines
 
 
+@validate.reports_inputs
 def storage_costs(hold_times, *, bytes_tok, n_active, flops, price_chip_hour, tiers=TIERS) -> dict[str, np.ndarray]:
     """Cost(T_hold) = C_retrieve + T_hold C_hold of every option over ``hold_times`` (E6.6), in $ per token.
 
     A hold time of 0 (use the KV at once) is allowed: each option then costs its retrieval alone.
     """
-    validate.number("hold_times", hold_times, allow_zero=True)
+    hold_times = validate.number("hold_times", hold_times, allow_zero=True)
     lines = tier_lines(bytes_tok=bytes_tok, n_active=n_active, flops=flops, price_chip_hour=price_chip_hour,
                        tiers=tiers)
     hold = np.asarray(hold_times, dtype=float)
@@ -448,6 +485,7 @@ def storage_costs(hold_times, *, bytes_tok, n_active, flops, price_chip_hour, ti
             for name, (r, h) in lines.items()}
 
 
+@validate.reports_inputs
 def cheapest_tier(hold_time, **kwargs) -> str:
     """The option on the lower envelope at one hold time (seconds, 0 allowed)."""
     if np.ndim(hold_time) != 0:
@@ -456,6 +494,7 @@ def cheapest_tier(hold_time, **kwargs) -> str:
     return min(costs, key=lambda name: float(costs[name]))
 
 
+@validate.reports_inputs
 def envelope_crossovers(*, bytes_tok, n_active, flops, price_chip_hour, tiers=TIERS) -> list[tuple[float, str, str]]:
     """Where the lower envelope of the Cost(T_hold) lines changes option: [(T, from, to), ...].
 
@@ -506,7 +545,7 @@ def price_sheet_lab(sheet, *, n_active=LECTURE_N_ACTIVE, chip="GB200", compute_d
     sheet = pricing.resolve(sheet)
     chip = hardware.resolve_chip(chip)
     validate.choice("compute_dtype", compute_dtype, list(chip.flops))
-    _check(n_active=n_active, price_chip_hour=price_chip_hour)
+    n_active, price_chip_hour = _check(n_active=n_active, price_chip_hour=price_chip_hour)
     result = {"sheet": sheet, "crossover": sheet.long_context_threshold, "kv_bytes": None, "long_step": None,
               "covers": None}
     if sheet.long_context_threshold:
@@ -528,13 +567,14 @@ def price_sheet_lab(sheet, *, n_active=LECTURE_N_ACTIVE, chip="GB200", compute_d
     return result
 
 
+@validate.reports_inputs
 def tier_by_drain_time(hold_time, tiers=TIERS, *, board=False) -> str:
     """The lecture's rule of thumb (E6.7): the tier whose drain time is nearest ``hold_time`` (in log).
 
     ``board=True`` uses the lecture's drain times (20 ms, seconds, 1 min, 1 hour) instead of the
     devices' Cap / BW.
     """
-    validate.number("hold_time", hold_time)
+    hold_time = validate.number("hold_time", hold_time)
     tiers = _tiers(tiers)
     if np.ndim(hold_time) != 0:
         raise ValueError(f"hold_time must be one number of seconds, got {validate._describe(hold_time)}")

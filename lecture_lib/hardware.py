@@ -74,8 +74,9 @@ def _positive(owner: str, field: str, value) -> None:
 
 
 def _whole(owner: str, field: str, value) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{owner}: {field} must be a whole number >= 1, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**12:
+        shown = repr(value) if not isinstance(value, int) or value < 10**60 else "a number too large to show"
+        raise ValueError(f"{owner}: {field} must be a whole number from 1 to 10**12, got {shown}")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -142,12 +143,18 @@ class Chip:
         _positive(self.name, "bytes_per_value", size)
         if size > 64:
             raise ValueError(f"{self.name}: bytes_per_value must be a number of bytes up to 64, got {size!r}")
-        return macs * size / self.hbm_bandwidth
+        from . import validate   # here, so that importing hardware stays light (no NumPy)
+
+        return validate.finite_result("ops_per_byte()", macs * size / self.hbm_bandwidth, fmt=fmt,
+                                      bytes_per_value=size, hbm_bandwidth=self.hbm_bandwidth)
 
     @property
     def hbm_drain_time(self) -> float:
         """Seconds to read all of HBM once: capacity / bandwidth (lecture E1.7, ≈ 20 ms)."""
-        return self.hbm_capacity / self.hbm_bandwidth
+        from . import validate   # here, so that importing hardware stays light (no NumPy)
+
+        return validate.finite_result("hbm_drain_time", self.hbm_capacity / self.hbm_bandwidth,
+                                      hbm_capacity=self.hbm_capacity, hbm_bandwidth=self.hbm_bandwidth)
 
 
 class ChipAggregate:
@@ -203,7 +210,10 @@ class System(ChipAggregate):
     @property
     def hbm_drain_time(self) -> float:
         """Seconds to read all HBM once; the same as one chip's, since both sides scale with n."""
-        return self.hbm_capacity / self.hbm_bandwidth
+        from . import validate   # here, so that importing hardware stays light (no NumPy)
+
+        return validate.finite_result("hbm_drain_time", self.hbm_capacity / self.hbm_bandwidth,
+                                      hbm_capacity=self.hbm_capacity, hbm_bandwidth=self.hbm_bandwidth)
 
 
 # --- Sources ----------------------------------------------------------------------------------

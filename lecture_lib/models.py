@@ -177,9 +177,10 @@ class Model:
         for name in ("published_params_total", "published_params_active"):
             value = getattr(self, name)
             if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-                    or not math.isfinite(value) or value < 0):
-                raise ValueError(f"{name} must be a finite number >= 0 (0 = not published), "
+                    or not (value == 0 or 1 <= value <= 1e15)):   # also refuses NaN, inf and 10**400
+                raise ValueError(f"{name} must be 0 (not published) or a parameter count from 1 to 1e15, "
                                  f"got {_describe(value)}")
+            set_(self, name, float(value))
         for name in ("source", "notes"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a str, got {_describe(getattr(self, name))}")

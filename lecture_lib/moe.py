@@ -122,6 +122,7 @@ def layout(*, n_experts: int, n_gpus: int) -> dict:
     return {"gpus_used": used, "gpus_idle": int(n_gpus) - used, "experts_per_gpu": int(round(per_gpu))}
 
 
+@validate.reports_inputs
 def a2a_bytes_per_token(model, *, bytes_per_value: float, k: int | None = None,
                         shared_travels: bool = False) -> float:
     """Bytes one token moves per MoE layer, dispatch plus combine: 2 * k * d_model * bytes (lecture 00:35:31).
@@ -134,10 +135,11 @@ def a2a_bytes_per_token(model, *, bytes_per_value: float, k: int | None = None,
     model = models.resolve(model)
     if not getattr(model, "is_moe", False):
         raise ValueError(f"model must be an MoE model (n_routed_experts > 0), got {getattr(model, 'name', model)!r}")
-    validate.number("bytes_per_value", bytes_per_value)
+    bytes_per_value = validate.number("bytes_per_value", bytes_per_value)
     k = model.experts_per_token if k is None else validate.integer("k", k)
     destinations = k + (model.n_shared_experts if validate.boolean("shared_travels", shared_travels) else 0)
-    return A2A_BYTES_PER_TOKEN(k_active=destinations, d_model=model.d_model, bytes_value=bytes_per_value)
+    return A2A_BYTES_PER_TOKEN(k_active=destinations, d_model=model.d_model, bytes_value=bytes_per_value,
+                               called_as={"k_active": "k", "bytes_value": "bytes_per_value"})
 
 
 def link_ratio_of(system) -> float:
@@ -146,6 +148,7 @@ def link_ratio_of(system) -> float:
     return LINK_RATIO(bw_up=system.chip.scale_up_bandwidth, bw_out=system.scale_out_bandwidth)
 
 
+@validate.reports_inputs
 def a2a_layer_time(*, tokens_per_gpu, bytes_per_token, racks, scale_up_bw: float, scale_out_bw: float) -> dict:
     """Time of one MoE layer's dispatch + combine when the layer spans ``racks`` racks.
 
@@ -153,17 +156,20 @@ def a2a_layer_time(*, tokens_per_gpu, bytes_per_token, racks, scale_up_bw: float
     ``{"inside", "cross", "total", "cross_fraction"}`` from :data:`T_A2A_INSIDE`, :data:`T_A2A_CROSS`,
     :data:`T_A2A` (the max of the two: the links work in parallel) and :data:`CROSS_RACK_FRACTION`.
     """
-    for name, value in dict(tokens_per_gpu=tokens_per_gpu, bytes_per_token=bytes_per_token, scale_up_bw=scale_up_bw,
-                            scale_out_bw=scale_out_bw).items():
+    tokens_per_gpu, bytes_per_token, scale_up_bw, scale_out_bw = (
         validate.number(name, value)
+        for name, value in dict(tokens_per_gpu=tokens_per_gpu, bytes_per_token=bytes_per_token,
+                                scale_up_bw=scale_up_bw, scale_out_bw=scale_out_bw).items())
     racks = validate.number("racks", racks)
     if np.any(np.asarray(racks) < 1) or np.any(np.asarray(racks) != np.round(racks)):
         raise ValueError(f"racks must be whole numbers >= 1, got {racks!r}")
     fraction = CROSS_RACK_FRACTION(n_racks=racks)
     common = dict(tokens_gpu=tokens_per_gpu, bytes_a2a=bytes_per_token, n_racks=racks)
-    inside = T_A2A_INSIDE(bw_up=scale_up_bw, **common)
-    cross = T_A2A_CROSS(bw_out=scale_out_bw, **common)
-    total = T_A2A(bw_up=scale_up_bw, bw_out=scale_out_bw, **common)
+    names = {"tokens_gpu": "tokens_per_gpu", "bytes_a2a": "bytes_per_token", "n_racks": "racks",
+             "bw_up": "scale_up_bw", "bw_out": "scale_out_bw"}
+    inside = T_A2A_INSIDE(bw_up=scale_up_bw, **common, called_as=validate.called_as(T_A2A_INSIDE, names))
+    cross = T_A2A_CROSS(bw_out=scale_out_bw, **common, called_as=validate.called_as(T_A2A_CROSS, names))
+    total = T_A2A(bw_up=scale_up_bw, bw_out=scale_out_bw, **common, called_as=validate.called_as(T_A2A, names))
     return {"inside": inside, "cross": cross, "total": total, "cross_fraction": fraction}
 
 
@@ -209,11 +215,12 @@ class Placement:
 
     def __post_init__(self):
         for name in ("n_experts", "experts_per_gpu", "gpus_per_rack"):
-            validate.integer(name, getattr(self, name))
+            object.__setattr__(self, name, validate.integer(name, getattr(self, name)))
         if self.n_experts % self.experts_per_gpu:
             raise ValueError(f"experts_per_gpu must divide n_experts={self.n_experts}, got {self.experts_per_gpu}")
         if self.n_gpus % self.gpus_per_rack:
-            raise ValueError(f"gpus_per_rack must divide the {self.n_gpus} GPUs, got {self.gpus_per_rack}")
+            raise ValueError(f"gpus_per_rack must divide the {self.n_gpus} GPUs (n_experts={self.n_experts} / "
+                             f"experts_per_gpu={self.experts_per_gpu}), got {self.gpus_per_rack}")
 
     @property
     def n_gpus(self) -> int:
@@ -224,10 +231,22 @@ class Placement:
         return self.n_gpus // self.gpus_per_rack
 
     def gpu_of(self, expert):
-        return np.asarray(expert) // self.experts_per_gpu
+        """The GPU holding ``expert`` (a whole number from 0 to n_experts - 1, or an array of them)."""
+        return _indices("expert", expert, self.n_experts) // self.experts_per_gpu
 
     def rack_of_gpu(self, gpu):
-        return np.asarray(gpu) // self.gpus_per_rack
+        """The rack holding ``gpu`` (a whole number from 0 to n_gpus - 1, or an array of them)."""
+        return _indices("gpu", gpu, self.n_gpus) // self.gpus_per_rack
+
+
+def _indices(name: str, value, size: int) -> np.ndarray:
+    """Whole numbers in [0, size) (one or an array) as an int array; anything else a ValueError naming ``name``."""
+    if isinstance(value, (bool, np.bool_)) or np.asarray(value).dtype.kind == "b":
+        raise ValueError(f"{name} must be a whole number from 0 to {size - 1}, got {validate._describe(value)}")
+    numbers = validate.number(name, value, allow_zero=True)
+    if np.any(np.asarray(numbers) != np.round(numbers)) or np.any(np.asarray(numbers) > size - 1):
+        raise ValueError(f"{name} must be whole numbers from 0 to {size - 1}, got {validate._describe(value)}")
+    return np.asarray(numbers).astype(np.int64)
 
 
 @dataclass
@@ -241,6 +260,18 @@ class Routing:
     experts: np.ndarray
     gates: np.ndarray
     placement: Placement
+
+    def __post_init__(self):
+        if not isinstance(self.placement, Placement):
+            raise ValueError(f"placement must be a moe.Placement, got {validate._describe(self.placement)}")
+        experts = np.asarray(self.experts)
+        if experts.ndim != 2 or experts.shape[0] < 1 or experts.shape[1] < 1:
+            raise ValueError(f"experts must be a (tokens, k) array of expert numbers, got {validate._describe(self.experts)}")
+        self.experts = _indices("experts", experts, self.placement.n_experts)
+        gates = np.asarray(validate.number("gates", self.gates, allow_zero=True))
+        if gates.shape != self.experts.shape:
+            raise ValueError(f"gates must have the shape of experts {self.experts.shape}, got {gates.shape}")
+        self.gates = gates
 
     @property
     def n_tokens(self) -> int:
@@ -309,16 +340,36 @@ class TinyMoE:
     k: int
     placement: Placement
 
+    def __post_init__(self):
+        if not isinstance(self.placement, Placement):
+            raise ValueError(f"placement must be a moe.Placement, got {validate._describe(self.placement)}")
+        n, shapes = self.placement.n_experts, {}
+        for name in ("w_router", "w_up", "w_down"):
+            weights = np.asarray(validate.number(name, getattr(self, name), positive=False))
+            setattr(self, name, weights)
+            shapes[name] = weights.shape
+        router, up, down = shapes["w_router"], shapes["w_up"], shapes["w_down"]
+        if len(router) != 2 or router[1] != n:
+            raise ValueError(f"w_router must have shape (d_model, n_experts={n}), got {router}")
+        if len(up) != 3 or up[:2] != (n, router[0]):
+            raise ValueError(f"w_up must have shape (n_experts={n}, d_model={router[0]}, d_ff), got {up}")
+        if down != (n, up[2], router[0]):
+            raise ValueError(f"w_down must have shape ({n}, {up[2]}, {router[0]}), got {down}")
+        self.k = validate.integer("k", self.k, maximum=n)
+
     @classmethod
     def random(cls, *, d_model: int = 16, d_ff: int = 32, n_experts: int = 16, k: int = 2,
                experts_per_gpu: int = 2, gpus_per_rack: int = 4, seed: int = 0) -> "TinyMoE":
         """Random weights (scaled so activations stay O(1)) and a placement of the experts."""
-        for name, value in dict(d_model=d_model, d_ff=d_ff, n_experts=n_experts).items():
-            validate.integer(name, value)
+        d_model, d_ff, n_experts = (validate.integer(name, value, maximum=4096) for name, value in
+                                    dict(d_model=d_model, d_ff=d_ff, n_experts=n_experts).items())
+        if d_model * d_ff * n_experts > MAX_ROUTING_CELLS:
+            raise ValueError(f"d_model x d_ff x n_experts must be <= {MAX_ROUTING_CELLS:,} (memory), got "
+                             f"{d_model} x {d_ff} x {n_experts}")
         k = validate.integer("k", k)
         if k > n_experts:
             raise ValueError(f"k must be <= n_experts={n_experts}, got {k}")
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(validate.integer("seed", seed, minimum=0))
         return cls(w_router=rng.normal(size=(d_model, n_experts)) / math.sqrt(d_model),
                    w_up=rng.normal(size=(n_experts, d_model, d_ff)) / math.sqrt(d_model),
                    w_down=rng.normal(size=(n_experts, d_ff, d_model)) / math.sqrt(d_ff),
@@ -414,8 +465,11 @@ def measure_cross_rack_fraction(*, n_racks: int, gpus_per_rack: int = 64, expert
     gpus_per_rack = validate.integer("gpus_per_rack", gpus_per_rack, maximum=MAX_RACKS)
     experts_per_gpu = validate.integer("experts_per_gpu", experts_per_gpu, maximum=MAX_RACKS)
     n_tokens = validate.integer("n_tokens", n_tokens, maximum=MAX_ROUTED_TOKENS)
-    validate.integer("k", k)
-    validate.integer("seed", seed, minimum=0)
+    k = validate.integer("k", k)
+    seed = validate.integer("seed", seed, minimum=0)
+    if n_tokens * n_racks * gpus_per_rack * experts_per_gpu > MAX_ROUTING_CELLS:
+        raise ValueError(f"n_tokens x n_racks x gpus_per_rack x experts_per_gpu must be <= {MAX_ROUTING_CELLS:,} "
+                         f"(memory), got {n_tokens} x {n_racks} x {gpus_per_rack} x {experts_per_gpu}")
     placement = Placement(n_racks * gpus_per_rack * experts_per_gpu, experts_per_gpu, gpus_per_rack)
     routing = random_routing(n_tokens=n_tokens, placement=placement, k=k, seed=seed)
     formula = float(CROSS_RACK_FRACTION(n_racks=n_racks))

@@ -387,7 +387,7 @@ def scale_up_table(*, bytes_per_param: float = 1.0, weight_share: float = 0.5,
     bytes_per_param = validate.scalar("bytes_per_param", bytes_per_param, maximum=64)
     if bytes_per_param < 1 / 64:
         raise ValueError(f"bytes_per_param must be >= 1/64, got {bytes_per_param!r}")
-    validate.scalar("weight_share", weight_share, maximum=1.0)
+    weight_share = validate.scalar("weight_share", weight_share, maximum=1.0)
     model_names = validate.names("model_names", model_names)
     rows = []
     for name in RACK_SYSTEMS:

@@ -92,6 +92,7 @@ def bandwidth_ratio(chip) -> float:
         "scale_out_bandwidth", chip.scale_out_bandwidth)
 
 
+@validate.reports_inputs
 def stage_ratio(*, k_active, layers_per_stage, scale_up_ratio=SCALE_UP_RATIO_LECTURE):
     """``t_scale_up / t_scale_out`` at one stage boundary (E3.1, lecture 00:50:51-00:52:09).
 
@@ -190,7 +191,8 @@ def _whole_numbers(name, value):
 
 # --- 5. The schedule simulator ----------------------------------------------------------------------
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "inference")
-MAX_TASKS = 200_000
+MAX_TASKS = 20_000     # about a second to simulate; the explorers need at most 8 x 16 x 4 x 2
+MAX_STAGES = 256       # the sweep below is quadratic in the stages: 2,048 took 7 s
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,19 @@ class Timeline:
     forward_time: float = 1.0
     backward_time: float = 2.0
 
+    def __post_init__(self):
+        validate.choice("schedule", self.schedule, SCHEDULES)
+        for name in ("stages", "microbatches", "chunks", "tokens"):
+            object.__setattr__(self, name, validate.integer(name, getattr(self, name), maximum=MAX_TASKS))
+        for name in ("forward_time", "backward_time"):
+            object.__setattr__(self, name, validate.scalar(name, getattr(self, name)))
+        tasks = self.tasks
+        if (not isinstance(tasks, (tuple, list)) or not tasks
+                or not all(isinstance(task, Task) and 0 <= task.stage < self.stages for task in tasks)):
+            raise ValueError(f"tasks must be a non-empty tuple of pipeline.Task on stages 0 to {self.stages - 1} "
+                             f"(as simulate() builds them), got {validate._describe(tasks)}")
+        object.__setattr__(self, "tasks", tuple(tasks))
+
     @cached_property
     def makespan(self) -> float:
         """Time from the first task's start to the last task's end."""
@@ -228,7 +243,7 @@ class Timeline:
 
     def busy_time(self, stage: int) -> float:
         """Total time ``stage`` spends computing."""
-        validate.integer("stage", stage, minimum=0)
+        stage = validate.integer("stage", stage, minimum=0)
         if stage >= self.stages:
             raise ValueError(f"stage must be < stages={self.stages}, got {stage}")
         return float(sum(task.end - task.start for task in self.tasks if task.stage == stage))
@@ -281,7 +296,7 @@ class Timeline:
         counts 1/chunks, so the unit is always one micro-batch's activations for a whole stage.
         Inference holds none: no backward pass waits for them.
         """
-        validate.integer("stage", stage, minimum=0)
+        stage = validate.integer("stage", stage, minimum=0)
         if stage >= self.stages:
             raise ValueError(f"stage must be < stages={self.stages}, got {stage}")
         if self.schedule == "inference":
@@ -355,6 +370,9 @@ def simulate(*, schedule: str, stages: int, microbatches: int, chunks: int = 1,
     if n_tasks > MAX_TASKS:
         raise ValueError(f"stages x microbatches x chunks x tokens is too large to simulate "
                          f"({n_tasks} tasks > {MAX_TASKS}); use bubble_fraction for the closed form")
+    if stages > MAX_STAGES:
+        raise ValueError(f"stages is too large to simulate ({stages} > {MAX_STAGES}); use bubble_fraction for "
+                         "the closed form")
 
     if schedule == "inference":
         orders = [[("F", s, j, t) for t in range(tokens) for j in range(microbatches)] for s in range(stages)]

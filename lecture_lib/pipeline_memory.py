@@ -95,6 +95,7 @@ def _broadcast(a, b):
     return tuple(np.array(x, dtype=float) for x in np.broadcast_arrays(a, b))
 
 
+@validate.reports_inputs
 def memory_per_gpu(*, n_total, bytes_param, micro_batch, len_ctx, bytes_tok, expert_parallel, stages) -> dict:
     """Bytes per GPU of a pipelined decode deployment (lecture E4.4), as numbers or NumPy arrays.
 
@@ -105,9 +106,10 @@ def memory_per_gpu(*, n_total, bytes_param, micro_batch, len_ctx, bytes_tok, exp
     """
     values = dict(n_total=n_total, bytes_param=bytes_param, micro_batch=micro_batch, len_ctx=len_ctx,
                   bytes_tok=bytes_tok, expert_parallel=expert_parallel, stages=stages)
-    for name, value in values.items():
-        validate.number(name, value)
-    weights = WEIGHTS_PER_GPU(N_total=n_total, bytes_param=bytes_param, n_ep=expert_parallel, P=stages)
+    n_total, bytes_param, micro_batch, len_ctx, bytes_tok, expert_parallel, stages = (
+        validate.number(name, value) for name, value in values.items())
+    weights = WEIGHTS_PER_GPU(N_total=n_total, bytes_param=bytes_param, n_ep=expert_parallel, P=stages,
+                              called_as={"N_total": "n_total", "n_ep": "expert_parallel", "P": "stages"})
     kv = KV_PER_GPU(b=micro_batch, len_ctx=len_ctx, bytes_tok=bytes_tok, n_ep=expert_parallel,
                     called_as={"b": "micro_batch", "n_ep": "expert_parallel"})
     weights, kv = _broadcast(weights, kv)
@@ -122,8 +124,8 @@ def max_micro_batch(*, hbm_capacity, n_total, bytes_param, len_ctx, bytes_tok, e
     """
     values = dict(hbm_capacity=hbm_capacity, n_total=n_total, bytes_param=bytes_param, len_ctx=len_ctx,
                   bytes_tok=bytes_tok, expert_parallel=expert_parallel, stages=stages)
-    for name, value in values.items():
-        validate.number(name, value)
+    hbm_capacity, n_total, bytes_param, len_ctx, bytes_tok, expert_parallel, stages = (
+        validate.number(name, value) for name, value in values.items())
     fit = MAX_MICRO_BATCH(hbm_capacity=hbm_capacity, N_total=n_total, bytes_param=bytes_param, len_ctx=len_ctx,
                           bytes_tok=bytes_tok, n_ep=expert_parallel, P=stages,
                           called_as={"N_total": "n_total", "n_ep": "expert_parallel", "P": "stages"})
@@ -131,18 +133,21 @@ def max_micro_batch(*, hbm_capacity, n_total, bytes_param, len_ctx, bytes_tok, e
     return float(fit) if np.ndim(fit) == 0 else fit
 
 
+@validate.reports_inputs
 def token_time(*, step_time, stages, hop_time):
     """Seconds between two tokens of one sequence with P pipeline stages (lecture E4.6).
 
     ``t_token ≈ t_step + P t_hop``: the step's own work is the same with or without pipelining
     (each stage does 1/P of it), and every stage boundary adds a scale-out hop of "a few ms".
     """
-    validate.number("step_time", step_time)
-    validate.number("stages", stages)
-    validate.number("hop_time", hop_time)
-    return TOKEN_TIME(t_step=step_time, P=stages, t_hop=hop_time)
+    step_time = validate.number("step_time", step_time)
+    stages = validate.number("stages", stages)
+    hop_time = validate.number("hop_time", hop_time)
+    return TOKEN_TIME(t_step=step_time, P=stages, t_hop=hop_time,
+                      called_as={"t_step": "step_time", "P": "stages", "t_hop": "hop_time"})
 
 
+@validate.reports_inputs
 def weight_fetch_time(*, n_total, bytes_param, gpus_reading, hbm_bandwidth):
     """The latency floor of a token: all weights read once by the GPUs working at that moment (E4.5).
 
@@ -150,10 +155,12 @@ def weight_fetch_time(*, n_total, bytes_param, gpus_reading, hbm_bandwidth):
     the stages take turns, so P racks read no faster than one (:data:`PIPELINED_WEIGHT_FETCH`).
     ``hbm_bandwidth`` is bytes/s per GPU.
     """
-    for name, value in dict(n_total=n_total, bytes_param=bytes_param, gpus_reading=gpus_reading,
-                            hbm_bandwidth=hbm_bandwidth).items():
-        validate.number(name, value)
-    return WEIGHT_FETCH_TIME(N_total=n_total, bytes_param=bytes_param, n_up=gpus_reading, bw_gpu=hbm_bandwidth)
+    n_total, bytes_param, gpus_reading, hbm_bandwidth = (
+        validate.number(name, value) for name, value in dict(n_total=n_total, bytes_param=bytes_param,
+                                                             gpus_reading=gpus_reading,
+                                                             hbm_bandwidth=hbm_bandwidth).items())
+    return WEIGHT_FETCH_TIME(N_total=n_total, bytes_param=bytes_param, n_up=gpus_reading, bw_gpu=hbm_bandwidth,
+                             called_as={"N_total": "n_total", "n_up": "gpus_reading", "bw_gpu": "hbm_bandwidth"})
 
 
 def deployment(*, model: str = "deepseek-v3", weights: str = "fp8", kv: str = "fp8",
@@ -220,6 +227,7 @@ def fewest_decode_microbatches(*, stages: int) -> int:
     raise RuntimeError(f"no micro-batch count up to {4 * stages + 1} filled {stages} stages")
 
 
+@validate.reports_inputs
 def kv_per_stage(*, model: str, stages: int, len_ctx: float, kv: str = "fp8") -> np.ndarray:
     """KV bytes each pipeline stage holds for one sequence, with the layers cut into P contiguous runs.
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import explore, hardware, models, units
+from . import explore, hardware, models, units, validate
 from . import pipeline_memory as pm
 from .plots import COLORS
 
@@ -66,7 +66,7 @@ class MemoryExplorer(explore.Explorer):
     def __init__(self, **overrides):
         if "bytes_tok" not in overrides:
             model = models.get(overrides.get("model", "deepseek-v3"))
-            context = overrides.get("len_ctx", pm.LECTURE_CONTEXT)
+            context = validate.scalar("len_ctx", overrides.get("len_ctx", pm.LECTURE_CONTEXT), maximum=1e12)
             overrides["bytes_tok"] = model.kv_bytes_per_token("fp8", context_len=max(1, int(context)))
         super().__init__(**overrides)
         # Picking a model also sets the KV slider to that model's FP8 cache; the slider stays free.

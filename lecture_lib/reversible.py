@@ -169,6 +169,17 @@ class MLP:
     w_out: np.ndarray
     b_out: np.ndarray
 
+    def __post_init__(self):
+        for name, ndim in (("w_in", 2), ("b_in", 1), ("w_out", 2), ("b_out", 1)):
+            value = getattr(self, name)
+            if np.ndim(value) != ndim:
+                raise ValueError(f"{name} must be a {ndim}-D array of floats, got {validate._describe(value)}")
+            object.__setattr__(self, name, np.asarray(validate.number(name, value, positive=False)))
+        n_hidden = self.w_in.shape[1]
+        if self.b_in.shape != (n_hidden,) or self.w_out.shape[0] != n_hidden or self.b_out.shape != self.w_out.shape[1:]:
+            raise ValueError(f"the shapes do not chain: w_in {self.w_in.shape}, b_in {self.b_in.shape}, "
+                             f"w_out {self.w_out.shape}, b_out {self.b_out.shape}")
+
     @property
     def n_in(self) -> int:
         return self.w_in.shape[0]
@@ -189,7 +200,7 @@ def random_mlp(*, n_in: int, n_hidden: int, n_out: int, seed: int = 0, scale: fl
     n_in = validate.integer("n_in", n_in, maximum=MAX_WIDTH)
     n_hidden = validate.integer("n_hidden", n_hidden, maximum=MAX_WIDTH)
     n_out = validate.integer("n_out", n_out, maximum=MAX_WIDTH)
-    validate.scalar("scale", scale, maximum=1000.0)
+    scale = validate.scalar("scale", scale, maximum=1000.0)
     rng = np.random.default_rng(_seed(seed))
     return MLP(w_in=rng.normal(0, scale / np.sqrt(n_in), (n_in, n_hidden)),
                b_in=rng.normal(0, 0.1 * scale, n_hidden),
@@ -269,6 +280,20 @@ class ToyFeistelCipher:
     round_keys: tuple[int, ...]
     round_function: str = "sbox"
     bit_mlp: BitMLP | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        half_bits = validate.integer("half_bits", self.half_bits, minimum=8, maximum=32)
+        if half_bits % 4:
+            raise ValueError(f"half_bits must be a multiple of 4 between 8 and 32, got {half_bits}")
+        object.__setattr__(self, "half_bits", half_bits)
+        keys = self.round_keys
+        if not isinstance(keys, (tuple, list)) or not keys:
+            raise ValueError(f"round_keys must be a non-empty tuple of whole numbers, got {validate._describe(keys)}")
+        object.__setattr__(self, "round_keys", tuple(
+            validate.integer("round_keys", key, minimum=0, maximum=(1 << half_bits) - 1) for key in keys))
+        validate.choice("round_function", self.round_function, ROUND_FUNCTIONS)
+        if self.round_function == "mlp" and not isinstance(self.bit_mlp, BitMLP):
+            raise ValueError(f"bit_mlp must be a BitMLP when round_function='mlp', got {validate._describe(self.bit_mlp)}")
 
     @property
     def rounds(self) -> int:
@@ -385,7 +410,7 @@ def avalanche_curve(cipher: ToyFeistelCipher, *, bit: int, n_samples: int = 2048
 
 def rounds_to_avalanche(curve: np.ndarray, *, threshold: float = 0.45) -> int | None:
     """The first round whose avalanche fraction reaches ``threshold`` (None if none does)."""
-    validate.fraction("threshold", threshold)
+    threshold = validate.fraction("threshold", threshold)
     curve = validate.number("curve", curve, allow_zero=True, maximum=1.0)
     if np.ndim(curve) != 1:
         raise ValueError(f"curve must be a 1-D array of fractions (one per round), got {validate._describe(curve)}")
@@ -448,7 +473,7 @@ def network_avalanche(*, kind: str = "residual", depth: int = 16, width: int = 3
     validate.choice("kind", kind, NETWORK_KINDS)
     depth = validate.integer("depth", depth, maximum=MAX_DEPTH)
     width = validate.integer("width", width, minimum=2, maximum=MAX_WIDTH)
-    validate.scalar("weight_scale", weight_scale, maximum=1000.0)
+    weight_scale = validate.scalar("weight_scale", weight_scale, maximum=1000.0)
     bit = validate.integer("bit", bit, minimum=0)
     if bit >= width:
         raise ValueError(f"bit must be between 0 and {width - 1}, got {bit}")
@@ -516,7 +541,7 @@ def block_forward(params: dict, x: np.ndarray, *, eps: float = 1e-5) -> tuple[np
     (GELU in its tanh form). Returns the output and the cache a backward pass needs.
     """
     _check_block(params, x=x)
-    validate.scalar("eps", eps, maximum=1.0)
+    eps = validate.scalar("eps", eps, maximum=1.0)
     mean = x.mean(axis=-1, keepdims=True)
     inv_std = 1 / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
     x_hat = (x - mean) * inv_std
@@ -590,7 +615,7 @@ def random_revnet(*, n_layers: int = 4, width: int = 8, hidden: int = 16, seed: 
     width = validate.integer("width", width, minimum=2, maximum=MAX_WIDTH)
     hidden = validate.integer("hidden", hidden, maximum=MAX_WIDTH)
     _work("n_layers x width x hidden", n_layers * width * hidden)
-    validate.scalar("weight_scale", weight_scale, maximum=1000.0)
+    weight_scale = validate.scalar("weight_scale", weight_scale, maximum=1000.0)
     try:
         chosen = None if dtype is None else np.dtype(dtype)
     except TypeError:
@@ -728,7 +753,7 @@ def finite_difference(net: RevNet, x1, x2, d_y1, d_y2, *, layer: int, block: str
     layer = validate.integer("layer", layer, minimum=0)
     if layer >= net.n_layers:
         raise ValueError(f"layer must be between 0 and {net.n_layers - 1}, got {layer}")
-    validate.scalar("step", step, maximum=1.0)
+    step = validate.scalar("step", step, maximum=1.0)
     params = (net.f_params if block == "f" else net.g_params)[layer][name]
     if (not isinstance(index, tuple) or len(index) != params.ndim
             or not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) and 0 <= i < n
@@ -839,6 +864,7 @@ def memory_timeline(*, strategy: str, n_layers: int, k_seg: int | None = None,
     return {"phase": np.array(phase), "layer": np.array(layer), "held": np.array(held)}
 
 
+@validate.reports_inputs
 def activation_memory(*, strategy: str, n_layers, d_model, len_seq, bytes_per_value: float = 2.0,
                       batch=1, values_per_layer: float = ACTIVATION_VALUES_PER_LAYER):
     """Activation bytes held for one training step of ``batch`` sequences of ``len_seq`` tokens.
@@ -848,25 +874,29 @@ def activation_memory(*, strategy: str, n_layers, d_model, len_seq, bytes_per_va
     len_seq, c = ``values_per_layer`` (about 20, scaling book). Numbers or arrays, broadcast.
     """
     validate.choice("strategy", strategy, STRATEGIES)
-    for name, value in dict(n_layers=n_layers, d_model=d_model, len_seq=len_seq, bytes_per_value=bytes_per_value,
-                            batch=batch, values_per_layer=values_per_layer).items():
-        validate.number(name, value)
+    n_layers, d_model, len_seq, bytes_per_value, batch, values_per_layer = (
+        validate.number(name, value) for name, value in dict(
+            n_layers=n_layers, d_model=d_model, len_seq=len_seq, bytes_per_value=bytes_per_value, batch=batch,
+            values_per_layer=values_per_layer).items())
     inputs = dict(n_layers=n_layers, d_model=d_model, len_seq=len_seq, bytes_value=bytes_per_value, B=batch,
                   act_values=values_per_layer)
     formula = {"standard": ACT_STANDARD, "checkpoint": ACT_CHECKPOINT_BEST, "reversible": ACT_REVERSIBLE}[strategy]
     try:
-        return formula(**{k: v for k, v in inputs.items() if k in formula.input_names})
+        return formula(**{k: v for k, v in inputs.items() if k in formula.input_names},
+                       called_as={k: v for k, v in (("bytes_value", "bytes_per_value"), ("act_values", "values_per_layer"),
+                                                    ("B", "batch")) if k in formula.input_names})
     except ValueError as error:   # name the public parameter, not the symbol
         message = str(error).replace("bytes_value", "bytes_per_value").replace("act_values", "values_per_layer")
         raise ValueError(message.replace("B must", "batch must")) from None
 
 
+@validate.reports_inputs
 def training_flops_per_token(*, strategy: str, n_active) -> float:
     """Training FLOPs per token: 6·N for standard training, 8·N with checkpointing or RevNets."""
     validate.choice("strategy", strategy, STRATEGIES)
-    validate.number("n_active", n_active)
+    n_active = validate.number("n_active", n_active)
     formula = FLOPS_STANDARD if strategy == "standard" else FLOPS_RECOMPUTE
-    return formula(N_active=n_active)
+    return formula(N_active=n_active, called_as={"N_active": "n_active"})
 
 
 def kv_trade(model, chip, *, kv_format: str = "fp8", compute_format: str = "fp8") -> dict[str, float]:
@@ -892,6 +922,7 @@ def kv_trade(model, chip, *, kv_format: str = "fp8", compute_format: str = "fp8"
                                                                                   bytes_tok=kv_bytes)}
 
 
+@validate.reports_inputs
 def reversible_trade(model, *, len_seq, bytes_per_value: float = 2.0, batch=1,
                      values_per_layer: float = ACTIVATION_VALUES_PER_LAYER) -> dict[str, float]:
     """The RevNet side of the trade for a preset: bytes saved against FLOPs spent, per token."""

@@ -85,6 +85,7 @@ def _flops_for(chip, compute_dtype: str) -> float:
     return available[compute_dtype]
 
 
+@validate.reports_inputs
 def balance_batch(chip, *, weight_bytes: float, compute_dtype: str, sparsity: float = 1.0) -> float:
     """The batch B* where weight-fetch time equals compute time on one chip (lecture E1.5).
 
@@ -96,7 +97,7 @@ def balance_batch(chip, *, weight_bytes: float, compute_dtype: str, sparsity: fl
     from . import hardware
 
     chip = hardware.resolve_chip(chip)
-    validate.number("weight_bytes", weight_bytes)
+    weight_bytes = validate.number("weight_bytes", weight_bytes)
     sparsity = validate.number("sparsity", sparsity)
     if np.any(np.less(sparsity, 1)):
         raise ValueError(f"sparsity must be >= 1 (N_total / N_active), got {sparsity!r}")
@@ -113,6 +114,7 @@ def hardware_ratio(chip, compute_dtype: str, weight_bytes: float) -> float:
 STEP_FORMS = ("max", "kv_added")
 
 
+@validate.reports_inputs
 def decode_step(*, batch, n_active, n_total, flops, mem_bw, bytes_param, len_ctx, bytes_tok,
                 step_form: str = "max", shard: bool = False) -> dict:
     """Every time of one decode step, as numbers or NumPy arrays broadcast together.
@@ -133,11 +135,11 @@ def decode_step(*, batch, n_active, n_total, flops, mem_bw, bytes_param, len_ctx
     (DeepSeek-V3 on 144 GPUs: about 22 B of the 37 B active). :func:`decode_bound` with a ``layout`` does
     this split for a whole model.
     """
-    for name, value in dict(batch=batch, n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
-                            bytes_param=bytes_param).items():
-        validate.number(name, value)
-    validate.number("len_ctx", len_ctx, allow_zero=True)
-    validate.number("bytes_tok", bytes_tok, allow_zero=True)
+    batch, n_active, n_total, flops, mem_bw, bytes_param = (
+        validate.number(name, value) for name, value in dict(batch=batch, n_active=n_active, n_total=n_total,
+                                                             flops=flops, mem_bw=mem_bw, bytes_param=bytes_param).items())
+    len_ctx = validate.number("len_ctx", len_ctx, allow_zero=True)
+    bytes_tok = validate.number("bytes_tok", bytes_tok, allow_zero=True)
     validate.choice("step_form", step_form, STEP_FORMS)
     shard = validate.boolean("shard", shard)
     if not shard and np.any(np.greater(n_active, n_total)):
@@ -163,15 +165,17 @@ def _maximum(a, b):
     return float(result) if np.ndim(result) == 0 else result
 
 
+@validate.reports_inputs
 def cost_per_token(*, step_time, batch, n_chips: float, price_chip_hour: float):
     """Dollars per generated token: rent ``n_chips`` for ``step_time`` seconds, get ``batch`` tokens."""
-    validate.number("step_time", step_time)
-    validate.number("batch", batch)
-    validate.number("n_chips", n_chips)
-    validate.number("price_chip_hour", price_chip_hour)
+    step_time = validate.number("step_time", step_time)
+    batch = validate.number("batch", batch)
+    n_chips = validate.number("n_chips", n_chips)
+    price_chip_hour = validate.number("price_chip_hour", price_chip_hour)
     return COST_OF_STEP(t=step_time, B=batch, n_chips=n_chips, price_chip_hour=price_chip_hour)
 
 
+@validate.reports_inputs(may_be_infinite=True)
 def balance_batch_with_kv(*, n_active, n_total, flops, mem_bw, bytes_param, len_ctx, bytes_tok) -> float:
     """B where compute time equals weight + KV time; ``inf`` when KV alone outpaces compute.
 
@@ -179,11 +183,10 @@ def balance_batch_with_kv(*, n_active, n_total, flops, mem_bw, bytes_param, len_
     memory-bound at every batch, so no finite balance point exists (lecture 00:11:42).
     Scalars only (the answer switches to ``inf``, which an array formula cannot).
     """
-    for name, value in dict(n_active=n_active, n_total=n_total, flops=flops, mem_bw=mem_bw,
-                            bytes_param=bytes_param, len_ctx=len_ctx, bytes_tok=bytes_tok).items():
-        validate.number(name, value)
-        if np.ndim(value) != 0:
-            raise ValueError(f"{name} must be a single number here, got {validate._describe(value)}")
+    n_active, n_total, flops, mem_bw, bytes_param, len_ctx, bytes_tok = (
+        validate.scalar(name, value) for name, value in dict(n_active=n_active, n_total=n_total, flops=flops,
+                                                             mem_bw=mem_bw, bytes_param=bytes_param, len_ctx=len_ctx,
+                                                             bytes_tok=bytes_tok).items())
     if len_ctx >= GOLDILOCKS_CONTEXT(N_active=n_active, FLOPs=flops, mem_bw=mem_bw, bytes_tok=bytes_tok):
         return float("inf")
     return BALANCE_BATCH_WITH_KV(N_active=n_active, N_total=n_total, FLOPs=flops, mem_bw=mem_bw,
@@ -192,7 +195,7 @@ def balance_batch_with_kv(*, n_active, n_total, flops, mem_bw, bytes_param, len_
 
 def lecture_link(seconds: int) -> str:
     """A link to a moment of the lecture video (``seconds`` from its start, 0 to its 2:13:50 end)."""
-    validate.number("seconds", seconds, allow_zero=True, maximum=8030)
+    seconds = validate.number("seconds", seconds, allow_zero=True, maximum=8030)
     if np.ndim(seconds) != 0:
         raise ValueError(f"seconds must be a single number, got {validate._describe(seconds)}")
     return f"{LECTURE}?t={int(seconds)}"
@@ -301,6 +304,7 @@ T_KV_PER_DEVICE = Formula(t_kv, KV_PER_DEVICE.rhs / mem_bw,
                           source="lecture E1.3's KV term on one device: its share of the KV over its own HBM")
 
 
+@validate.reports_inputs
 def expected_experts(*, n_experts: float, k: float, tokens) -> float:
     """Expected routed experts one MoE layer touches when ``tokens`` tokens are routed in a step.
 
@@ -310,9 +314,9 @@ def expected_experts(*, n_experts: float, k: float, tokens) -> float:
     Real routers are not uniform, so more tokens share popular experts and fewer experts are touched;
     the formula is an upper bound on bytes read in that sense.
     """
-    validate.number("n_experts", n_experts)
-    validate.number("k", k)
-    validate.number("tokens", tokens)
+    n_experts = validate.number("n_experts", n_experts)
+    k = validate.number("k", k)
+    tokens = validate.number("tokens", tokens)
     return EXPECTED_EXPERTS(n_experts=n_experts, k_active=k, B=tokens,
                             called_as={"k_active": "k", "B": "tokens"})
 
@@ -519,6 +523,7 @@ def device_memory(model, deployment, *, layout=None, batch=0, len_ctx=0, weight_
             "n_chips": place["n_chips"], "layout": "pooled" if chosen is None else chosen.name}
 
 
+@validate.reports_inputs
 def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8",
                  expert_weight_dtype: str | None = None, compute_dtype: str | None = None,
                  expert_compute_dtype: str | None = None, attention_dtype: str | None = None,
@@ -634,6 +639,7 @@ def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8"
             "kv_per_device": held["kv"], "fits": held["fits"], "layout": held["layout"]}
 
 
+@validate.reports_inputs
 def prefill_bound(model, deployment, *, len_in, hit_rate: float = 0.0, compute_dtype: str = "fp8",
                   expert_compute_dtype: str | None = None, attention_dtype: str | None = None,
                   attention: bool = True, layout=None, weight_dtype="fp8", expert_weight_dtype=None) -> dict:
@@ -688,6 +694,7 @@ BATCH_THAT_FITS = Formula(
     domain=hbm_capacity > N_total * bytes_param)
 
 
+@validate.reports_inputs
 def batch_that_fits(model, deployment, *, len_ctx, weight_bytes: float, kv_dtype="bf16",
                     expert_weight_bytes=None, layout=None) -> float:
     """The largest batch whose KV caches fit beside the weights in the deployment's HBM.

@@ -165,6 +165,13 @@ class LossFit:
     beta: float
     source: str
 
+    def __post_init__(self):
+        for name in ("name", "source"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"{name} must be a non-empty str, got {validate._describe(getattr(self, name))}")
+        for name in ("E", "A", "B", "alpha", "beta"):
+            object.__setattr__(self, name, validate.scalar(name, getattr(self, name), maximum=1e12))
+
     def values(self, *, with_E: bool = True) -> dict:
         """Keyword arguments for the Formulas: ``LOSS(**fit.values(), N_active=..., D_pretrain=...)``.
         The optimum does not depend on E, so ``with_E=False`` leaves it out."""
@@ -225,6 +232,7 @@ def inefficiency_from_mfu(decode_mfu_ratio):
     return 1.0 / ratio
 
 
+@validate.reports_inputs
 def inference_tokens(*, tokens_per_second, deployment_months, family_split=1.0):
     """Tokens one model serves in its life: ``traffic x t_deploy / n_family`` (lecture E5.4, 01:29:40).
 
@@ -237,40 +245,56 @@ def inference_tokens(*, tokens_per_second, deployment_months, family_split=1.0):
     if np.any(np.less(split, 1)):
         raise ValueError(f"family_split must be >= 1 (models sharing the traffic), got {family_split!r}")
     seconds = np.multiply(deployment_months, DAYS_PER_MONTH * SECONDS_PER_DAY)
-    return INFERENCE_TOKENS(traffic=tokens_per_second, t_deploy=seconds, n_family=split)
+    return INFERENCE_TOKENS(traffic=tokens_per_second, t_deploy=seconds, n_family=split,
+                            called_as={"traffic": "tokens_per_second", "t_deploy": "deployment_months",
+                                       "n_family": "family_split"})
 
 
+@validate.reports_inputs
 def equal_cost_tokens(*, d_inference, rl_multiplier=3.0, inefficiency=3.0) -> dict:
     """Pre-training and RL tokens that make the three compute costs equal (lecture E5.3, 01:24:28).
 
     ``D_pretrain = inefficiency x D_inference / 3`` and ``D_RL = 2 D_inference / k_RL``; with the
     flashcard's k_RL = 3 and inefficiency 3, ``D_pretrain = 1.5 D_RL = D_inference``.
     """
-    validate.number("d_inference", d_inference)
+    d_inference = validate.number("d_inference", d_inference)
     k, waste = _rl_multiplier(rl_multiplier), _inefficiency(inefficiency)
-    return {"D_pretrain": PRETRAIN_TOKENS(D_inference=d_inference, ineff=waste),
-            "D_RL": RL_TOKENS(D_inference=d_inference, k_RL=k)}
+    names = {"D_inference": "d_inference", "ineff": "inefficiency", "k_RL": "rl_multiplier"}
+    return {"D_pretrain": PRETRAIN_TOKENS(D_inference=d_inference, ineff=waste,
+                                          called_as=validate.called_as(PRETRAIN_TOKENS, names)),
+            "D_RL": RL_TOKENS(D_inference=d_inference, k_RL=k, called_as=validate.called_as(RL_TOKENS, names))}
 
 
+@validate.reports_inputs
 def compute_costs(*, n_active, d_pretrain, d_rl, d_inference, rl_multiplier=3.0, inefficiency=3.0) -> dict:
     """The three costs of lecture E5.2 in training-equivalent FLOPs: 6ND, k N D_RL x ineff, 2 N D x ineff."""
-    for name, value in dict(n_active=n_active, d_pretrain=d_pretrain, d_rl=d_rl, d_inference=d_inference).items():
+    n_active, d_pretrain, d_rl, d_inference = (
         validate.number(name, value)
+        for name, value in dict(n_active=n_active, d_pretrain=d_pretrain, d_rl=d_rl, d_inference=d_inference).items())
     k, waste = _rl_multiplier(rl_multiplier), _inefficiency(inefficiency)
-    return {"pretrain": COST_PRETRAIN(N_active=n_active, D_pretrain=d_pretrain),
-            "RL": COST_RL(N_active=n_active, D_RL=d_rl, k_RL=k, ineff=waste),
-            "inference": COST_INFERENCE(N_active=n_active, D_inference=d_inference, ineff=waste)}
+    names = {"N_active": "n_active", "D_pretrain": "d_pretrain", "D_RL": "d_rl", "D_inference": "d_inference",
+             "k_RL": "rl_multiplier", "ineff": "inefficiency"}
+    return {"pretrain": COST_PRETRAIN(N_active=n_active, D_pretrain=d_pretrain,
+                                      called_as=validate.called_as(COST_PRETRAIN, names)),
+            "RL": COST_RL(N_active=n_active, D_RL=d_rl, k_RL=k, ineff=waste,
+                          called_as=validate.called_as(COST_RL, names)),
+            "inference": COST_INFERENCE(N_active=n_active, D_inference=d_inference, ineff=waste,
+                                        called_as=validate.called_as(COST_INFERENCE, names))}
 
 
+@validate.reports_inputs
 def overtraining(*, d_pretrain, n_active, tokens_per_param=CHINCHILLA_TOKENS_PER_PARAM):
     """How many times Chinchilla's token count a model is trained on: ``D / (20 N)`` (lecture E5.5)."""
-    validate.number("d_pretrain", d_pretrain)
-    validate.number("n_active", n_active)
-    validate.number("tokens_per_param", tokens_per_param)
-    chinchilla = CHINCHILLA_TOKENS(tokens_per_param=tokens_per_param, N_active=n_active)
-    return OVERTRAINING(D_pretrain=d_pretrain, D_chinchilla=chinchilla)
+    d_pretrain = validate.number("d_pretrain", d_pretrain)
+    n_active = validate.number("n_active", n_active)
+    tokens_per_param = validate.number("tokens_per_param", tokens_per_param)
+    chinchilla = CHINCHILLA_TOKENS(tokens_per_param=tokens_per_param, N_active=n_active,
+                                   called_as={"N_active": "n_active"})
+    return OVERTRAINING(D_pretrain=d_pretrain, D_chinchilla=chinchilla,
+                        called_as={"D_pretrain": "d_pretrain", "D_chinchilla": "n_active x tokens_per_param"})
 
 
+@validate.reports_inputs
 def lecture_estimate(*, tokens_per_second=LECTURE_TRAFFIC, deployment_months=LECTURE_MONTHS,
                      family_split=LECTURE_FAMILY_SPLIT, rl_multiplier=3.0, decode_mfu_ratio=1 / 3,
                      n_active=LECTURE_N_ACTIVE, tokens_per_param=CHINCHILLA_TOKENS_PER_PARAM) -> dict:
@@ -284,21 +308,22 @@ def lecture_estimate(*, tokens_per_second=LECTURE_TRAFFIC, deployment_months=LEC
     d_inf = inference_tokens(tokens_per_second=tokens_per_second, deployment_months=deployment_months,
                              family_split=family_split)
     tokens = equal_cost_tokens(d_inference=d_inf, rl_multiplier=rl_multiplier, inefficiency=waste)
-    validate.scalar("n_active", n_active, maximum=1e15)
-    validate.scalar("tokens_per_param", tokens_per_param, maximum=1e6)
-    validate.scalar("tokens_per_second", tokens_per_second)
-    validate.scalar("family_split", family_split)
-    d_chin = CHINCHILLA_TOKENS(tokens_per_param=tokens_per_param, N_active=n_active)
+    n_active = validate.scalar("n_active", n_active, maximum=1e15)
+    tokens_per_param = validate.scalar("tokens_per_param", tokens_per_param, maximum=1e6)
+    tokens_per_second = validate.scalar("tokens_per_second", tokens_per_second)
+    family_split = validate.scalar("family_split", family_split)
+    d_chin = CHINCHILLA_TOKENS(tokens_per_param=tokens_per_param, N_active=n_active, called_as={"N_active": "n_active"})
     costs = compute_costs(n_active=n_active, d_pretrain=tokens["D_pretrain"], d_rl=tokens["D_RL"],
                           d_inference=d_inf, rl_multiplier=rl_multiplier, inefficiency=waste)
     return {"D_inference": d_inf, "D_pretrain": tokens["D_pretrain"], "D_RL": tokens["D_RL"],
             "D_chinchilla": d_chin,
             "overtraining": OVERTRAINING(D_pretrain=tokens["D_pretrain"], D_chinchilla=d_chin,
-                                         called_as={"D_chinchilla": "n_active"}),
+                                         called_as={"D_chinchilla": "n_active x tokens_per_param"}),
             "tokens_per_second": tokens_per_second / family_split, "inefficiency": waste,
             "C_pretrain": costs["pretrain"], "C_RL": costs["RL"], "C_inference": costs["inference"]}
 
 
+@validate.reports_inputs
 def heuristic_gap(*, p, q) -> dict:
     """How far "set the costs equal" lands from the minimum of ``a x^-p + b x^q`` (E5.1).
 
@@ -308,17 +333,20 @@ def heuristic_gap(*, p, q) -> dict:
     """
     p = validate.number("p", p)
     q = validate.number("q", q)
-    ratio = POWER_OPTIMUM(coef_a=1.0, coef_b=1.0, p_fall=p, q_rise=q)   # x_equal = 1 when a = b = 1
-    return {"x_ratio": ratio, "penalty": HEURISTIC_PENALTY(p_fall=p, q_rise=q),
-            "term_ratio": np.divide(q, p)}
+    ratio = POWER_OPTIMUM(coef_a=1.0, coef_b=1.0, p_fall=p, q_rise=q, called_as={"p_fall": "p", "q_rise": "q"})   # x_equal = 1 when a = b = 1
+    names = {"p_fall": "p", "q_rise": "q"}
+    return {"x_ratio": ratio, "penalty": HEURISTIC_PENALTY(p_fall=p, q_rise=q, called_as=names),
+            "term_ratio": validate.finite_result("term_ratio = q / p", np.divide(q, p), p=p, q=q)}
 
 
 # --- Public functions: Chinchilla and beyond ----------------------------------------------------
+@validate.reports_inputs
 def loss(*, n_params, tokens, fit=DEFAULT_FIT):
     """Predicted pre-training loss ``E + A/N^alpha + B/D^beta`` (Hoffmann et al. 2022, eq. 2)."""
-    validate.number("n_params", n_params)
-    validate.number("tokens", tokens)
-    return LOSS(N_active=n_params, D_pretrain=tokens, **get_fit(fit).values())
+    n_params = validate.number("n_params", n_params)
+    tokens = validate.number("tokens", tokens)
+    return LOSS(N_active=n_params, D_pretrain=tokens, **get_fit(fit).values(),
+                called_as={"N_active": "n_params", "D_pretrain": "tokens"})
 
 
 def compute_optimal(*, compute, fit=DEFAULT_FIT) -> dict:
@@ -328,7 +356,7 @@ def compute_optimal(*, compute, fit=DEFAULT_FIT) -> dict:
     ``D_opt = C / (6 N_opt)``. Returns ``{"n_params", "tokens", "tokens_per_param", "loss"}``.
     """
     fit = get_fit(fit)
-    validate.number("compute", compute)
+    compute = validate.number("compute", compute)
     n = OPTIMAL_PARAMS(C_train=compute, **fit.values(with_E=False))
     d = OPTIMAL_TOKENS(C_train=compute, **fit.values(with_E=False))
     return {"n_params": n, "tokens": d, "tokens_per_param": d / n, "loss": loss(n_params=n, tokens=d, fit=fit)}
@@ -337,7 +365,7 @@ def compute_optimal(*, compute, fit=DEFAULT_FIT) -> dict:
 def chinchilla_tokens_for(*, n_params, fit=DEFAULT_FIT):
     """Tokens at which ``n_params`` is compute-optimal under ``fit`` (from ``alpha A/N^alpha = beta B/D^beta``)."""
     fit = get_fit(fit)
-    validate.number("n_params", n_params)
+    n_params = validate.number("n_params", n_params)
     return TOKENS_WHERE_OPTIMAL(N_active=n_params, **fit.values(with_E=False))
 
 

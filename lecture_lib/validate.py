@@ -7,6 +7,7 @@ checks guard the sliders' vectorised curves.
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 
@@ -52,14 +53,19 @@ def number(name: str, value, *, positive: bool = True, allow_zero: bool = False,
            maximum: float | None = None):
     """Return ``value`` (a real number or an array of them) if it is finite and in range.
 
-    Only real ints and floats count (Python or NumPy, or lists and arrays of them): booleans,
-    strings, bytes, complex numbers, datetimes, None and object arrays are refused rather than
-    converted. ``positive`` requires > 0 (or >= 0 with ``allow_zero``); ``maximum`` is an inclusive
-    bound. Raises ``ValueError`` naming ``name``, the value and what is allowed.
+    Only real numbers count (Python ints and floats, NumPy scalars of any real dtype, ``Fraction``
+    and ``Decimal``, or lists and arrays of them): booleans, strings, bytes, complex numbers,
+    datetimes, None and object arrays are refused rather than converted. ``positive`` requires > 0
+    (or >= 0 with ``allow_zero``); ``maximum`` is an inclusive bound. Raises ``ValueError`` naming
+    ``name``, the value and what is allowed.
+
+    The value returned is what to compute with: a Python ``float`` for one number (whatever its
+    type: ``np.float16(4096)`` squared overflows, ``np.int8(5) * 1000`` raises OverflowError) and a
+    ``float64`` array for several. Callers rebind their parameter to it.
     """
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
         raise ValueError(f"{name} must be a number, got {_describe(value)}")
-    if isinstance(value, numbers.Real) and not isinstance(value, np.ndarray):
+    if isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, np.ndarray):
         array = None
         as_float = _real_scalar(name, value)
         values = (as_float,)
@@ -86,6 +92,22 @@ def scalar(name: str, value, **limits) -> float:
     return float(number(name, value, **limits))
 
 
+def finite_result(what: str, value, **inputs):
+    """``value`` if every number in it is finite; else a ``ValueError`` naming the caller's ``inputs``.
+
+    For results computed outside a :class:`~lecture_lib.formula.Formula` (which checks its own): a
+    quotient of valid inputs can still overflow (1e308 x 10) or divide by an underflow (1 / 1e-320),
+    and the learner should hear which inputs did it, not see ``inf`` or a ZeroDivisionError.
+    """
+    with np.errstate(all="ignore"):
+        ok = np.all(np.isfinite(np.asarray(value, dtype=float)))
+    if not ok:
+        given = ", ".join(f"{name}={_describe(item)}" for name, item in inputs.items())
+        raise ValueError(f"{what} has no finite value at {given} (an overflow or a division by a number too "
+                         "close to 0): use inputs of ordinary size")
+    return value
+
+
 def fraction(name: str, value):
     """A number in (0, 1], e.g. an efficiency such as MFU."""
     return number(name, value, maximum=1.0)
@@ -97,9 +119,12 @@ that sizes an array or a loop passes its own, much smaller ``maximum``."""
 
 
 def integer(name: str, value, *, minimum: int = 1, maximum: int | None = COUNT_LIMIT) -> int:
-    """A whole number in ``[minimum, maximum]`` (4.0 is accepted as 4; bools, text, complex and
-    fractions are refused). ``maximum`` bounds every count or size, so nothing hangs or exhausts memory."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or isinstance(value, np.ndarray):
+    """A whole number in ``[minimum, maximum]`` as a Python ``int`` (4.0, ``np.int8(4)`` and
+    ``Decimal(4)`` are accepted as 4; bools, text, complex and fractions are refused). ``maximum``
+    bounds every count or size, so nothing hangs or exhausts memory. Compute with the returned int,
+    never the value passed: NumPy's fixed-width integers overflow."""
+    if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, decimal.Decimal))
+            or isinstance(value, np.ndarray)):
         raise ValueError(f"{name} must be a whole number, got {_describe(value)}")
     as_float = _real_scalar(name, value)
     if not math.isfinite(as_float) or as_float != int(value):
@@ -150,3 +175,92 @@ def choice(name: str, value, allowed):
                                                  for option in allowed):
         raise ValueError(f"{name} must be one of {allowed}, got {_describe(value)}")
     return value
+
+
+def reports_inputs(function=None, *, may_be_infinite: bool = False):
+    """Decorator for a public function: whatever goes wrong inside is told in the caller's words.
+
+    Valid inputs can still combine badly (1e308 x 10 overflows, 1 / 1e-320 divides by an underflow),
+    and a helper deep inside then fails with its own names ("N_total must be > 0") or returns inf.
+    The decorated function instead raises ``ValueError`` naming the caller's numeric inputs when
+
+    - it raises ``ZeroDivisionError``, ``OverflowError`` or ``FloatingPointError``;
+    - it raises a ``ValueError`` that names none of its own parameters;
+    - its result holds a number that is not finite (unless ``may_be_infinite``: inf is then allowed,
+      NaN is still refused).
+    """
+    import functools
+    import inspect
+    import re
+
+    def decorate(inner):
+        signature = inspect.signature(inner)
+        names = [name for name, p in signature.parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+        def given(args, kwargs) -> str:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                return ""
+            bound.apply_defaults()
+            shown = [f"{name}={_describe(value)}" for name, value in bound.arguments.items()
+                     if name in names and _numeric(value)]
+            return ", ".join(shown)
+
+        def names_a_parameter(text: str) -> bool:
+            return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) for name in names)
+
+        @functools.wraps(inner)
+        def wrapper(*args, **kwargs):
+            try:
+                with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+                    result = inner(*args, **kwargs)
+            except (ZeroDivisionError, OverflowError, FloatingPointError) as error:
+                raise ValueError(f"{inner.__name__}() has no finite value at {given(args, kwargs)} ({error}): "
+                                 "use inputs of ordinary size") from None
+            except ValueError as error:
+                text = str(error)   # a Formula's "no finite real value" lists its own inputs: add the caller's
+                if names_a_parameter(text) and "no finite" not in text or text.startswith(f"{inner.__name__}()"):
+                    raise
+                raise ValueError(f"{inner.__name__}() cannot be computed at {given(args, kwargs)}: {text}") from None
+            bad = [v for v in _floats_in(result) if math.isnan(v) or (math.isinf(v) and not may_be_infinite)]
+            if bad:
+                raise ValueError(f"{inner.__name__}() has no finite value at {given(args, kwargs)} (an overflow or "
+                                 "a division by a number too close to 0): use inputs of ordinary size")
+            return result
+
+        return wrapper
+
+    return decorate if function is None else decorate(function)
+
+
+def _numeric(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (numbers.Real, decimal.Decimal)):
+        return True
+    return isinstance(value, np.ndarray) and value.dtype.kind in "iuf"
+
+
+def _floats_in(result) -> list:
+    """The real numbers of a result (a number, an array, or a dict/list/tuple of them), for a finiteness check."""
+    if isinstance(result, (bool, np.bool_, str, bytes)) or result is None:
+        return []
+    if isinstance(result, numbers.Real):
+        try:
+            return [float(result)]
+        except OverflowError:
+            return [math.inf]
+    if isinstance(result, np.ndarray):
+        return result.astype(float).ravel().tolist() if result.dtype.kind in "iuf" else []
+    if isinstance(result, dict):
+        return [v for item in result.values() for v in _floats_in(item)]
+    if isinstance(result, (list, tuple)):
+        return [v for item in result for v in _floats_in(item)]
+    return []
+
+
+def called_as(formula, names: dict) -> dict:
+    """The part of ``names`` (Formula input -> the caller's parameter) that ``formula`` has, for its
+    ``called_as``: one mapping can then serve every Formula a function calls."""
+    return {key: value for key, value in names.items() if key in formula.input_names}

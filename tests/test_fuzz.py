@@ -8,8 +8,15 @@ parameter at a time with a bad or extreme value, and the outcome must be one of:
 - a ``ValueError`` that names the parameter (or a ``KeyError`` for a name that is not known);
 - for a value of the wrong type (complex, text, bool, datetime, None, object arrays...), nothing
   else: accepting it silently is a failure;
-- for a real number out of the usual range (0, -1, 1e300, 10**400, 10**9...), a refusal as above
-  or a result whose every number is finite and >= 0 (``inf`` only where a function documents it).
+- for a real number out of the usual range (0, -1, 1e300, 1e308, 1e-320, 10**400, 10**9...) or of
+  another real type (NumPy float16/int8/uint64 scalars, ``Fraction``, ``Decimal``), a refusal as
+  above or a result whose every number is finite and >= 0 (``inf`` only where a function documents it).
+
+Two more sweeps: every working call is repeated with each number of its baseline written in another
+exact type (``np.float16(4096)``, ``np.int8(5)``, ``np.uint64(7)``, ``Fraction``, ``Decimal``), and
+the answer must be the same (a function that computes with the raw value instead of the validated
+float overflows in float16 or int8); and the public data classes are built with one bad field at a
+time, which must be refused or give an object whose every property is finite and >= 0.
 
 Every call runs under a wall-clock alarm, so a hang fails the test instead of stalling it.
 """
@@ -17,7 +24,11 @@ Every call runs under a wall-clock alarm, so a hang fails the test instead of st
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
+import decimal
+import fractions
+import functools
 import importlib
 import inspect
 import math
@@ -27,6 +38,7 @@ import pkgutil
 import re
 import signal
 import tempfile
+import time
 
 import numpy as np
 import pytest
@@ -117,7 +129,21 @@ def _instances():
             "ToyFeistelCipher": reversible.toy_cipher(rounds=4), "MLP": reversible.random_mlp(n_in=4, n_hidden=8, n_out=4),
             "TinyMoE": moe.TinyMoE.random(),
             "Routing": moe.random_routing(n_tokens=16, placement=moe.Placement(16, 2, 4), k=2),
-            "Timeline": pipeline.simulate(schedule="gpipe", stages=4, microbatches=4)}
+            "Timeline": pipeline.simulate(schedule="gpipe", stages=4, microbatches=4),
+            "Placement": moe.Placement(16, 2, 4), "RevNet": reversible.random_revnet(),
+            "Measurement": _measurement(), "Deployment": _deployment()}
+
+
+def _measurement():
+    from lecture_lib import measurements
+
+    return measurements.MEASUREMENTS[0]
+
+
+def _deployment():
+    from lecture_lib import collectives, hardware
+
+    return collectives.deployment(hardware.get("H100"), n_chips=8)
 
 
 def public_methods() -> dict:
@@ -146,16 +172,22 @@ class Hang(Exception):
 
 @contextlib.contextmanager
 def time_limit(seconds: float = CALL_SECONDS):
+    """``seconds`` of CPU time (so a busy machine does not turn a slow call into a "hang"), and ten
+    times that of wall-clock time (for a call that blocks without computing)."""
     def alarm(signum, frame):
-        raise Hang(f"no answer within {seconds} s")
+        raise Hang(f"no answer within {seconds} s of CPU time" if signum == signal.SIGPROF
+                   else f"no answer within {10 * seconds} s")
 
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGALRM, alarm), signal.signal(signal.SIGPROF, alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, 10 * seconds)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGALRM, previous[0])
+        signal.signal(signal.SIGPROF, previous[1])
 
 
 # ================================================================================ baselines
@@ -262,8 +294,9 @@ WRONG_TYPE = [
     np.array([4], dtype=object), np.array([4 + 1j]), Opaque(), {}, float("nan"), float("inf"),
     -float("inf"), np.array([1.0, float("nan")]),
 ]
-EXTREME = [0, -1, -0.5, 10**400, 1e300, 10**9, 10**15, 1e-300, 0.5, 2.5, np.float32(3), np.int64(7),
-           np.array([1.0, 2.0]), [3, 4]]
+EXTREME = [0, -1, -0.5, 10**400, 1e300, 1e308, 10**9, 10**15, 1e-300, 1e-320, 0.5, 2.5, np.float32(3),
+           np.int64(7), np.float16(2), np.float16(4096), np.int8(5), np.int8(-3), np.uint64(7), np.uint64(2**63),
+           fractions.Fraction(3, 2), decimal.Decimal("2.5"), np.array([1.0, 2.0]), [3, 4]]
 
 
 def _kind_for(kind: str, value, usual) -> str:
@@ -304,7 +337,7 @@ def _numbers_in(result):
     return []
 
 
-def judge(label: str, parameter: str, kind: str, value, call):
+def judge(label: str, parameter: str, kind: str, value, call, *, may_be_negative: bool = False):
     """Run ``call`` and return a description of what went wrong, or None when the outcome is allowed."""
     try:
         with time_limit():
@@ -333,9 +366,195 @@ def judge(label: str, parameter: str, kind: str, value, call):
         return f"{label}({parameter}={value!r}) returns NaN"
     if label not in MAY_BE_INFINITE and any(math.isinf(v) for v in found):
         return f"{label}({parameter}={value!r}) returns inf"
-    if label not in MAY_BE_NEGATIVE | MAY_BE_NEGATIVE_FORMULAS and any(v < 0 for v in found):
+    if not may_be_negative and label not in MAY_BE_NEGATIVE | MAY_BE_NEGATIVE_FORMULAS and any(v < 0 for v in found):
         return f"{label}({parameter}={value!r}) returns a negative number"
     return None
+
+
+# ================================================================================ the same number, another type
+
+VARIANT_SECONDS = 0.5
+
+
+def exact_variants(value) -> list:
+    """``value`` written in other real types that hold it exactly: NumPy float16/float32/int8/int64/uint64
+    scalars, ``Fraction`` and ``Decimal`` (each only where the conversion loses nothing)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or isinstance(value, np.ndarray):
+        return []
+    plain = float(value)
+    if not math.isfinite(plain):
+        return []
+    found = []
+    for dtype in (np.float16, np.float32, np.int8, np.int64, np.uint64):
+        if dtype in (np.int8, np.int64, np.uint64) and plain != int(plain):
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                cast = dtype(int(plain) if plain == int(plain) and dtype not in (np.float16, np.float32) else plain)
+        except (OverflowError, ValueError):
+            continue
+        if math.isfinite(float(cast)) and float(cast) == plain and type(cast) is not type(value):
+            found.append(cast)
+    return found + [fractions.Fraction(plain), decimal.Decimal(repr(plain))]
+
+
+def _shape(result):
+    """A result as nested plain data for comparison: numbers as floats, arrays as lists, objects by their fields."""
+    if isinstance(result, (bool, np.bool_, str, bytes)) or result is None:
+        return result
+    if isinstance(result, numbers.Real):
+        return float(result)
+    if isinstance(result, np.ndarray):
+        return [_shape(v) for v in result.ravel()[:1000].tolist()] if result.dtype.kind in "iufb" else repr(result)
+    if isinstance(result, dict):
+        return {repr(k): _shape(v) for k, v in result.items()}
+    if isinstance(result, (list, tuple)):
+        return [_shape(v) for v in result[:1000]]
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        return {f.name: _shape(getattr(result, f.name, None)) for f in dataclasses.fields(result)}
+    return type(result).__name__
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-300)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def numeric_arguments(function, baseline) -> dict:
+    """The call's numbers (the baseline's and the numeric defaults), by parameter name."""
+    found = {}
+    for name, p in inspect.signature(function).parameters.items():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or name in LABELS:
+            continue
+        value = baseline.get(name, p.default)
+        if exact_variants(value):
+            found[name] = value
+    return found
+
+
+def judge_variants(label, function, baseline) -> list[str]:
+    """Every number of a working call, retyped: the same answer, or a ValueError naming the parameter."""
+    def run(kwargs):
+        with time_limit():
+            try:
+                return _shape(function(**kwargs))
+            finally:
+                import matplotlib.pyplot as plt
+
+                plt.close("all")
+
+    try:
+        start = time.perf_counter()
+        expected = run(baseline)
+        if time.perf_counter() - start > VARIANT_SECONDS or not _same(expected, run(baseline)):
+            return []   # too slow to repeat for every variant, or random without a seed: nothing to compare
+    except Exception:
+        return []
+    problems = []
+    for name, value in numeric_arguments(function, baseline).items():
+        for variant in exact_variants(value):
+            shown = f"{label}({name}={type(variant).__name__}({value!r}))"
+            try:
+                got = run({**baseline, name: variant})
+            except ValueError as error:
+                if name not in str(error):
+                    problems.append(f"{shown}: ValueError does not name {name!r}: {error}")
+                continue
+            except Exception as error:
+                problems.append(f"{shown} raises {type(error).__name__}: {error}")
+                continue
+            if not _same(expected, got):
+                problems.append(f"{shown} answers differently from {value!r}: {str(got)[:120]} vs {str(expected)[:120]}")
+    return problems
+
+
+# ================================================================================ constructors
+
+# Classes whose objects may hold negative numbers (weights, activations).
+CLASS_MAY_BE_NEGATIVE = {"MLP", "TinyMoE", "RevNet"}
+
+
+def constructors() -> dict:
+    """``Class`` -> (class, keyword arguments of a working object), for every public data class above."""
+    found = {}
+    for kind, instance in _instances().items():
+        if dataclasses.is_dataclass(instance):
+            fields = [f for f in dataclasses.fields(instance) if f.init]
+            found[kind] = (type(instance), {f.name: getattr(instance, f.name) for f in fields})
+    return found
+
+
+def _none_allowed(cls, field: str) -> bool:
+    """A field whose default is None (an unknown price, "the chip's own bandwidth") takes None."""
+    return any(f.name == field and (f.default is None or "None" in str(f.type)) for f in dataclasses.fields(cls))
+
+
+def _is_numeric(value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, numbers.Real):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "iuf"
+    return isinstance(value, (list, tuple)) and bool(value) and all(_is_numeric(v) for v in value)
+
+
+def _read(instance, name):
+    attribute = inspect.getattr_static(type(instance), name)
+    return attribute.__get__(instance)() if inspect.isfunction(attribute) else getattr(instance, name)
+
+
+def readable(instance) -> list[str]:
+    """The public properties and argument-free methods that work on ``instance``: what a caller reads."""
+    found = []
+    for name in dir(type(instance)):
+        attribute = inspect.getattr_static(type(instance), name)
+        if name.startswith("_"):
+            continue
+        if inspect.isfunction(attribute):
+            parameters = list(inspect.signature(attribute).parameters.values())[1:]
+            if any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters):
+                continue
+        elif not isinstance(attribute, (property, functools.cached_property)):
+            continue
+        try:
+            with time_limit():
+                _read(instance, name)
+        except Exception:   # e.g. Timeline.steady_idle_fraction, which only an inference schedule has
+            continue
+        found.append(name)
+    return found
+
+
+def judge_constructor(kind, cls, baseline, field, category, value, names):
+    def call():
+        made = cls(**{**baseline, field: value})
+        seen = [made] + [_read(made, name) for name in names]
+        return [_numbers_in(v) if not dataclasses.is_dataclass(v) else
+                [x for f in dataclasses.fields(v) for x in _numbers_in(getattr(v, f.name))] for v in seen]
+
+    return judge(kind, field, category, value, call, may_be_negative=kind in CLASS_MAY_BE_NEGATIVE)
+
+
+def constructor_problems(kind, cls, baseline, values=None) -> list[str]:
+    """Each numeric field of ``cls`` replaced by each bad value in turn (all of them, or ``values``)."""
+    problems = []
+    names = readable(cls(**baseline))
+    for field, usual in baseline.items():
+        if not _is_numeric(usual):
+            continue
+        for category, value in values or [("wrong", v) for v in WRONG_TYPE] + [("extreme", v) for v in EXTREME]:
+            if value is None and _none_allowed(cls, field):
+                continue
+            problem = judge_constructor(kind, cls, baseline, field, category, value, names)
+            if problem:
+                problems.append(problem)
+    return problems
 
 
 # ================================================================================ the tests
@@ -384,6 +603,31 @@ def test_public_function_refuses_bad_input(label, baselines):
         assert problem is None, problem
 
     fuzz()
+
+
+@pytest.mark.parametrize("label", sorted(FUNCTIONS))
+def test_a_number_in_another_real_type_gives_the_same_answer(label, baselines):
+    """np.float16(4096), np.int8(5), np.uint64(7), Fraction and Decimal are the numbers they hold: the
+    answer is the one for the plain float, or a ValueError naming the parameter, never NaN or an overflow."""
+    if baselines[label] is None:
+        pytest.skip("no baseline (reported by test_every_public_function_has_a_working_baseline)")
+    problems = judge_variants(label, FUNCTIONS[label], baselines[label])
+    assert not problems, "\n".join(problems)
+
+
+CONSTRUCTORS = constructors()
+
+
+def test_the_constructors_fuzzed_include_the_toy_models():
+    assert {"Timeline", "LossFit", "ToyFeistelCipher", "TinyMoE", "Placement", "Measurement",
+            "Deployment"} <= set(CONSTRUCTORS)
+
+
+@pytest.mark.parametrize("kind", sorted(CONSTRUCTORS))
+def test_constructor_refuses_bad_fields(kind):
+    cls, baseline = CONSTRUCTORS[kind]
+    problems = constructor_problems(kind, cls, baseline)
+    assert not problems, "\n".join(problems[:20])
 
 
 # Inputs other than 2.0 for Formulas whose domain excludes "every input 2.0", so the fuzz starts inside it.
@@ -448,6 +692,9 @@ if __name__ == "__main__":   # a full report instead of the first failure: pytho
                     problem = judge(label, name, _kind_for(kind, value, base.get(name, p.default)), value, lambda: function(**{**base, name: value}))
                     if problem:
                         problems.append(problem)
+        problems += judge_variants(label, function, base)
+    for kind, (cls, baseline) in sorted(constructors().items()):
+        problems += constructor_problems(kind, cls, baseline)
     for label, formula in sorted(FORMULAS.items()):
         for name in formula.input_names:
             for kind, values in (("wrong", WRONG_TYPE), ("extreme", EXTREME)):
@@ -458,3 +705,4 @@ if __name__ == "__main__":   # a full report instead of the first failure: pytho
                         problems.append(problem)
     print("\n".join(problems))
     print(len(problems), "problems", file=sys.stderr)
+    sys.exit(1 if problems else 0)

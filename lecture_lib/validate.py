@@ -49,6 +49,9 @@ def _real_array(name: str, value) -> np.ndarray:
     return array.astype(float)
 
 
+_SMALLEST_NORMAL = float(np.finfo(float).tiny)   # 2.2e-308: below it floats lose precision, then vanish
+
+
 def number(name: str, value, *, positive: bool = True, allow_zero: bool = False,
            maximum: float | None = None):
     """Return ``value`` (a real number or an array of them) if it is finite and in range.
@@ -75,6 +78,10 @@ def number(name: str, value, *, positive: bool = True, allow_zero: bool = False,
     finite = np.isfinite(values)
     if not np.all(finite):
         raise ValueError(f"{name} must be finite, got {_describe(value)}")
+    tiny = np.not_equal(values, 0) & np.less(np.abs(values), _SMALLEST_NORMAL)
+    if np.any(tiny):
+        raise ValueError(f"{name} must be 0 or at least {_SMALLEST_NORMAL:.3g} in size (a subnormal number "
+                         f"underflows in any arithmetic), got {_describe(value)}")
     if positive:
         low_ok = np.greater_equal(values, 0) if allow_zero else np.greater(values, 0)
         if not np.all(low_ok):

@@ -33,6 +33,7 @@ _SUBMODULES = (
     "plots",
     "pricing",
     "progress",
+    "registry",
     "reversible",
     "reversible_explorers",
     "roofline",

@@ -528,7 +528,7 @@ def _as_expression(answer) -> sp.Expr:
         try:   # parsed from an allow-list of syntax (lecture_lib.symbols.parse), never run
             answer = _symbols.parse(answer, unknown="symbol")
         except _symbols.ParseError as error:
-            message = str(error)
+            message = error.reason
             if message.startswith("could not parse"):
                 raise _Verdict("invalid", f"SymPy could not parse {answer.strip()[:60]!r}. Use * for products, / for "
                                           "division and the course's symbol names (B, N_active, FLOPs, "

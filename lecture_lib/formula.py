@@ -51,7 +51,7 @@ class Formula:
 
     def __init__(self, lhs: sp.Symbol, rhs: sp.Expr, *, source: str, note: str = "", domain=None):
         self.lhs = lhs
-        self.rhs = _symbols.to_sympy("rhs", rhs)   # text is parsed (symbols.parse), never run
+        self.rhs = _symbols._to_sympy("rhs", rhs)   # text is parsed (symbols.parse), never run
         self.source = source
         self.note = note
         self.domain = domain
@@ -92,7 +92,7 @@ class Formula:
         ValueError naming the input.
         """
         self._check_names(values, partial=True)
-        replaced = {name: _symbols.to_sympy(name, value) for name, value in values.items()}
+        replaced = {name: _symbols._to_sympy(name, value) for name, value in values.items()}
         return self.rhs.subs({sp.Symbol(k, positive=True, real=True): v for k, v in replaced.items()})
 
     @cached_property
@@ -157,8 +157,8 @@ def same(a, b) -> bool:
     as code, names outside the notation table become plain positive symbols). Anything else SymPy
     cannot take strictly is a ValueError naming ``a`` or ``b``.
     """
-    a = a.rhs if isinstance(a, Formula) else _symbols.to_sympy("a", a)
-    b = b.rhs if isinstance(b, Formula) else _symbols.to_sympy("b", b)
+    a = a.rhs if isinstance(a, Formula) else _symbols._to_sympy("a", a)
+    b = b.rhs if isinstance(b, Formula) else _symbols._to_sympy("b", b)
     return sp.simplify(a - b) == 0
 
 

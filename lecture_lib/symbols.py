@@ -270,7 +270,12 @@ CONSTANTS = {"pi": sp.pi}
 
 
 class ParseError(ValueError):
-    """Text that :func:`parse` refuses; the message says why, in a learner's words."""
+    """Text that :func:`parse` refuses. ``.reason`` says why in a learner's words; the message is
+    ``"text: <reason>"`` (naming the parameter)."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"text: {reason}")
 
 
 class UnknownNames(ParseError):
@@ -278,7 +283,7 @@ class UnknownNames(ParseError):
 
     def __init__(self, names):
         self.names = sorted(names)
-        super().__init__(f"text uses {', '.join(self.names)}, which the course does not define")
+        super().__init__(f"uses {', '.join(self.names)}, which the course does not define")
 
 
 def _with_implicit_products(text: str) -> str:
@@ -329,12 +334,12 @@ def parse(text, *, unknown: str = "error") -> sp.Expr:
     if isinstance(text, bytes):
         text = text.decode(errors="replace")
     if not isinstance(text, str):
-        raise ParseError(f"text must be a string, got {type(text).__name__}")
+        raise ParseError(f"must be a string, got {type(text).__name__}")
     text = text.strip()
     if not text:
-        raise ParseError("text is empty")
+        raise ParseError("it is empty")
     if len(text) > MAX_TEXT:
-        raise ParseError(f"text is {len(text)} characters long; at most {MAX_TEXT} are read, so simplify it first")
+        raise ParseError(f"it is {len(text)} characters long; at most {MAX_TEXT} are read, so simplify it first")
     try:
         tree = ast.parse(_with_implicit_products(text), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -436,7 +441,7 @@ def parse(text, *, unknown: str = "error") -> sp.Expr:
     return expression
 
 
-def to_sympy(name: str, value, *, unknown: str = "symbol"):
+def _to_sympy(name: str, value, *, unknown: str = "symbol"):
     """``value`` as a SymPy object: text through :func:`parse` (never evaluated as code), anything
     else through ``sympify(strict=True)`` (numbers and SymPy objects only; no string fallback).
     A ValueError names ``name`` when that fails."""
@@ -444,7 +449,7 @@ def to_sympy(name: str, value, *, unknown: str = "symbol"):
         try:
             return parse(value, unknown=unknown)
         except ParseError as error:
-            raise ValueError(f"{name}: {error}") from None
+            raise ValueError(f"{name}: {error.reason}") from None
     try:
         return sp.sympify(value, strict=True)
     except (sp.SympifyError, TypeError, ValueError, AttributeError) as error:

@@ -9,10 +9,12 @@ working the exercise notebook never shows it.
 Three kinds of answer:
 
 - ``"number"``: a float within a relative tolerance chosen per problem.
-- ``"expression"``: a SymPy expression (or a string SymPy can parse using the course's symbol
-  names, e.g. ``"FLOPs*N_total*bytes_param/(2*N_active*mem_bw)"``), accepted when it is
-  *equivalent* to the expected one: ``simplify`` of the difference is zero, or, failing that,
-  the two agree at random positive values of every symbol.
+- ``"expression"``: a SymPy expression, or text such as
+  ``"FLOPs*N_total*bytes_param/(2*N_active*mem_bw)"`` read by :func:`lecture_lib.symbols.parse`
+  (numbers, the course's symbols, ``+ - * / ** ^``, brackets and sqrt/exp/log/Max/Min only; text
+  is parsed, never run), accepted when it is *equivalent* to the expected one: the two agree at six
+  random positive values of every symbol (a disagreement there is decisive), or, where they cannot
+  be evaluated, ``simplify`` of the difference is zero.
 - ``"choice"``: a word or short phrase, compared ignoring case, spaces, hyphens and punctuation,
   with alternate spellings allowed.
 
@@ -21,6 +23,13 @@ Feedback is one of four statuses: ``correct``; ``unanswered`` (the answer is sti
 off by 2: FLOPs vs multiplies; off by 8: bits vs bytes; wrong sign; known mistakes of that
 problem; otherwise only "too high" or "too low"); ``invalid`` (a list, a string where a number
 belongs, NaN...). Nothing the learner passes produces a traceback.
+
+Time limit: the judgement of anything symbolic (an expression problem, or a SymPy object as the
+answer) runs in a forked copy of the kernel that is killed after ``$LECTURE_CHECK_SECONDS``
+(default 10 s); an answer not decided by then is ``invalid`` with "Could not check this form:
+expand or simplify it". Where ``os.fork`` is missing (Windows, JupyterLite) a SIGALRM limit is
+used in the main thread, and nothing bounds a check elsewhere. A check is recorded in
+:mod:`lecture_lib.progress` (attempts and first-correct time, nothing else).
 
 Strict mode: with the environment variable ``LECTURE_STRICT=1`` (the tests run the solutions that
 way), or while nbgrader validates or autogrades (``NBGRADER_EXECUTION`` set), anything but

@@ -51,7 +51,7 @@ class Formula:
 
     def __init__(self, lhs: sp.Symbol, rhs: sp.Expr, *, source: str, note: str = "", domain=None):
         self.lhs = lhs
-        self.rhs = sp.sympify(rhs)
+        self.rhs = _symbols._to_sympy("rhs", rhs)   # text is parsed (symbols.parse), never run
         self.source = source
         self.note = note
         self.domain = domain
@@ -85,9 +85,15 @@ class Formula:
         return f"Formula({self.lhs} = {self.rhs}; {self.source})"
 
     def subs(self, **values) -> sp.Expr:
-        """The right-hand side with some inputs replaced (exact SymPy, for derivations)."""
+        """The right-hand side with some inputs replaced (exact SymPy, for derivations).
+
+        Each value is a number, a SymPy expression or formula text; text is read by
+        :func:`lecture_lib.symbols.parse` (never run as code) and a value SymPy cannot take is a
+        ValueError naming the input.
+        """
         self._check_names(values, partial=True)
-        return self.rhs.subs({sp.Symbol(k, positive=True, real=True): v for k, v in values.items()})
+        replaced = {name: _symbols._to_sympy(name, value) for name, value in values.items()}
+        return self.rhs.subs({sp.Symbol(k, positive=True, real=True): v for k, v in replaced.items()})
 
     @cached_property
     def _numeric(self):
@@ -145,9 +151,14 @@ class Formula:
 
 
 def same(a, b) -> bool:
-    """True when two SymPy expressions (or Formulas) are algebraically identical."""
-    a = a.rhs if isinstance(a, Formula) else sp.sympify(a)
-    b = b.rhs if isinstance(b, Formula) else sp.sympify(b)
+    """True when two SymPy expressions (or Formulas) are algebraically identical.
+
+    Numbers are accepted as they are; text is read by :func:`lecture_lib.symbols.parse` (never run
+    as code, names outside the notation table become plain positive symbols). Anything else SymPy
+    cannot take strictly is a ValueError naming ``a`` or ``b``.
+    """
+    a = a.rhs if isinstance(a, Formula) else _symbols._to_sympy("a", a)
+    b = b.rhs if isinstance(b, Formula) else _symbols._to_sympy("b", b)
     return sp.simplify(a - b) == 0
 
 

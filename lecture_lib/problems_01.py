@@ -10,7 +10,7 @@ import sympy as sp
 
 from . import hardware, models, roofline
 from . import symbols as _symbols
-from .checks import Mistake, Problem, _register
+from .registry import Mistake, Problem, _register
 
 
 def _deepseek():

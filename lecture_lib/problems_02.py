@@ -10,7 +10,7 @@ import numpy as np
 import sympy as sp
 
 from . import hardware, models, moe, pipeline
-from .checks import Mistake, Problem, _register
+from .registry import Mistake, Problem, _register
 from .symbols import bw_out
 
 

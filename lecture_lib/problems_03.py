@@ -12,7 +12,7 @@ import sympy as sp
 
 from . import hardware, models, pipeline, roofline
 from . import symbols as _symbols
-from .checks import Mistake, Problem, _register
+from .registry import Mistake, Problem, _register
 
 # 3.2: a GPipe step with real times
 STEP = dict(stages=4, microbatches=8, forward_time=5e-3, backward_time=10e-3)

@@ -14,7 +14,7 @@ from . import hardware, models, pipeline
 from . import pipeline_memory as pm
 from . import roofline
 from . import symbols as _symbols
-from .checks import Mistake, Problem, _register
+from .registry import Mistake, Problem, _register
 
 CONTEXT = 100_000
 MICRO_BATCH = 2400

@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import scaling
 import sympy as sp
 from . import symbols as _symbols
-from .checks import Mistake, Problem, _register
+from .registry import Mistake, Problem, _register
 
 DAY = scaling.SECONDS_PER_DAY
 

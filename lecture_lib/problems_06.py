@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from . import context, hardware, models, pricing
-from .checks import Mistake, Problem, _register
+from .registry import Mistake, Problem, _register
 
 TIER_OPTIONS = ("rematerialise", "HBM", "host DRAM", "flash", "disk")
 

@@ -11,7 +11,7 @@ import sympy as sp
 
 from . import hardware, models
 from . import reversible as rv
-from .checks import Mistake, Problem, _register
+from .registry import Mistake, Problem, _register
 from .symbols import B, act_values, bytes_value, d_model, len_seq, n_layers
 
 # Problem 7.1: f(x) = x² + 3 (mod 256) on bytes. f(13) = f(243): not invertible.

@@ -12,7 +12,7 @@ import sympy as sp
 
 from . import collectives, hardware, measurements, models, roofline
 from . import symbols as _symbols
-from .checks import Mistake, Problem, _register
+from .registry import Mistake, Problem, _register
 
 #: MXFP4 as gpt-oss stores its experts: 4-bit values plus one 8-bit scale per 32 (4.25 bits).
 MXFP4_BYTES = 4.25 / 8

@@ -275,3 +275,208 @@ def rows(chapter: int | None = None) -> list[Notation]:
 def latex_names() -> dict[sp.Symbol, str]:
     """Symbol -> LaTeX, for ``sympy.latex(expr, symbol_names=...)``."""
     return {row.symbol: row.latex for row in TABLE.values()}
+
+
+# ================================================================================ reading text safely
+# A formula typed as text ("FLOPs * N_total / (2 * mem_bw)") is *parsed*, never run: Python's own
+# parser gives a syntax tree, and only an allow-list of node types is turned into SymPy objects, one
+# by one. Nothing of the text is ever passed to eval, exec, sympify or parse_expr.
+
+MAX_TEXT = 400          # characters
+MAX_NODES = 200         # syntax-tree nodes
+MAX_DEPTH = 40          # nesting of brackets and operators
+MAX_DIGITS = 30         # digits of one integer literal (use powers of ten beyond)
+MAX_EXPONENT = 1000     # |exponent| of a power whose exponent is a number
+MAX_POWER_DIGITS = 10_000   # digits of a power of two plain numbers (9**999 is fine, (10**30)**1000 is not)
+
+FUNCTIONS = {"sqrt": (sp.sqrt, 1, 1), "exp": (sp.exp, 1, 1), "log": (sp.log, 1, 2), "ln": (sp.log, 1, 1),
+             "Max": (sp.Max, 1, 8), "Min": (sp.Min, 1, 8), "max": (sp.Max, 1, 8), "min": (sp.Min, 1, 8)}
+CONSTANTS = {"pi": sp.pi}
+
+
+class ParseError(ValueError):
+    """Text that :func:`parse` refuses. ``.reason`` says why in a learner's words; the message is
+    ``"text: <reason>"`` (naming the parameter)."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(f"text: {reason}")
+
+
+class UnknownNames(ParseError):
+    """The text uses names that are neither course symbols nor allowed functions (``.names``)."""
+
+    def __init__(self, names):
+        self.names = sorted(names)
+        super().__init__(f"uses {', '.join(self.names)}, which the course does not define")
+
+
+def _with_implicit_products(text: str) -> str:
+    """``2 B`` and ``2B`` read as ``2*B``, ``(a)(b)`` as ``(a)*(b)``: a ``*`` goes between a number, a
+    name or a closing bracket and a following number, name or opening bracket, except between a
+    name that is not a course symbol and its bracket (a call, which :func:`parse` judges)."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return text
+    out, previous = [], None
+    for token in tokens:
+        if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if previous is not None:
+            left_value = previous.type in (tokenize.NUMBER, tokenize.NAME) or previous.string == ")"
+            right_value = token.type in (tokenize.NUMBER, tokenize.NAME) or token.string == "("
+            call = (previous.type == tokenize.NAME and token.string == "("
+                    and previous.string not in TABLE and previous.string not in CONSTANTS)
+            if left_value and right_value and not call:
+                out.append("*")
+        out.append(token.string)
+        previous = token
+    return " ".join(out)
+
+
+def parse(text, *, unknown: str = "error") -> sp.Expr:
+    """A SymPy expression from text such as ``"FLOPs*N_total*bytes_param/(2*N_active*mem_bw)"``.
+
+    Allowed: numbers, the course's symbols (:data:`TABLE`), ``pi``, ``+ - * /``, ``**`` or ``^``,
+    unary minus, brackets, implicit products (``2B``), and the functions ``sqrt``, ``exp``,
+    ``log``/``ln``, ``Max``/``max``, ``Min``/``min``. Everything else (attributes, method calls,
+    subscripts, strings, comparisons, lambdas...) is refused with a :class:`ParseError`, as is text
+    longer than :data:`MAX_TEXT`, deeper than :data:`MAX_DEPTH`, an integer of more than
+    :data:`MAX_DIGITS` digits, or a power with a numeric exponent above :data:`MAX_EXPONENT`.
+
+    ``unknown="error"`` raises :class:`UnknownNames` for other names; ``unknown="symbol"`` makes
+    them plain positive symbols (for derivations outside the notation table).
+    """
+    import ast
+    import math
+
+    if unknown not in ("error", "symbol"):
+        raise ValueError(f"unknown must be 'error' or 'symbol', got {unknown!r}")
+    if isinstance(text, bytes):
+        text = text.decode(errors="replace")
+    if not isinstance(text, str):
+        raise ParseError(f"must be a string, got {type(text).__name__}")
+    text = text.strip()
+    if not text:
+        raise ParseError("it is empty")
+    if len(text) > MAX_TEXT:
+        raise ParseError(f"it is {len(text)} characters long; at most {MAX_TEXT} are read, so simplify it first")
+    try:
+        tree = ast.parse(_with_implicit_products(text), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise ParseError(f"could not parse {text[:60]!r}: use * for products, / for division, ** or ^ for "
+                         "powers, and the course's symbol names") from None
+    if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
+        raise ParseError(f"the expression has more than {MAX_NODES} parts; simplify it first")
+    unknown_names: set[str] = set()
+
+    def refuse(node) -> ParseError:
+        what = {ast.Attribute: "an attribute or method (a '.name')", ast.Subscript: "an index ('[...]')",
+                ast.Compare: "a comparison", ast.Lambda: "a lambda", ast.BoolOp: "'and'/'or'",
+                ast.JoinedStr: "an f-string", ast.keyword: "a keyword argument",
+                ast.Starred: "a '*' argument", ast.IfExp: "an 'if'", ast.NamedExpr: "':='",
+                ast.List: "a list", ast.Tuple: "a tuple or a comma", ast.Dict: "a dict", ast.Set: "a set"}
+        words = next((w for kind, w in what.items() if isinstance(node, kind)), None)
+        if isinstance(node, ast.Constant):
+            words = f"a {type(node.value).__name__} constant"
+        elif isinstance(node, ast.BinOp):
+            words = f"the operator {type(node.op).__name__}"
+        elif isinstance(node, ast.UnaryOp):
+            words = f"the operator {type(node.op).__name__}"
+        return ParseError(f"only numbers, the course's symbols, + - * / ** ^, brackets and "
+                          f"{', '.join(sorted(set(FUNCTIONS)))} are read; this has {words or type(node).__name__}")
+
+    def power(base, exponent):
+        if exponent.is_number:
+            try:
+                size = abs(complex(sp.N(exponent, 15)))
+            except (TypeError, ValueError, OverflowError):
+                size = math.inf
+            if not size <= MAX_EXPONENT:
+                raise ParseError(f"an exponent above {MAX_EXPONENT}: no answer in this course needs one")
+            if isinstance(base, sp.Rational) and base not in (0, 1, -1):
+                digits = size * math.log10(max(abs(base.p), abs(base.q)))
+                if digits > MAX_POWER_DIGITS:
+                    raise ParseError(f"a number with about {digits:.0f} digits; use a symbol or a smaller power")
+        return sp.Pow(base, exponent)
+
+    operators = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+                 ast.Div: lambda a, b: a / b, ast.Pow: power, ast.BitXor: power}
+
+    def build(node, depth):
+        if depth > MAX_DEPTH:
+            raise ParseError(f"the expression is nested more than {MAX_DEPTH} deep; simplify it first")
+        if isinstance(node, ast.Expression):
+            return build(node.body, depth + 1)
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            if isinstance(node.value, int):
+                if node.value >= 10**MAX_DIGITS:
+                    raise ParseError(f"an integer of more than {MAX_DIGITS} digits; write powers of ten "
+                                     "(e.g. 10**40) instead")
+                return sp.Integer(node.value)
+            if not math.isfinite(node.value):
+                raise ParseError("a number too large for a float; write powers of ten (e.g. 10**400) instead")
+            return sp.Float(repr(node.value))
+        if isinstance(node, ast.Name):
+            name = node.id
+            if name in TABLE:
+                return TABLE[name].symbol
+            if name in CONSTANTS:
+                return CONSTANTS[name]
+            if name in FUNCTIONS:
+                raise ParseError(f"{name} is a function: write {name}(...)")
+            if name.startswith("_") or not name.isidentifier():
+                raise ParseError("names starting with an underscore are not symbols of the course")
+            unknown_names.add(name)
+            return sp.Symbol(name, positive=True, real=True)
+        if isinstance(node, ast.BinOp) and type(node.op) in operators:
+            return operators[type(node.op)](build(node.left, depth + 1), build(node.right, depth + 1))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = build(node.operand, depth + 1)
+            return -value if isinstance(node.op, ast.USub) else value
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
+                and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)):
+            function, fewest, most = FUNCTIONS[node.func.id]
+            if not fewest <= len(node.args) <= most:
+                raise ParseError(f"{node.func.id}() takes {fewest if fewest == most else f'{fewest} to {most}'} "
+                                 f"argument(s), got {len(node.args)}")
+            return function(*[build(a, depth + 1) for a in node.args])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            raise ParseError(f"a method call ('.{node.func.attr}(...)'): attributes and methods are never read, "
+                             "nothing is run")
+        if isinstance(node, ast.Call):
+            raise ParseError("only the functions " + ", ".join(sorted(FUNCTIONS)) + " may be called (with plain "
+                             "arguments); nothing else is run")
+        raise refuse(node)
+
+    try:
+        expression = build(tree, 0)
+    except ParseError:
+        raise
+    except (RecursionError, MemoryError, OverflowError, ValueError, TypeError, ZeroDivisionError) as error:
+        raise ParseError(f"could not read {text[:60]!r} ({type(error).__name__})") from None
+    if unknown_names and unknown == "error":
+        raise UnknownNames(unknown_names)
+    if not isinstance(expression, sp.Expr):
+        raise ParseError(f"{text[:60]!r} is not an arithmetic expression")
+    return expression
+
+
+def _to_sympy(name: str, value, *, unknown: str = "symbol"):
+    """``value`` as a SymPy object: text through :func:`parse` (never evaluated as code), anything
+    else through ``sympify(strict=True)`` (numbers and SymPy objects only; no string fallback).
+    A ValueError names ``name`` when that fails."""
+    if isinstance(value, (str, bytes)):
+        try:
+            return parse(value, unknown=unknown)
+        except ParseError as error:
+            raise ValueError(f"{name}: {error.reason}") from None
+    try:
+        return sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError, ValueError, AttributeError) as error:
+        raise ValueError(f"{name} must be a SymPy expression, a number or formula text, got "
+                         f"{type(value).__name__}") from None

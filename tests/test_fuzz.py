@@ -212,7 +212,7 @@ def _presets():
         "name": ["H100", "GB200 NVL72", "deepseek-v3", "HBM"], "key": [pricing.names()[0], measurements.MEASUREMENTS[0].key],
         "compute_dtype": ["bf16"], "fmt": ["bf16"], "x": [np.linspace(-1.0, 1.0, 64).reshape(4, 16)], "n_params": [1e9], "target_loss": [2.5], "values": [np.arange(8, dtype=np.uint64)],
         "unit": [hardware.get("H100"), hardware.get_system("GB200 NVL72")], "deployment": [collectives.deployment(hardware.get("H100"), n_chips=8)],
-        "levels": [[(8, 450e9), (2, 400e9)]], "text": ["2k"],
+        "levels": [[(8, 450e9), (2, 400e9)]], "text": ["2k", "2*B"],
         "layout": ["dp", "tp", "ep"], "bytes_total": [1e9],
     }
 

@@ -23,6 +23,7 @@ _SUBMODULES = (
     "flashcards",
     "formula",
     "hardware",
+    "hf_config",
     "models",
     "moe",
     "moe_explorers",

@@ -259,6 +259,15 @@ NV_RUBIN_ULTRA_CHANGE = ("SemiAnalysis report (2026-06-30, summarised at c114pro
                          f"kept here as announced, {_READ}")
 NV_CX7 = f"DGX/HGX nodes: one 400 Gb/s ConnectX-7 NIC per GPU = 50e9 B/s; {SB_GPU}"
 
+AMD_MI300X = ("AMD Instinct MI300X data sheet (amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/"
+              "amd-instinct-mi300x-data-sheet.pdf, 2023-12): 192 GB HBM3 at 5.3 TB/s, 1307.4 TFLOPS FP16/BF16 and "
+              "2614.9 TFLOPS FP8 dense (sparsity figures are twice these), 896 GB/s peak Infinity Fabric, "
+              "750 W. The PDF itself was not readable here: the figures were checked against the MLCommons "
+              "v4.1 AMD system description (github.com/mlcommons/inference_results_v4.1, closed/AMD/systems/"
+              f"8xMI300X_2xEPYC-9374F.json: 'AMD Instinct MI300X-NPS1-SPX-192GB-750W', '192 GB', HBM3), {_READ}")
+AMD_MI300X_IF = ("7 Infinity Fabric links per GPU to the other 7 of an 8-GPU platform, 896 GB/s peak in both "
+                 f"directions together, i.e. 448 GB/s each way; {AMD_MI300X}")
+
 GC_V4 = f"cloud.google.com/tpu/docs/v4 (275 TFLOPs bf16 or int8, 32 GiB, 1200 GBps, 4096-chip pod), {_READ}"
 GC_V5E = ("cloud.google.com/tpu/docs/v5e (197 TFLOPs bf16, 393 TOPs int8, 16 GB, 819 GBps, "
           f"400 GBps bidirectional ICI per chip, 256-chip pod, 2 x 100 Gbps NIC per 8-chip host), {_READ}")
@@ -429,6 +438,21 @@ _CHIP_LIST = [
               + NV_RUBIN_ULTRA_CHANGE,
     ),
     Chip(
+        name="MI300X", generation="CDNA 3", release_year=2023,
+        flops={"bf16": 1307.4e12, "fp8": 2614.9e12, "int8": 2614.9e12},
+        hbm_bandwidth=5.3e12, hbm_capacity=192e9,
+        scale_up_bandwidth=448e9, scale_up_domain=8, scale_out_bandwidth=50e9,
+        price_per_hour=None,
+        sources={"flops": AMD_MI300X, "hbm_bandwidth": AMD_MI300X, "hbm_capacity": AMD_MI300X,
+                 "scale_up_bandwidth": AMD_MI300X_IF,
+                 "scale_up_domain": f"8 MI300X on one Infinity Fabric baseboard; {AMD_MI300X}",
+                 "scale_out_bandwidth": f"assumed one 400 Gb/s NIC per GPU, as on HGX nodes; {NV_CX7}",
+                 "price_per_hour": NO_PRICE, "release_year": _LAUNCH},
+        notes="AMD's first CDNA 3 accelerator (launched 2023-12-06). Dense peaks only, 2 FLOPs per "
+              "multiply-add; INT8 runs at the FP8 rate. The FP32 vector rate is left out (not a matrix peak "
+              "used here). No FP4 in hardware.",
+    ),
+    Chip(
         name="TPU v4p", generation="TPU v4", release_year=2021,
         flops={"bf16": 275e12, "int8": 275e12},
         hbm_bandwidth=1.2e12, hbm_capacity=32e9,
@@ -506,7 +530,7 @@ CHIPS: dict[str, Chip] = {chip.name: chip for chip in _CHIP_LIST}
 
 _CHIP_ALIASES = {
     "A100 80GB": "A100", "A100 SXM": "A100", "H100 SXM": "H100", "H200 SXM": "H200",
-    "Vera Rubin": "Rubin", "Rubin GPU": "Rubin",
+    "Vera Rubin": "Rubin", "Rubin GPU": "Rubin", "Instinct MI300X": "MI300X",
     "TPU v4": "TPU v4p", "v4": "TPU v4p", "v4p": "TPU v4p", "v5e": "TPU v5e", "v5p": "TPU v5p",
     "v6e": "TPU v6e", "Trillium": "TPU v6e", "TPU v7": "TPU7x", "TPU v7x": "TPU7x",
     "Ironwood": "TPU7x",
@@ -540,6 +564,8 @@ _SYSTEM_LIST = [
                    notes="144 Rubin Ultra packages = 576 dies (NVIDIA's count), planned H2 2027: 144 TB "
                          "HBM4e, 4.6 PB/s, NVLink 7 1.5 PB/s. The lecture's 'five hundred and something' "
                          "(00:41:16); die for die 576 / 144 = 4x an NVL72."),
+    # AMD: 8 MI300X on one Infinity Fabric baseboard (MLPerf Inference v4.1's 8xMI300X systems).
+    _preset_system("MI300X platform", "MI300X", 8, AMD_MI300X),
     # Google TPU ICI domains: full pods, or the 256-chip v5e/v6e pods.
     _preset_system("TPU v4 pod", "TPU v4p", 4096, GC_V4),
     _preset_system("TPU v5e-256", "TPU v5e", 256, GC_V5E),

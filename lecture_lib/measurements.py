@@ -1,58 +1,109 @@
 """Chapter 8: published serving measurements, each held against the bound the course computes.
 
-Every row records where its figure was published (URL and date), the figure exactly as quoted, and
-the setup (model, chip, how many, batch or concurrency, formats, lengths, engine). Anything the source
-does not state but the bound needs is listed in ``assumed``; a figure we could not find quoted is not
-in the table at all. The URL is the page the quote was read on (``via`` names the original when the
-page is a faithful mirror or summary of it).
+Every row records the publisher's own page (``url``), where its text was read (``read_at``: the
+page's source in the publisher's repository, or the page itself), the date, the figure as the
+publisher wrote it (``quote``, checked word for word against that text) and the setup the bound
+needs: model, chip, how many, parallel layout, batch or concurrency, number formats, lengths, engine.
+Whatever the publisher does not state but the bound needs is written in ``assumed`` as a plain
+statement of the setup used. Where the primary text could not be read here, ``primary_read`` is
+False and ``checked_against`` says where the quote was checked instead; Chapter 8 counts those rows.
 
 The bound is computed through the public API only (:mod:`lecture_lib.roofline`,
-:mod:`lecture_lib.collectives`, presets from :mod:`lecture_lib.hardware` and :mod:`lecture_lib.models`):
-a deployment of several nodes is ``collectives.deployment(system, n_systems=...)``, never a hand-made
-multiple. ``efficiency = measured / bound``; above 1 means the row beats its bound, which the table
-allows only with a written reason (``beats_bound_because``).
+:mod:`lecture_lib.collectives`, presets from :mod:`lecture_lib.hardware` and :mod:`lecture_lib.models`)
+from the row's fields: a deployment of several nodes is ``collectives.deployment(system, n_systems=...)``,
+never a hand-made multiple, and no bound is typed. ``efficiency = measured / bound``; above 1 means the
+row beats its bound, which the table allows only with a written reason (``beats_bound_because``).
 
 Four kinds of figure:
 
-- ``"decode"``: output tokens/s of a decode pool at large batch; the bound is
-  :func:`roofline.decode_bound` at the largest batch that fits (:func:`roofline.batch_that_fits`).
+- ``"decode"``: output tokens/s of a decode pool; the bound is :func:`roofline.decode_bound` at the
+  stated batch (``batch``, sequences decoding together across the deployment), or at the largest batch
+  that fits (:func:`roofline.batch_that_fits`) when the publisher gives none.
 - ``"prefill"``: input tokens/s of a prefill pool; the bound is :func:`roofline.prefill_bound`
   (cached tokens counted as input, as providers count them).
 - ``"serving"``: output tokens/s of GPUs that both prefill and decode requests of ``len_in`` input and
-  ``len_out`` output tokens (engine max-throughput benchmarks): per request, the prefill time plus
-  ``len_out`` decode steps' share at the largest batch that fits.
-- ``"latency"``: tokens/s seen by one sequence at batch ``batch`` (batch-1 decode).
+  ``len_out`` output tokens (engine max-throughput benchmarks, MLPerf Offline): per request, the
+  prefill time plus ``len_out`` decode steps' share at the stated batch (or the largest that fits)
+  at the mean context ``len_in + len_out / 2``.
+- ``"latency"``: tokens/s seen by one sequence at batch ``batch`` (batch-1 decode), at context ``len_ctx``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+import statistics
+from dataclasses import dataclass
 from functools import lru_cache
+from urllib.parse import urlparse
 
 from . import collectives, hardware, models, roofline, validate
 
 KINDS = ("decode", "prefill", "serving", "latency")
-#: Bytes per gpt-style block-scaled 4-bit weight (NVFP4: 4 bits + one 8-bit scale per 16 values).
+PER = ("node", "GPU", "deployment", "sequence")
+#: Bytes per block-scaled 4-bit weight (NVFP4: 4 bits + one 8-bit scale per 16 values).
 NVFP4_BYTES = 0.5 + 1 / 16
+
+#: Publishers whose own pages and repositories the dataset may cite: host -> allowed first path part
+#: (None: any path). Mirrors, aggregators and news summaries are not on it.
+PUBLISHERS: dict[str, tuple[str, ...] | None] = {
+    "github.com": ("deepseek-ai", "lm-sys", "NVIDIA", "mlcommons", "AI-Hypercomputer", "google", "ROCm",
+                   "sgl-project", "vllm-project"),
+    "lmsys.org": None,
+    "developer.nvidia.com": None,
+    "nvidia.github.io": None,
+    "arxiv.org": None,
+    "mlcommons.org": None,
+    "cloud.google.com": None,
+    "rocm.blogs.amd.com": None,
+}
+
+
+def publisher_ok(url: str) -> bool:
+    """True if ``url`` is an https page of a publisher on :data:`PUBLISHERS`."""
+    parts = urlparse(url)
+    if parts.scheme != "https" or parts.hostname not in PUBLISHERS:
+        return False
+    owners = PUBLISHERS[parts.hostname]
+    first = parts.path.strip("/").split("/")[0]
+    return owners is None or first in owners
+
+
+_DATE = re.compile(r"^(20\d\d)-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$")
+_LAYOUTS = ("single GPU", "TP", "DP-attention + EP", "TP + EP", "DP replicas")
+
+
+def _text(key: str, name: str, value, *, minimum: int = 4) -> None:
+    if not isinstance(value, str) or len(value.strip()) < minimum:
+        raise ValueError(f"{key}: {name} must be a str of at least {minimum} characters, got "
+                         f"{validate._describe(value)}")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Measurement:
-    """One published serving figure and its setup. ``measured`` is in tokens/s per ``per``."""
+    """One published serving figure and its setup. ``measured`` is in tokens/s per ``per``.
+
+    Every field is checked on construction; bad input is a ``ValueError`` naming the field.
+    """
 
     key: str
-    model: str
-    system: str              # a hardware.get_system() preset (or a chip name with n_chips)
+    model: str               # a models.get() preset
+    system: str              # a hardware.get_system() preset, or a chip name with n_chips
     n_systems: int = 1
     n_chips: int | None = None  # only when ``system`` names a bare chip
+    layout: str = "single GPU"  # how the model is split: one of _LAYOUTS, recorded for the bound
+    tp: int = 1                 # tensor-parallel degree (attention and dense layers)
+    ep: int = 1                 # expert-parallel degree (routed experts)
     per: str                 # "node", "GPU", "deployment" or "sequence": what the figure is divided by
     kind: str
     measured: float
     quote: str
-    url: str
+    url: str                 # the publisher's own page or repository file
+    read_at: str = ""        # where its text was read, when not at ``url`` itself
+    primary_read: bool = True
+    checked_against: str = ""   # where the quote was checked when the primary could not be read
     date: str
     engine: str
-    batch: float | None = None   # sequences decoded together, when stated (latency rows)
+    batch: float | None = None  # sequences decoding together across the deployment, when stated
     len_in: float = 0
     len_out: float = 0
     len_ctx: float = 0          # decode context used in the bound
@@ -63,18 +114,85 @@ class Measurement:
     expert_compute_dtype: str | None = None
     kv_dtype: object = "bf16"
     tokens_per_step: float = 1.0
-    via: str = ""
+    lower_limit: bool = False   # the bound leaves out a cost the publisher did not state: efficiency is a floor
     assumed: str = ""
     beats_bound_because: str = ""
     notes: str = ""
 
     def __post_init__(self):
-        validate.choice("kind", self.kind, KINDS)
-        validate.choice("per", self.per, ("node", "GPU", "deployment", "sequence"))
-        validate.number("measured", self.measured)
-        for name in ("quote", "url", "date", "engine"):
-            if not isinstance(getattr(self, name), str) or len(getattr(self, name)) < 4:
-                raise ValueError(f"{self.key}: {name} must be a non-empty str")
+        if not isinstance(self.key, str) or not re.fullmatch(r"[a-z0-9][a-z0-9.-]{3,60}", self.key):
+            raise ValueError(f"key must be lower-case letters, digits, dots and hyphens (4-61 characters), "
+                             f"got {validate._describe(self.key)}")
+        k = self.key
+        try:
+            models.get(self.model)
+        except (KeyError, ValueError) as error:
+            raise ValueError(f"{k}: model must be a models preset name, got {validate._describe(self.model)}") \
+                from error
+        validate.integer(f"{k}: n_systems", self.n_systems)
+        if self.n_chips is None:
+            try:
+                hardware.get_system(self.system)
+            except (KeyError, ValueError) as error:
+                raise ValueError(f"{k}: system must be a hardware system preset (or a chip with n_chips), got "
+                                 f"{validate._describe(self.system)}") from error
+        else:
+            validate.integer(f"{k}: n_chips", self.n_chips)
+            try:
+                hardware.get(self.system)
+            except (KeyError, ValueError) as error:
+                raise ValueError(f"{k}: system must be a chip preset when n_chips is given, got "
+                                 f"{validate._describe(self.system)}") from error
+        validate.choice(f"{k}: layout", self.layout, _LAYOUTS)
+        validate.integer(f"{k}: tp", self.tp)
+        validate.integer(f"{k}: ep", self.ep)
+        validate.choice(f"{k}: kind", self.kind, KINDS)
+        validate.choice(f"{k}: per", self.per, PER)
+        validate.scalar(f"{k}: measured", self.measured)
+        for name in ("quote", "engine"):
+            _text(k, name, getattr(self, name))
+        _text(k, "url", self.url)
+        if not publisher_ok(self.url):
+            raise ValueError(f"{k}: url must be an https page of a publisher in measurements.PUBLISHERS "
+                             f"(no mirrors or aggregators), got {self.url!r}")
+        if not isinstance(self.date, str) or not _DATE.match(self.date):
+            raise ValueError(f"{k}: date must be 'YYYY-MM-DD' or 'YYYY-MM', got {validate._describe(self.date)}")
+        validate.boolean(f"{k}: primary_read", self.primary_read)
+        validate.boolean(f"{k}: lower_limit", self.lower_limit)
+        for name in ("read_at", "checked_against", "assumed", "beats_bound_because", "notes"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{k}: {name} must be a str, got {validate._describe(getattr(self, name))}")
+        if not self.primary_read and len(self.checked_against.strip()) < 20:
+            raise ValueError(f"{k}: checked_against must say where the quote was checked when primary_read is "
+                             f"False, got {self.checked_against!r}")
+        if self.primary_read and self.checked_against:
+            raise ValueError(f"{k}: checked_against is only for rows whose primary could not be read "
+                             f"(primary_read=False), got {self.checked_against!r}")
+        if self.batch is not None:
+            validate.scalar(f"{k}: batch", self.batch)
+        for name in ("len_in", "len_out", "len_ctx"):
+            validate.scalar(f"{k}: {name}", getattr(self, name), allow_zero=True, maximum=validate.COUNT_LIMIT)
+        hit = validate.scalar(f"{k}: hit_rate", self.hit_rate, allow_zero=True)
+        if hit >= 1:
+            raise ValueError(f"{k}: hit_rate must be in [0, 1), got {self.hit_rate!r}")
+        for name in ("weight_dtype", "kv_dtype") + (("expert_weight_dtype",) if self.expert_weight_dtype is not None
+                                                    else ()):
+            models._bytes_per(f"{k}: {name}", getattr(self, name))
+        for name in ("compute_dtype",) + (("expert_compute_dtype",) if self.expert_compute_dtype else ()):
+            validate.choice(f"{k}: {name}", getattr(self, name), tuple(hardware.BYTES_PER_VALUE))
+        tau = validate.scalar(f"{k}: tokens_per_step", self.tokens_per_step)
+        if tau < 1:
+            raise ValueError(f"{k}: tokens_per_step must be >= 1, got {self.tokens_per_step!r}")
+        # What each kind of figure needs to have a bound at all.
+        if self.kind == "prefill" and not self.len_in:
+            raise ValueError(f"{k}: len_in must be > 0 for a prefill row")
+        if self.kind == "serving" and not (self.len_in and self.len_out):
+            raise ValueError(f"{k}: len_in and len_out must be > 0 for a serving row")
+        if self.kind == "latency" and self.batch is None:
+            raise ValueError(f"{k}: batch must be stated for a latency row")
+        if (self.kind == "latency") != (self.per == "sequence"):
+            raise ValueError(f"{k}: per must be 'sequence' exactly for latency rows, got per={self.per!r} "
+                             f"for kind={self.kind!r}")
 
     # -- what the course computes -----------------------------------------------------------------
     @property
@@ -91,6 +209,14 @@ class Measurement:
         return {"node": d.n_domains if self.n_chips is None else max(1, d.n_chips // 8), "GPU": d.n_chips,
                 "deployment": 1, "sequence": 1}[self.per]
 
+    @property
+    def source(self) -> str:
+        """One plain line: the primary, and where the quote was checked."""
+        if self.primary_read:
+            where = f" (read at {self.read_at})" if self.read_at else ""
+            return f"primary: {self.url}{where}; quote checked word for word against it"
+        return f"primary: {self.url}; quote checked against {self.checked_against}"
+
     def _decode(self, batch, len_ctx):
         return roofline.decode_bound(
             models.get(self.model), self.deployment, batch=batch, len_ctx=len_ctx,
@@ -98,7 +224,10 @@ class Measurement:
             compute_dtype=self.compute_dtype, expert_compute_dtype=self.expert_compute_dtype,
             kv_dtype=self.kv_dtype, tokens_per_step=self.tokens_per_step)
 
-    def _batch_that_fits(self, len_ctx) -> float:
+    def _batch(self, len_ctx) -> float:
+        """The stated batch, or the largest that fits in HBM beside the weights."""
+        if self.batch is not None:
+            return self.batch
         return roofline.batch_that_fits(models.get(self.model), self.deployment, len_ctx=len_ctx,
                                         weight_bytes=self.weight_dtype, kv_dtype=self.kv_dtype)
 
@@ -106,10 +235,10 @@ class Measurement:
         """The bound (tokens/s per ``per``) and the pieces it came from."""
         m, d = models.get(self.model), self.deployment
         if self.kind == "latency":
-            step = self._decode(self.batch or 1, self.len_ctx)
-            return {"bound": step["tokens_per_s_per_seq"], "batch": self.batch or 1, **step}
+            step = self._decode(self.batch, self.len_ctx)
+            return {"bound": step["tokens_per_s_per_seq"], "batch": self.batch, **step}
         if self.kind == "decode":
-            batch = self._batch_that_fits(self.len_ctx)
+            batch = self._batch(self.len_ctx)
             step = self._decode(batch, self.len_ctx)
             return {"bound": step["tokens_per_s"] / self.divisor, "batch": batch, **step}
         if self.kind == "prefill":
@@ -117,11 +246,11 @@ class Measurement:
                                          compute_dtype=self.compute_dtype,
                                          expert_compute_dtype=self.expert_compute_dtype)
             return {"bound": pre["input_tokens_per_s"] / self.divisor, **pre}
-        # serving: prefill each request, then decode it at the batch that fits at its mean context
+        # serving: prefill each request, then decode it at the batch at its mean context
         pre = roofline.prefill_bound(m, d, len_in=self.len_in, compute_dtype=self.compute_dtype,
                                      expert_compute_dtype=self.expert_compute_dtype)
         context = self.len_in + self.len_out / 2
-        batch = self._batch_that_fits(context)
+        batch = self._batch(context)
         step = self._decode(batch, context)
         seconds_per_request = pre["t_prefill"] + self.len_out * step["t"] / (batch * self.tokens_per_step)
         return {"bound": self.len_out / seconds_per_request / self.divisor, "batch": batch,
@@ -142,133 +271,268 @@ def _bound(row: Measurement) -> float:
     return row.bound_detail()["bound"]
 
 
-_DS_DAY6 = ("https://github.com/deepseek-ai/open-infra-index/blob/main/202502OpenSourceWeek/"
-            "day_6_one_more_thing_deepseekV3R1_inference_system_overview.md")
-_LMSYS_96 = "https://lmsys.org/blog/2025-05-05-large-scale-ep/"
-_LMSYS_GB200 = "https://lmsys.org/blog/2025-10-14-sa-inference-max"
-_TRT_PERF = "https://nvidia.github.io/TensorRT-LLM/performance/perf-overview.html"
-_TRT_VIA = "read through the movatter.jp proxy of the live page (the 'FP4 Models' throughput table)"
-_TRT_DATE = "2025 (inferred: the page lists GB200 and Llama 3.3; its own date is not in the text we read)"
-_LAYOUTS = ("deployment units from the DeepSeek overview as summarised in a public course text (prefill 4 nodes EP32, "
-            "decode 18 nodes EP144; SGLang 3 prefill : 9 decode nodes), found by full-text search of public GitHub "
-            "files, not in the original; read 2026-12-01")
-_NV_405B = ("NVIDIA Technical Blog post on Llama 3.1 405B with TensorRT Model Optimizer (its own URL not verified "
-            "here), as summarised by blockchain.news on 2024-08-29 and mirrored by 3acesnews.com")
+# --- Sources ------------------------------------------------------------------------------------
+_DS = ("https://github.com/deepseek-ai/open-infra-index/blob/main/202502OpenSourceWeek/"
+       "day_6_one_more_thing_deepseekV3R1_inference_system_overview.md")
+_DS_QUOTE = ("Each H800 node delivers an average throughput of ~73.7k tokens/s input (including cache hits) "
+             "during prefilling or ~14.8k tokens/s output during decoding.")
+_DS_LAYOUT = ("DeepSeek's document: prefill units of 4 nodes (routed experts EP32, MLA and shared expert DP32), "
+              "decode units of 18 nodes (routed experts EP144, MLA and shared expert DP144)")
+_LMSYS_EP = "https://lmsys.org/blog/2025-05-05-large-scale-ep/"
+_LMSYS_EP_SRC = "github.com/lm-sys/lm-sys.github.io, blog/2025-05-05-large-scale-ep.md"
+_LMSYS_GB = "https://lmsys.org/blog/2025-09-25-gb200-part-2/"
+_LMSYS_GB_SRC = "github.com/lm-sys/lm-sys.github.io, blog/2025-09-25-gb200-part-2.md"
+_LMSYS_GB_QUOTE = ("SGLang achieves 26,156 input and 13,386 output tokens per second per NVIDIA Blackwell GPU "
+                   "for prefill and decode, respectively, on DeepSeek V3/R1 for 2000-token input sequences")
+_LMSYS_GB_QUOTE16 = ("For traditional precision (BF16 for attention and FP8 for GEMM), SGLang still achieves "
+                     "18,471 input and 9,087 output tokens per second.")
+_TRT_PERF = "https://github.com/NVIDIA/TensorRT-LLM/blob/v0.21.0/docs/source/performance/perf-overview.md"
+_TRT_PERF_SRC = ("the repository's docs/source/performance/perf-overview.md, the version that says "
+                 "'The data collected for the v0.21 benchmarks' (published as "
+                 "nvidia.github.io/TensorRT-LLM/performance/perf-overview.html)")
+_TRT_ENGINE = "TensorRT-LLM v0.21 trtllm-bench throughput, PyTorch backend, requests fed at an infinite rate"
+_TRT_DS = ("https://github.com/NVIDIA/TensorRT-LLM/blob/01c4ece911eb569e72cf4177f83238a0520641c2/"
+           "docs/source/blogs/Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md")
+_MLPERF = "https://github.com/mlcommons/inference_results_v4.1/blob/main/closed/"
+_MLPERF_LEN = ("The results do not give the prompt lengths (the dataset caps them at 1,024 tokens), so the bound "
+               "counts no prefill and a context of half the mean output, 294.45 tokens per sample (the reference "
+               "run's 'Tokens per sample' in github.com/mlcommons/inference language/llama2-70b/README.md): no "
+               "prompt length could give more, so the efficiency is a lower limit")
+_MLPERF_OUT = 294.45
 _NV_SPEC = ("https://developer.nvidia.com/blog/boost-llama-3-3-70b-inference-throughput-3x-with-nvidia-"
             "tensorrt-llm-speculative-decoding/")
+_NV_SPEC_CHECK = ("a news summary of the post (Rebeca Moen, 2024-12-17), whose sentence is quoted: the "
+                  "post's own table and its caption (GPU count, tensor-parallel size, lengths) were not "
+                  "readable here, only its opening paragraphs")
+_NV_SPEC_SETUP = ("one H200 with FP8 weights and KV cache, batch 1, about 1,000 tokens of context. The GPU count is "
+                  "in the primary table's caption, which could not be read; one GPU is consistent with the "
+                  "figure (51 tokens/s is 75% of one H200's bound, 19% of four)")
+_JETSTREAM = "https://github.com/AI-Hypercomputer/jetstream-pytorch/blob/main/benchmarks/summary.md"
 
 MEASUREMENTS: tuple[Measurement, ...] = (
-    # --- DeepSeek's own service (provider disclosure) -------------------------------------------
+    # --- DeepSeek's own service (provider disclosure, 24-hour average) ----------------------------
     Measurement(
         key="deepseek-decode-h800", model="deepseek-v3", system="HGX H800", n_systems=18, per="node",
-        kind="decode", measured=14.8e3, len_ctx=4096, weight_dtype="fp8", kv_dtype="bf16",
-        quote="Throughput per H800 node: 73.7k input tokens per second (prefill), 14.8k output tokens "
-              "per second (decode).",
-        url="https://aiposthub.cc/5152", via=_DS_DAY6, date="2025-03-01",
-        engine="DeepSeek in-house (DeepEP, DeepGEMM, EPLB); decode EP144 over 18 nodes",
-        assumed="context 4096 tokens (not published); KV latent in bf16 ('BF16 for core MLA'); "
-                "batch = what fits in HBM; no MTP; " + _LAYOUTS,
+        layout="DP-attention + EP", ep=144, kind="decode", measured=14.8e3, len_ctx=4989,
+        weight_dtype="fp8", kv_dtype="bf16", quote=_DS_QUOTE, url=_DS, date="2025-03-01",
+        engine="DeepSeek in-house (DeepEP, DeepGEMM, EPLB)",
+        assumed=("18 H800 nodes per decode unit (" + _DS_LAYOUT + "); context 4,989 tokens, the document's "
+                 "average KV-cache length per output token; FP8 weights and matmuls, KV cache in BF16; no MTP; "
+                 "the batch is the largest that fits in HBM (the document gives none)"),
         notes="A 24-hour average of a live service, load varying through the day: not a peak."),
     Measurement(
         key="deepseek-prefill-h800", model="deepseek-v3", system="HGX H800", n_systems=4, per="node",
-        kind="prefill", measured=73.7e3, len_in=2000, hit_rate=0.563, compute_dtype="fp8",
-        quote="Total input tokens: 608B (56.3% cache hit rate). [...] Throughput per H800 node: 73.7k "
-              "input tokens per second (prefill)",
-        url="https://aiposthub.cc/5152", via=_DS_DAY6, date="2025-03-01",
-        engine="DeepSeek in-house; prefill EP32 over 4 nodes",
-        assumed="prompt length 2000 (not published); the day's 56.3% hit rate applied to every prompt; "
-                + _LAYOUTS,
-        notes="Input tokens include cache hits, so the prefix cache lifts the bound by 1/(1 - 0.563)."),
-    # --- SGLang reproduces it on H100 ----------------------------------------------------------
+        layout="DP-attention + EP", ep=32, kind="prefill", measured=73.7e3, len_in=4989,
+        hit_rate=342 / 608, compute_dtype="fp8", quote=_DS_QUOTE, url=_DS, date="2025-03-01",
+        engine="DeepSeek in-house (DeepEP, DeepGEMM, EPLB)",
+        assumed=("4 H800 nodes per prefill unit (" + _DS_LAYOUT + "); the day's cache hit rate, 342B of 608B input "
+                 "tokens, applied to every prompt; prompts of 4,989 tokens (the document gives the average KV "
+                 "length, not the prompt length); FP8 matmuls"),
+        notes="Input tokens include cache hits, so the prefix cache lifts the bound by about 1/(1 - 0.563)."),
+    # --- SGLang reproduces it on 96 H100 (measured per phase) ------------------------------------
     Measurement(
         key="sglang-decode-96xh100", model="deepseek-v3", system="HGX H100", n_systems=9, per="node",
-        kind="decode", measured=22.3e3, len_ctx=2000, weight_dtype="fp8", kv_dtype="bf16",
-        quote="achieving a speed of 52.3k input tokens per second and 22.3k output tokens per second per "
-              "node for 2000-token input sequences",
-        url="https://vuink.com/post/yzflf-d-dbet/blog/2025-05-05-large-scale-ep", via=_LMSYS_96,
-        date="2025-05-05", engine="SGLang, PD disaggregation, DeepEP, EPLB; 9 decode nodes (EP72)",
-        assumed="context 2000 (the input length; output length not in the quote); bf16 KV; batch = what "
-                "fits in HBM; " + _LAYOUTS),
+        layout="DP-attention + EP", ep=72, kind="decode", measured=22282, batch=256 * 72, len_ctx=2000,
+        weight_dtype="fp8", kv_dtype="bf16",
+        quote="Evaluated on 9 nodes (9×8×H100, EP72; half the scale of DeepSeek), the system achieved 22,282 "
+              "tokens/sec per node for 2K inputs",
+        url=_LMSYS_EP, read_at=_LMSYS_EP_SRC, date="2025-05-05",
+        engine="SGLang, PD disaggregation, DeepEP, DeepGEMM, EPLB, two-batch overlap",
+        assumed=("9 HGX H100 nodes, 256 sequences per GPU at 2,000 tokens of KV cache (the post's decode table: "
+                 "batch size 256, KV cache length 2,000); FP8 weights, BF16 KV cache")),
     Measurement(
-        key="sglang-prefill-96xh100", model="deepseek-v3", system="HGX H100", n_systems=3, per="node",
-        kind="prefill", measured=52.3e3, len_in=2000, compute_dtype="fp8",
-        quote="achieving a speed of 52.3k input tokens per second and 22.3k output tokens per second per "
-              "node for 2000-token input sequences",
-        url="https://vuink.com/post/yzflf-d-dbet/blog/2025-05-05-large-scale-ep", via=_LMSYS_96,
-        date="2025-05-05", engine="SGLang, PD disaggregation; 3 prefill nodes",
-        assumed="no prefix-cache hits (synthetic prompts); the per-node bound does not depend on the node "
-                "count; " + _LAYOUTS),
-    # --- SGLang on a GB200 NVL72 ---------------------------------------------------------------
+        key="sglang-prefill-96xh100", model="deepseek-v3", system="HGX H100", n_systems=4, per="node",
+        layout="DP-attention + EP", ep=32, kind="prefill", measured=54543, len_in=2000, compute_dtype="fp8",
+        quote="On 4 nodes (4×8×H100, EP32), the system achieved per-node throughputs of 57,674, 54,543, and "
+              "50,302 tokens per second for prompt lengths of 1K, 2K, and 4K, respectively.",
+        url=_LMSYS_EP, read_at=_LMSYS_EP_SRC, date="2025-05-05",
+        engine="SGLang, PD disaggregation, DeepEP, DeepGEMM, two-batch overlap",
+        assumed="4 HGX H100 nodes, prompts of 2,000 tokens, no prefix-cache hits, FP8 matmuls"),
     Measurement(
-        key="sglang-decode-gb200", model="deepseek-v3", system="GB200 NVL72", per="GPU",
-        kind="decode", measured=13e3, len_ctx=2000, weight_dtype="fp8", expert_weight_dtype=NVFP4_BYTES,
-        compute_dtype="fp8", expert_compute_dtype="fp4", kv_dtype="fp8",
-        quote="On an NVIDIA GB200 NVL72 system, SGLang served the DeepSeek R1 models at an incredible 26k "
-              "input and 13k output tokens per second per GPU for prefill and decode, respectively.",
-        url=_LMSYS_GB200, date="2025-10-14", engine="SGLang, PD disaggregation, wide EP, NVFP4 MoE",
-        assumed="context 2000; FP8 KV ('FP8 attention'); NVFP4 experts, FP8 elsewhere; batch = what fits"),
+        key="sglang-prefill-96xh100-4k", model="deepseek-v3", system="HGX H100", n_systems=4, per="node",
+        layout="DP-attention + EP", ep=32, kind="prefill", measured=50302, len_in=4096, compute_dtype="fp8",
+        quote="On 4 nodes (4×8×H100, EP32), the system achieved per-node throughputs of 57,674, 54,543, and "
+              "50,302 tokens per second for prompt lengths of 1K, 2K, and 4K, respectively.",
+        url=_LMSYS_EP, read_at=_LMSYS_EP_SRC, date="2025-05-05",
+        engine="SGLang, PD disaggregation, DeepEP, DeepGEMM, two-batch overlap",
+        assumed="4 HGX H100 nodes, prompts of 4,096 tokens, no prefix-cache hits, FP8 matmuls"),
+    # --- SGLang on a GB200 NVL72 ------------------------------------------------------------------
     Measurement(
-        key="sglang-prefill-gb200", model="deepseek-v3", system="GB200 NVL72", per="GPU",
-        kind="prefill", measured=26e3, len_in=2000, compute_dtype="fp8", expert_compute_dtype="fp4",
-        quote="On an NVIDIA GB200 NVL72 system, SGLang served the DeepSeek R1 models at an incredible 26k "
-              "input and 13k output tokens per second per GPU for prefill and decode, respectively.",
-        url=_LMSYS_GB200, date="2025-10-14", engine="SGLang, PD disaggregation, wide EP, NVFP4 MoE",
-        assumed="prompt length 2000; no cache hits; expert matmuls at the FP4 peak"),
-    # --- TensorRT-LLM max-throughput tables (dense 70B, one GPU) ------------------------------
+        key="sglang-decode-gb200", model="deepseek-v3", system="GB200", n_chips=48, per="GPU",
+        layout="DP-attention + EP", ep=48, kind="decode", measured=13386, batch=1408 * 48, len_ctx=2000,
+        weight_dtype="fp8", expert_weight_dtype=NVFP4_BYTES, compute_dtype="fp8", expert_compute_dtype="fp4",
+        kv_dtype="fp8", quote=_LMSYS_GB_QUOTE, url=_LMSYS_GB, read_at=_LMSYS_GB_SRC, date="2025-09-25",
+        engine="SGLang, PD disaggregation, wide EP, FP8 attention, NVFP4 MoE",
+        assumed=("48 GB200 GPUs of one NVL72 rack decoding ('for decode, we use 48 ranks'), 1,408 sequences per "
+                 "GPU ('1408 for 2k ISL', chosen to fill the KV cache) at 2,000 tokens of context; NVFP4 experts, "
+                 "FP8 elsewhere, FP8 KV cache")),
+    Measurement(
+        key="sglang-prefill-gb200", model="deepseek-v3", system="GB200", n_chips=2, per="GPU",
+        layout="DP-attention + EP", ep=2, kind="prefill", measured=26156, len_in=2000, compute_dtype="fp8",
+        expert_compute_dtype="fp4", quote=_LMSYS_GB_QUOTE, url=_LMSYS_GB, read_at=_LMSYS_GB_SRC,
+        date="2025-09-25", engine="SGLang, PD disaggregation, NVFP4 MoE, weights offloaded to host memory",
+        assumed=("prefill instances of 2 GB200 GPUs ('2 for low-precision'), prompts of 2,000 tokens, no cache "
+                 "hits; expert matmuls at the FP4 peak, the rest at FP8")),
+    Measurement(
+        key="sglang-decode-gb200-bf16attn", model="deepseek-v3", system="GB200", n_chips=48, per="GPU",
+        layout="DP-attention + EP", ep=48, kind="decode", measured=9087, len_ctx=2000, weight_dtype="fp8",
+        compute_dtype="fp8", kv_dtype="bf16", quote=_LMSYS_GB_QUOTE16, url=_LMSYS_GB, read_at=_LMSYS_GB_SRC,
+        date="2025-09-25", engine="SGLang, PD disaggregation, wide EP, BF16 attention, FP8 GEMMs",
+        assumed=("48 GB200 GPUs decoding at 2,000 tokens of context; FP8 weights, BF16 KV cache; the batch is the "
+                 "largest that fits (the post gives batch sizes only for the low-precision runs)")),
+    Measurement(
+        key="sglang-prefill-gb200-bf16attn", model="deepseek-v3", system="GB200", n_chips=4, per="GPU",
+        layout="DP-attention + EP", ep=4, kind="prefill", measured=18471, len_in=2000, compute_dtype="fp8",
+        quote=_LMSYS_GB_QUOTE16, url=_LMSYS_GB, read_at=_LMSYS_GB_SRC, date="2025-09-25",
+        engine="SGLang, PD disaggregation, BF16 attention, FP8 GEMMs",
+        assumed="prefill instances of 4 GB200 GPUs ('4 ranks per instance for high-precision'), prompts of "
+                "2,000 tokens, no cache hits, FP8 matmuls"),
+    # --- TensorRT-LLM's max-throughput tables (v0.21) ---------------------------------------------
     Measurement(
         key="trtllm-llama70b-fp4-b200", model="llama-3-70b", system="B200", n_chips=1, per="GPU",
         kind="serving", measured=10613.84, len_in=128, len_out=128, weight_dtype=NVFP4_BYTES,
         compute_dtype="fp4", kv_dtype="fp8",
-        quote="Llama 3.3 70B FP4 [...] GPU: B200 GB200 TP Size 1 1 ISL, OSL 128, 128 10,613.84 11,100.97",
-        url=_TRT_PERF, via=_TRT_VIA, date=_TRT_DATE,
-        engine="TensorRT-LLM trtllm-bench, max load, nvidia/Llama-3.3-70B-Instruct-FP4",
-        assumed="FP8 KV cache; Llama-3.3-70B shares Llama-3-70B's shapes",
-        notes="TotalOutputThroughput with requests fed at an infinite rate."),
+        quote="| 128, 128                     |    | 10,613.84 | 11,100.97     |",
+        url=_TRT_PERF, read_at=_TRT_PERF_SRC, date="2025-07", engine=_TRT_ENGINE,
+        assumed=("one B200 (TP size 1, 'B200 180GB (DGX B200)'), nvidia/Llama-3.3-70B-Instruct-FP4 (Llama-3-70B's "
+                 "shapes), 128 input and 128 output tokens per request; NVFP4 weights and matmuls, FP8 KV "
+                 "cache; the batch is the largest that fits"),
+        notes="The quote is the table's '128, 128' row under the 'Llama 3.3 70B FP4' heading, B200 then GB200."),
     Measurement(
         key="trtllm-llama70b-fp4-gb200", model="llama-3-70b", system="GB200", n_chips=1, per="GPU",
         kind="serving", measured=11100.97, len_in=128, len_out=128, weight_dtype=NVFP4_BYTES,
         compute_dtype="fp4", kv_dtype="fp8",
-        quote="Llama 3.3 70B FP4 [...] GPU: B200 GB200 TP Size 1 1 ISL, OSL 128, 128 10,613.84 11,100.97",
-        url=_TRT_PERF, via=_TRT_VIA, date=_TRT_DATE,
-        engine="TensorRT-LLM trtllm-bench, max load, nvidia/Llama-3.3-70B-Instruct-FP4",
-        assumed="FP8 KV cache; Llama-3.3-70B shares Llama-3-70B's shapes"),
-    # --- Llama 3.1 405B on an HGX H200, tensor parallel over 8 ----------------------------------
+        quote="| 128, 128                     |    | 10,613.84 | 11,100.97     |",
+        url=_TRT_PERF, read_at=_TRT_PERF_SRC, date="2025-07", engine=_TRT_ENGINE,
+        assumed=("one GB200 GPU (TP size 1, 'GB200 192GB (GB200 NVL72)'), 128 input and 128 output tokens; NVFP4 "
+                 "weights and matmuls, FP8 KV cache; the batch is the largest that fits")),
     Measurement(
-        key="trtllm-llama405b-h200-2k", model="llama-3-405b", system="HGX H200", per="deployment",
-        kind="serving", measured=463.1, len_in=2048, len_out=128, weight_dtype="fp8", kv_dtype="fp8",
-        quote="Maximum Throughput Performance – Output Tokens/Second 8 NVIDIA H200 Tensor Core GPUs | "
-              "Input | Output Sequence Lengths | 2,048 | 128 | 32,768 | 2,048 | 120,000 | 2,048 | "
-              "TensorRT Model Optimizer FP8 | 463.1 | 320.1 | 71.5 |",
-        url="https://3acesnews.com/nvidia-enhances-llama-3-1-405b-performance-with-tensorrt-model-optimizer",
-        via=_NV_405B, date="2024-08-29", engine="TensorRT-LLM, FP8 weights and FP8 KV cache, TP8",
-        assumed="tensor parallelism over all 8 GPUs (the HGX H200 preset)"),
+        key="trtllm-llama70b-fp8-h200-tp2", model="llama-3-70b", system="H200", n_chips=2, per="deployment",
+        layout="TP", tp=2, kind="serving", measured=4773.33, len_in=1000, len_out=1000, weight_dtype="fp8",
+        compute_dtype="fp8", kv_dtype="fp8",
+        quote="| 1000, 1000                   |    | 4,181.06         | 4,773.33          |",
+        url=_TRT_PERF, read_at=_TRT_PERF_SRC, date="2025-07", engine=_TRT_ENGINE,
+        assumed=("two H200 with tensor parallelism (TP size 2), nvidia/Llama-3.3-70B-Instruct-FP8, 1,000 input and "
+                 "1,000 output tokens; FP8 weights, matmuls and KV cache; the batch is the largest that fits"),
+        notes="The quote is the '1000, 1000' row under 'Llama 3.3 70B FP8', H100 then H200; the figure is for both GPUs."),
     Measurement(
-        key="trtllm-llama405b-h200-32k", model="llama-3-405b", system="HGX H200", per="deployment",
-        kind="serving", measured=320.1, len_in=32768, len_out=2048, weight_dtype="fp8", kv_dtype="fp8",
-        quote="Input | Output Sequence Lengths | 2,048 | 128 | 32,768 | 2,048 | 120,000 | 2,048 | "
-              "TensorRT Model Optimizer FP8 | 463.1 | 320.1 | 71.5 |",
-        url="https://3acesnews.com/nvidia-enhances-llama-3-1-405b-performance-with-tensorrt-model-optimizer",
-        via=_NV_405B, date="2024-08-29", engine="TensorRT-LLM, FP8 weights and FP8 KV cache, TP8",
-        assumed="tensor parallelism over all 8 GPUs"),
+        key="trtllm-llama405b-fp8-h200-2k", model="llama-3-405b", system="HGX H200", per="deployment",
+        layout="TP", tp=8, kind="serving", measured=441.35, len_in=2048, len_out=128, weight_dtype="fp8",
+        compute_dtype="fp8", kv_dtype="fp8",
+        quote="| 2048, 128                    |    | 433.47           | 441.35            |",
+        url=_TRT_PERF, read_at=_TRT_PERF_SRC, date="2025-07", engine=_TRT_ENGINE,
+        assumed=("eight H200 with tensor parallelism (TP size 8), nvidia/Llama-3.1-405B-Instruct-FP8, 2,048 input and "
+                 "128 output tokens; FP8 weights, matmuls and KV cache; the batch is the largest that fits"),
+        notes="The quote is the '2048, 128' row under 'Llama 3.1 405B FP8', H100 then H200."),
     Measurement(
-        key="trtllm-llama405b-h200-120k", model="llama-3-405b", system="HGX H200", per="deployment",
-        kind="serving", measured=71.5, len_in=120000, len_out=2048, weight_dtype="fp8", kv_dtype="fp8",
-        quote="Input | Output Sequence Lengths | 2,048 | 128 | 32,768 | 2,048 | 120,000 | 2,048 | "
-              "TensorRT Model Optimizer FP8 | 463.1 | 320.1 | 71.5 |",
-        url="https://3acesnews.com/nvidia-enhances-llama-3-1-405b-performance-with-tensorrt-model-optimizer",
-        via=_NV_405B, date="2024-08-29", engine="TensorRT-LLM, FP8 weights and FP8 KV cache, TP8",
-        assumed="tensor parallelism over all 8 GPUs",
-        notes="At 120k tokens of prompt, attention is a large share of the FLOPs: the bound needs it."),
-    # --- Batch-1 decode, with and without speculative decoding ----------------------------------
+        key="trtllm-llama405b-fp8-h200-20k", model="llama-3-405b", system="HGX H200", per="deployment",
+        layout="TP", tp=8, kind="serving", measured=509.87, len_in=20000, len_out=2000, weight_dtype="fp8",
+        compute_dtype="fp8", kv_dtype="fp8",
+        quote="| 20000, 2000                  |    | 363.27           | 509.87            |",
+        url=_TRT_PERF, read_at=_TRT_PERF_SRC, date="2025-07", engine=_TRT_ENGINE,
+        assumed=("eight H200, TP size 8, 20,000 input and 2,000 output tokens; FP8 weights, matmuls and KV cache; "
+                 "the batch is the largest that fits"),
+        notes="At 20k tokens of prompt, attention is a large share of the FLOPs: the bound needs it."),
+    # --- TensorRT-LLM's DeepSeek-R1 reproduction guide (batch 1 and max throughput) -----------------
+    Measurement(
+        key="trtllm-dsr1-b200-batch1", model="deepseek-v3", system="HGX B200", per="sequence", layout="TP + EP",
+        tp=8, ep=2, kind="latency", measured=274.7188, batch=1, len_ctx=1024 + 2048 / 2,
+        weight_dtype="fp8", expert_weight_dtype=NVFP4_BYTES, compute_dtype="fp8", expert_compute_dtype="fp4",
+        kv_dtype="bf16", quote="Per User Output Throughput (tokens/sec/user):     274.7188",
+        url=_TRT_DS, date="2025-08", engine="TensorRT-LLM trtllm-bench, nvidia/DeepSeek-R1-FP4, MTP with 3 draft layers",
+        assumed=("eight B200 (--tp 8 --ep 2), 'Batch = 1, ISL = 1K, OSL = 2K' from a real dataset, so the mean "
+                 "context is 2,048 tokens; NVFP4 experts, FP8 elsewhere, BF16 KV cache (the FP4 checkpoint "
+                 "before R1-0528); the bound is one token per step (tau = 1)"),
+        notes=("Multi-token prediction adds accepted tokens per step (tau > 1), which the tau = 1 bound leaves out; "
+               "the gap is larger than it looks. The guide labels the block 'Expected Results'.")),
+    Measurement(
+        key="trtllm-dsr1-h200-batch1", model="deepseek-v3", system="HGX H200", per="sequence", layout="TP + EP",
+        tp=8, ep=4, kind="latency", measured=158.1196, batch=1, len_ctx=1024 + 2048 / 2,
+        weight_dtype="fp8", compute_dtype="fp8", kv_dtype="bf16",
+        quote="Per User Output Throughput (tokens/sec/user):     158.1196",
+        url=_TRT_DS, date="2025-08", engine="TensorRT-LLM trtllm-bench, deepseek-ai/DeepSeek-R1 (FP8), MTP with 3 draft layers",
+        assumed=("eight H200 (--tp 8 --ep 4), 'Batch = 1, ISL = 1K, OSL = 2K', mean context 2,048 tokens; FP8 weights "
+                 "and matmuls, BF16 KV cache; the bound is one token per step (tau = 1)")),
+    Measurement(
+        key="trtllm-dsr1-b200-maxtput", model="deepseek-v3", system="HGX B200", per="deployment",
+        layout="DP-attention + EP", ep=8, kind="serving", measured=43146.2042, batch=7168, len_in=1024, len_out=2048,
+        weight_dtype="fp8", expert_weight_dtype=NVFP4_BYTES, compute_dtype="fp8", expert_compute_dtype="fp4",
+        kv_dtype="fp8", quote="Total Output Throughput (tokens/sec):             43146.2042",
+        url=_TRT_DS, date="2025-08", engine="TensorRT-LLM trtllm-bench, nvidia/DeepSeek-R1-0528-FP4, attention DP, no MTP",
+        assumed=("eight B200 (--tp 8 --ep 8, enable_attention_dp), 7,168 requests in flight (--concurrency 7168), "
+                 "1,024 input and 2,048 output tokens; NVFP4 experts, FP8 elsewhere, FP8 KV cache")),
+    Measurement(
+        key="trtllm-dsr1-h200-maxtput", model="deepseek-v3", system="HGX H200", per="deployment",
+        layout="DP-attention + EP", ep=8, kind="serving", measured=11489.2671, batch=1024, len_in=1024, len_out=2048,
+        weight_dtype="fp8", compute_dtype="fp8", kv_dtype="bf16",
+        quote="Total Output Throughput (tokens/sec):             11489.2671",
+        url=_TRT_DS, date="2025-08", engine="TensorRT-LLM trtllm-bench, deepseek-ai/DeepSeek-R1 (FP8), attention DP, no MTP",
+        assumed=("eight H200 (--tp 8 --ep 8, enable_attention_dp), 'Batch = 1024, ISL = 1K, OSL = 2K'; FP8 weights and "
+                 "matmuls, BF16 KV cache")),
+    # --- MLPerf Inference v4.1, closed division, Offline scenario ------------------------------------
+    Measurement(
+        key="mlperf41-llama2-70b-h200x8", lower_limit=True, model="llama-2-70b", system="HGX H200", per="deployment", layout="TP",
+        tp=8, kind="decode", measured=31302.7, len_out=_MLPERF_OUT, len_ctx=_MLPERF_OUT / 2, weight_dtype="fp8",
+        compute_dtype="fp8", kv_dtype="fp8", quote="Tokens per second: 31302.7",
+        url=_MLPERF + "NVIDIA/results/H200-SXM-141GBx8_TRT/llama2-70b-99/Offline/performance/run_1/mlperf_log_summary.txt",
+        date="2024-08-28", engine="NVIDIA TensorRT-LLM (MLPerf submission, 'llama2-70b-Offline-SUT')",
+        assumed=("eight H200 SXM 141GB; FP8 weights, matmuls and KV cache (NVIDIA's closed-division recipe; the summary "
+                 "file does not state formats); the batch is the largest that fits. " + _MLPERF_LEN)),
+    Measurement(
+        key="mlperf41-llama2-70b-b200x1", lower_limit=True, model="llama-2-70b", system="B200", n_chips=1, per="GPU",
+        kind="decode", measured=11264.4, len_out=_MLPERF_OUT, len_ctx=_MLPERF_OUT / 2, weight_dtype=NVFP4_BYTES,
+        compute_dtype="fp4", kv_dtype="fp8", quote="Tokens per second: 11264.4",
+        url=_MLPERF + "NVIDIA/results/B200-SXM-180GBx1_TRT/llama2-70b-99/Offline/performance/run_1/mlperf_log_summary.txt",
+        date="2024-08-28", engine="NVIDIA TensorRT-LLM (MLPerf preview submission)",
+        assumed=("one B200 SXM 180GB; FP4 weights and matmuls with FP8 KV cache (NVIDIA's preview submission ran FP4; "
+                 "the summary file does not state formats); the batch is the largest that fits. " + _MLPERF_LEN)),
+    Measurement(
+        key="mlperf41-llama2-70b-mi300x8", lower_limit=True, model="llama-2-70b", system="MI300X platform", per="deployment",
+        layout="DP replicas", kind="decode", measured=23514.8, len_out=_MLPERF_OUT, len_ctx=_MLPERF_OUT / 2, weight_dtype="fp8",
+        compute_dtype="fp8", kv_dtype="fp8", quote="Tokens per second: 23514.8",
+        url=_MLPERF + "AMD/results/8xMI300X_2xEPYC-9374F/llama2-70b-99/Offline/performance/run_1/mlperf_log_summary.txt",
+        date="2024-08-28", engine="vLLM 0.4.3 on ROCm 6.1.2 (AMD's MLPerf submission, code path 'VllmFp8')",
+        assumed=("eight MI300X of one platform, FP8 weights, matmuls and KV cache (the submission's code directory is "
+                 "test_VllmFp8); the batch is the largest that fits. " + _MLPERF_LEN)),
+    Measurement(
+        key="mlperf41-llama2-70b-mi300x1", lower_limit=True, model="llama-2-70b", system="MI300X", n_chips=1, per="GPU",
+        kind="decode", measured=3062.72, len_out=_MLPERF_OUT, len_ctx=_MLPERF_OUT / 2, weight_dtype="fp8",
+        compute_dtype="fp8", kv_dtype="fp8", quote="Tokens per second: 3062.72",
+        url=_MLPERF + "AMD/results/1xMI300X_2xEPYC-9374F/llama2-70b-99.9/Offline/performance/run_1/mlperf_log_summary.txt",
+        date="2024-08-28", engine="vLLM 0.4.3 on ROCm 6.1.2 (AMD's MLPerf submission)",
+        assumed=("one MI300X, FP8 weights, matmuls and KV cache, the 99.9%-accuracy variant; the batch is the largest "
+                 "that fits. " + _MLPERF_LEN)),
+    Measurement(
+        key="mlperf41-mixtral-8x7b-h200x8", lower_limit=True, model="mixtral-8x7b", system="HGX H200", per="deployment",
+        layout="TP + EP", tp=8, kind="decode", measured=59022.3, len_out=59022.3 / 404.431, len_ctx=59022.3 / 404.431 / 2,
+        weight_dtype="fp8", compute_dtype="fp8", kv_dtype="fp8",
+        quote="Samples per second: 404.431\nTokens per second: 59022.3",
+        url=_MLPERF + "NVIDIA/results/H200-SXM-141GBx8_TRT/mixtral-8x7b/Offline/performance/run_1/mlperf_log_summary.txt",
+        date="2024-08-28", engine="NVIDIA TensorRT-LLM (MLPerf submission, 'mixtral-8x7b-Offline-SUT')",
+        assumed=("eight H200 SXM 141GB; FP8 weights, matmuls and KV cache (not stated in the summary file); output "
+                 "146 tokens per sample (tokens per second / samples per second in the same log). The prompt lengths "
+                 "are not in the results, so the bound counts no prefill and a context of half the output: no "
+                 "prompt length could give more, so the efficiency is a lower limit; the batch is the largest "
+                 "that fits")),
+    # --- TPU: JetStream on a TPU v5e-8 -------------------------------------------------------------
+    Measurement(
+        key="jetstream-llama3-8b-v5e8", lower_limit=True, model="llama-3.1-8b", system="TPU v5e", n_chips=8, per="deployment",
+        layout="TP", tp=8, kind="decode", measured=8249, batch=128, len_ctx=1024, weight_dtype="bf16",
+        compute_dtype="bf16", kv_dtype="bf16",
+        quote="2024-04-24 | TPU v5e-8 | bfloat16 | 128 | 2048 | 1024 | 1024 | 8249",
+        url=_JETSTREAM, date="2024-04-24", engine="JetStream-PyTorch on Cloud TPU, ShareGPT prompts",
+        assumed=("eight TPU v5e chips (v5e-8), Llama 3 8B (the Llama-3.1-8B preset's shapes), batch 128, cache "
+                 "length 2,048, max input 1,024 and max output 1,024 tokens; BF16 weights and KV cache; the bound is "
+                 "decode only at 1,024 tokens of context, so it leaves prefill out and is generous"),
+        notes="The table's throughput column is 'throughput (token/s)' of JetStream's serving benchmark."),
+    # --- Batch-1 decode with and without speculative decoding (primary not readable here) ------------
     Measurement(
         key="trtllm-llama70b-h200-batch1", model="llama-3-70b", system="H200", n_chips=1, per="sequence",
         kind="latency", measured=51.14, batch=1, len_ctx=1024, weight_dtype="fp8", kv_dtype="fp8",
         quote="using a draft model increases throughput from 51.14 tokens per second to 181.74 tokens per "
               "second, achieving a speedup of 3.55 times.",
-        url="https://bitcoinnewsinvest.com/nvidia-enhances-llama-3-3-70b-model-performance-with-tensorrt-llm",
-        via=_NV_SPEC, date="2024-12-17", engine="TensorRT-LLM, FP8, no draft model",
-        assumed="one H200 (the summary says 'NVIDIA's H200 Tensor Core GPU'), batch 1, context ~1k: the "
-                "table's footnote with these settings is not in the text we could read",
+        url=_NV_SPEC, primary_read=False, checked_against=_NV_SPEC_CHECK, date="2024-12-17",
+        engine="TensorRT-LLM, FP8, no draft model", assumed=_NV_SPEC_SETUP,
         notes="Tokens/s includes the time to the first token, which lowers it a little."),
     Measurement(
         key="trtllm-llama70b-h200-batch1-spec", model="llama-3-70b", system="H200", n_chips=1,
@@ -276,9 +540,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         kv_dtype="fp8",
         quote="using a draft model increases throughput from 51.14 tokens per second to 181.74 tokens per "
               "second, achieving a speedup of 3.55 times.",
-        url="https://bitcoinnewsinvest.com/nvidia-enhances-llama-3-3-70b-model-performance-with-tensorrt-llm",
-        via=_NV_SPEC, date="2024-12-17", engine="TensorRT-LLM, FP8, Llama 3.2 1B draft model (draft-target)",
-        assumed="as the row above; the bound is the one-token-per-step bound (tau = 1)",
+        url=_NV_SPEC, primary_read=False, checked_against=_NV_SPEC_CHECK, date="2024-12-17",
+        engine="TensorRT-LLM, FP8, Llama 3.2 1B draft model (draft-target)",
+        assumed=_NV_SPEC_SETUP + "; the bound is the one-token-per-step bound (tau = 1)",
         beats_bound_because="speculative decoding: the 1B draft proposes several tokens and the 70B model "
                             "verifies them in one step, so each step reads the weights once but emits "
                             "tau > 1 tokens. The bound with tau = 1 does not apply; measured / bound is a "
@@ -297,34 +561,95 @@ def get(key: str) -> Measurement:
     raise KeyError(f"unknown measurement {key!r}; known: {[row.key for row in MEASUREMENTS]}")
 
 
+def unread_primaries() -> list[Measurement]:
+    """The rows whose primary text could not be read here (their quote was checked elsewhere)."""
+    return [row for row in MEASUREMENTS if not row.primary_read]
+
+
+def efficiency_summary(rows=None, *, kind: str | None = None) -> dict:
+    """Share of the bound reached by ``rows`` (default: every row of the dataset).
+
+    Returns ``{"n", "low", "high", "median"}`` over ``measured / bound``. Left out: rows that beat their
+    bound (speculative decoding: their bound is a different one) and rows whose efficiency is only a
+    lower limit (``lower_limit``: the publisher did not state a cost the bound needs). ``kind`` filters.
+    """
+    rows = MEASUREMENTS if rows is None else tuple(rows)
+    if kind is not None:
+        validate.choice("kind", kind, KINDS)
+    eff = [row.efficiency for row in rows if not row.beats_bound_because and not row.lower_limit
+           and (kind is None or row.kind == kind)]
+    if not eff:
+        raise ValueError(f"rows must hold at least one row of kind {kind!r} that does not beat its bound")
+    return {"n": len(eff), "low": min(eff), "high": max(eff), "median": statistics.median(eff)}
+
+
 def table() -> list[dict]:
-    """One dict per row: key, model, hardware, kind, measured, bound, efficiency, date, url."""
+    """One dict per row: key, model, hardware, kind, measured, bound, efficiency, date, url, source."""
     rows = []
     for row in MEASUREMENTS:
         d = row.deployment
-        rows.append({"key": row.key, "model": row.model, "hardware": d.name, "kind": row.kind,
-                     "per": row.per, "measured": row.measured, "bound": row.bound,
-                     "efficiency": row.efficiency, "date": row.date, "url": row.url, "via": row.via,
+        rows.append({"key": row.key, "model": row.model, "hardware": d.name, "layout": row.layout,
+                     "kind": row.kind, "per": row.per, "measured": row.measured, "bound": row.bound,
+                     "efficiency": row.efficiency, "date": row.date, "url": row.url,
+                     "primary_read": row.primary_read, "lower_limit": row.lower_limit, "source": row.source,
                      "beats_bound_because": row.beats_bound_because})
     return rows
 
 
-def table_html(*, second_look: float = 1.3) -> "IPython.display.HTML":
-    """The dataset as an HTML table: setup, published figure, bound, efficiency, date and source.
+def sig(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant figures with thousands separators: 14,800 -> '14,800',
+    87,685.7 -> '87,700', 51.14 -> '51.1', 0.5 -> '0.5'. No trailing zeros after the point (no false
+    precision)."""
+    value = validate.scalar("value", value)
+    digits = validate.integer("digits", digits, maximum=15)
+    rounded = float(f"{value:.{digits}g}")
+    decimals = max(0, digits - 1 - int(f"{rounded:e}".split("e")[1]))
+    text = f"{rounded:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
-    Rows within ``second_look`` × of their bound (or above it) are flagged.
+
+def _short_source(url: str) -> str:
+    parts = urlparse(url)
+    host = parts.hostname.removeprefix("www.")
+    if host == "github.com":
+        owner_repo = "/".join(parts.path.strip("/").split("/")[:2])
+        return f"github.com/{owner_repo}"
+    return host + ("/" + parts.path.strip("/").split("/")[0] if parts.path.strip("/") else "")
+
+
+def table_html(*, second_look: float = 1.3) -> "IPython.display.HTML":
+    """The dataset as a compact HTML table that fits the notebook column.
+
+    Columns: figure (model, hardware, what is counted), published and bound tokens/s to three
+    significant figures, efficiency, and the source (the publisher, linked; ``*`` where the primary
+    could not be read). Rows within ``second_look`` × of their bound (or above it) are flagged.
     """
-    from .tables import _html_table, _link
+    import html
+
+    from IPython.display import HTML
 
     second_look = validate.scalar("second_look", second_look)
+    cell = "padding:2px 6px;vertical-align:top;text-align:left"
+    head = "".join(f"<th style='{cell}'>{h}</th>" for h in
+                   ("figure", "published tok/s", "bound tok/s", "share", "source"))
     body = []
     for row in MEASUREMENTS:
         eff = row.efficiency
-        flag = " ⚠ beats its bound (see reason)" if eff > 1 else (" ⚠ second look" if eff * second_look >= 1 else "")
-        body.append([row.key, row.model, row.deployment.name, f"{row.kind} / {row.per}",
-                     f"{row.measured:,.1f}", f"{row.bound:,.1f}", f"{eff:.0%}{flag}", row.date,
-                     _link(row.url)])
-    return _html_table(["key", "model", "hardware", "kind / per", "published tok/s", "bound tok/s",
-                        "efficiency", "date", "source"], body,
-                       caption="Bounds from lecture_lib.roofline through lecture_lib.measurements; "
-                               "assumptions per row in measurements.get(key).assumed.")
+        flag = " ⚠ above (reason given)" if eff > 1 else (" ⚠ second look" if eff * second_look >= 1 else "")
+        flag += " (at least)" if row.lower_limit else ""
+        figure = (f"<b>{html.escape(row.model)}</b> · {html.escape(row.deployment.name)}<br>"
+                  f"<span style='color:#555'>{html.escape(row.kind)} per {html.escape(row.per)} · "
+                  f"{html.escape(row.date)}</span>")
+        star = "" if row.primary_read else " *"
+        source = (f"<a href='{html.escape(row.url)}' target='_blank'>{html.escape(_short_source(row.url))}</a>"
+                  f"{star}")
+        body.append(f"<tr><td style='{cell}'>{figure}</td><td style='{cell}'>{sig(row.measured)}</td>"
+                    f"<td style='{cell}'>{sig(row.bound)}</td><td style='{cell}'>{eff:.0%}{flag}</td>"
+                    f"<td style='{cell};word-break:break-all'>{source}</td></tr>")
+    unread = len(unread_primaries())
+    caption = (f"Bounds computed by lecture_lib.measurements from each row's setup (measurements.get(key)); "
+               f"* = primary not readable here, quote checked elsewhere ({unread} of {len(MEASUREMENTS)} rows).")
+    return HTML(f"<div style='max-width:100%;overflow-x:auto'><table style='font-size:12px;border-collapse:"
+                f"collapse;width:100%'><caption style='caption-side:bottom;text-align:left;font-size:90%'>"
+                f"{html.escape(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+                f"</table></div>")

@@ -654,6 +654,35 @@ _PRESETS = [
     ),
 ]
 
+_PRESETS += [
+    # Added for Chapter 8's MLPerf rows (the benchmark models of MLPerf Inference v4.1).
+    Model(
+        name="llama-2-70b", n_layers=80, d_model=8192, d_ff=28672, n_heads=64,
+        n_kv_heads=8, d_head=128, vocab_size=32000,
+        published_params_total=68.98e9, published_params_active=68.98e9,
+        published_active_includes_embedding=True,
+        source=("config: huggingface.co/meta-llama/Llama-2-70b-hf config.json (released 2023-07-18; "
+                "MLPerf uses Llama-2-70b-chat-hf, same shapes). Published: 'Llama 2: Open Foundation and "
+                "Fine-Tuned Chat Models', arXiv 2307.09288 (2023-07-18), '70B'; 68.98B is the Hub's "
+                "safetensors count."),
+        notes=("Llama-3-70B's shapes with a 32,000-token vocabulary instead of 128,256. Dense: the "
+               "published size counts the input embedding (0.26B)."),
+    ),
+    Model(
+        name="mixtral-8x7b", n_layers=32, d_model=4096, d_ff=14336, n_heads=32,
+        n_kv_heads=8, d_head=128, vocab_size=32000,
+        n_routed_experts=8, experts_per_token=2, d_ff_expert=14336,
+        published_params_total=46.7e9, published_params_active=12.9e9,
+        published_active_includes_embedding=True,
+        source=("config: huggingface.co/mistralai/Mixtral-8x7B-v0.1 config.json (released 2023-12-11). "
+                "Published: Mistral AI, mistral.ai/news/mixtral-of-experts (2023-12-11), 46.7B total "
+                "parameters, 12.9B used per token; 'Mixtral of Experts', arXiv 2401.04088."),
+        notes=("Every layer is MoE (8 experts, top-2, no shared expert); d_ff is the config's "
+               "intermediate_size, which is per expert. The convention is inferred: 12.9B matches "
+               "our count with the input embedding better than without it."),
+    ),
+]
+
 MODELS: dict[str, Model] = {m.name: m for m in _PRESETS}
 
 _ALIASES = {
@@ -666,6 +695,8 @@ _ALIASES = {
     "gemma-3-27b-it": "gemma-3-27b",
     "gemma-3-27b-pt": "gemma-3-27b",
     "mixtral-8x22b-v0.1": "mixtral-8x22b",
+    "llama-2-70b-chat": "llama-2-70b",
+    "mixtral-8x7b-v0.1": "mixtral-8x7b",
 }
 
 

@@ -6,6 +6,8 @@ problem statement names; see :mod:`lecture_lib.checks` for how answers are judge
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy as sp
 
 from . import collectives, hardware, measurements, models, roofline
@@ -67,7 +69,7 @@ def _tp_all_reduce(per_layer: int = 2, ring_factor: bool = True) -> float:
     return exact * per_layer / 2 * (1 if ring_factor else 8 / 7)
 
 
-CLOSEST_CANDIDATES = ("deepseek-decode-h800", "sglang-prefill-96xh100", "trtllm-llama405b-h200-2k",
+CLOSEST_CANDIDATES = ("deepseek-decode-h800", "sglang-prefill-96xh100", "trtllm-llama405b-fp8-h200-2k",
                       "trtllm-llama70b-h200-batch1")
 
 
@@ -126,7 +128,7 @@ _register("8.9", Problem(
     "Which figure comes closest to its bound?", "choice", _closest, options=CLOSEST_CANDIDATES,
     alternates={"trtllm-llama70b-h200-batch1": ("batch 1", "batch-1", "llama 70b batch 1"),
                 "deepseek-decode-h800": ("deepseek decode",), "sglang-prefill-96xh100": ("sglang prefill",),
-                "trtllm-llama405b-h200-2k": ("405b", "llama 405b")},
+                "trtllm-llama405b-fp8-h200-2k": ("405b", "llama 405b")},
     wrong_hint="Compute measured / bound for each; one of them has no all-to-all and no tensor-parallel "
                "all-reduce on its critical path."))
 _register("8.10", Problem(
@@ -171,3 +173,39 @@ _register("8.12", Problem(
               Mistake(lambda: _dp_across_nodes(bandwidth=hardware.get("H100").scale_out_bandwidth),
                       "After the in-node reduce-scatter each GPU sends only 1/8 of the gradients over its own NIC, "
                       "so the rate that counts is the node's 8 × 50 GB/s."))))
+
+
+# --- Problems on the primary-source rows (issue 21) ------------------------------------------------
+
+#: MTP with this many draft layers can add at most this many accepted tokens to the model's own one.
+MTP_DRAFT_LAYERS = 3
+
+
+def _mtp_share(tau: float = MTP_DRAFT_LAYERS + 1) -> float:
+    row = measurements.get("trtllm-dsr1-b200-batch1")
+    return row.measured / dataclasses.replace(row, tokens_per_step=tau).bound
+
+
+def _mi300x_generous_bound(dtype: str = "fp8") -> float:
+    m, d = models.get("llama-2-70b"), collectives.deployment(hardware.get_system("MI300X platform"))
+    ctx = measurements.get("mlperf41-llama2-70b-mi300x8").len_out / 2
+    batch = roofline.batch_that_fits(m, d, len_ctx=ctx, weight_bytes=dtype, kv_dtype=dtype)
+    return roofline.decode_bound(m, d, batch=batch, len_ctx=ctx, weight_dtype=dtype, compute_dtype=dtype,
+                                 kv_dtype=dtype)["tokens_per_s"]
+
+
+_register("8.13", Problem(
+    "What multi-token prediction leaves on the table", "number", _mtp_share, rtol=0.03,
+    unit="of the bound",
+    mistakes=(Mistake(lambda: _mtp_share(MTP_DRAFT_LAYERS),
+                      "Three draft layers propose three tokens, and the verifying step also emits the model's "
+                      "own next token: up to four per step."),
+              Mistake(lambda: _mtp_share(1),
+                      "That is the share of the one-token-per-step bound; with MTP the ceiling is higher."))))
+_register("8.14", Problem(
+    "Llama 2 70B on eight MI300X: the most generous bound", "number", _mi300x_generous_bound, rtol=0.03,
+    unit="tokens per second",
+    mistakes=(Mistake(lambda: _mi300x_generous_bound(dtype="bf16"),
+                      "AMD's submission ran FP8 (its code path is test_VllmFp8): one byte per weight and the FP8 peak."),
+              Mistake(lambda: _mi300x_generous_bound() / 8,
+                      "That is one GPU's share; the MLPerf figure is for the whole platform of eight."))))

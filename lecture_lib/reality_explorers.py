@@ -128,12 +128,14 @@ class RealityExplorer(explore.Explorer):
                    if efficiency * look >= 1 else "well below its bound")
         # readout_table escapes every value: plain text here, never markup
         rows = [("figure", f"{row.model} on {row.deployment.name}, {row.kind}, per {row.per}"),
-                ("published", f"{row.measured:,.1f} tokens/s ({row.date})"),
-                ("bound (τ = 1)", f"{row.bound:,.1f} tokens/s → efficiency {efficiency:.0%}"),
-                (f"bound with τ = {tau:.2f}", f"{bound_tau:,.1f} tokens/s → {row.measured / bound_tau:.0%}"
-                 + ("" if row.kind != "prefill" else " (τ does not apply to prefill)")),
-                ("verdict", verdict),
+                ("published", f"{measurements.sig(row.measured)} tokens/s ({row.date})"),
+                (f"bound with τ = {tau:.2f}", f"{measurements.sig(bound_tau)} tokens/s → "
+                 f"{row.measured / bound_tau:.0%} of it" + ("" if row.kind != "prefill"
+                                                            else " (τ does not apply to prefill)")),
+                ("verdict (τ = 1)", f"{efficiency:.0%} of the bound: {verdict}"
+                 + (" (a lower limit: the bound leaves out a cost the publisher did not state)"
+                    if row.lower_limit else "")),
                 ("quote", f"“{row.quote[:160]}”"),
-                ("source", row.url),
+                ("source", row.source),
                 ("assumed", row.assumed or "nothing beyond the quote")]
         return rows, False

@@ -200,23 +200,71 @@ def test_h800_is_an_h100_with_less_nvlink():
 
 # --- The dataset --------------------------------------------------------------------------------
 
+import dataclasses  # noqa: E402
+import re  # noqa: E402
+from urllib.parse import urlparse  # noqa: E402
+
 from lecture_lib import measurements  # noqa: E402
 
-
-def test_the_dataset_has_at_least_ten_rows_with_unique_keys():
-    keys = [row.key for row in measurements.MEASUREMENTS]
-    assert len(keys) >= 10 and len(set(keys)) == len(keys)
-
-
-@pytest.mark.parametrize("row", measurements.MEASUREMENTS, ids=lambda r: r.key)
-def test_every_row_carries_a_source_a_date_and_a_quote_containing_its_figure(row):
-    assert row.url.startswith("http") and row.date[:4].isdigit() and 2023 <= int(row.date[:4]) <= 2026
-    digits = f"{row.measured:,.2f}".rstrip("0").rstrip(".")
-    short = f"{row.measured / 1e3:g}k"
-    assert digits in row.quote or short in row.quote or f"{row.measured:g}" in row.quote, (digits, short)
+ROWS = measurements.MEASUREMENTS
+AGGREGATORS = ("aiposthub", "vuink", "3acesnews", "bitcoinnewsinvest", "blockchain.news", "movatter", "blacknews",
+               "cryptoflexs")
 
 
-@pytest.mark.parametrize("row", measurements.MEASUREMENTS, ids=lambda r: r.key)
+def test_the_dataset_has_at_least_twenty_rows_with_unique_keys():
+    keys = [row.key for row in ROWS]
+    assert len(keys) >= 20 and len(set(keys)) == len(keys)
+
+
+def _renderings(value: float) -> set[str]:
+    """Ways a publisher may print ``value``: with or without thousands separators, 0-4 decimals, or '14.8k'."""
+    out = {f"{value / 1e3:g}k"}
+    for decimals in range(5):
+        for fmt in (f"{{:,.{decimals}f}}", f"{{:.{decimals}f}}"):
+            out.add(fmt.format(value))
+    return out
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.key)
+def test_every_row_carries_a_date_and_a_quote_containing_its_figure(row):
+    year = int(row.date[:4])
+    assert 2023 <= year <= 2026 and re.fullmatch(r"\d{4}-\d\d(-\d\d)?", row.date)
+    assert any(text in row.quote for text in _renderings(row.measured)), row.quote
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.key)
+def test_every_url_is_a_publishers_own_page(row):
+    parts = urlparse(row.url)
+    assert parts.scheme == "https" and parts.hostname in measurements.PUBLISHERS
+    owners = measurements.PUBLISHERS[parts.hostname]
+    assert owners is None or parts.path.strip("/").split("/")[0] in owners
+    text = " ".join(str(getattr(row, f.name)) for f in dataclasses.fields(row)).lower()
+    assert not any(name in text for name in AGGREGATORS)
+    assert "full-text search" not in text and "found by" not in text   # no research notes in the row
+
+
+@pytest.mark.parametrize("url, ok", [
+    ("https://lmsys.org/blog/2025-05-05-large-scale-ep/", True),
+    ("https://github.com/deepseek-ai/open-infra-index/blob/main/README.md", True),
+    ("https://github.com/someone/mirror-of-deepseek/blob/main/README.md", False),
+    ("https://aiposthub.cc/5152", False), ("http://lmsys.org/blog/x", False), ("https://vuink.com/post/x", False),
+])
+def test_the_publisher_allow_list(url, ok):
+    assert measurements.publisher_ok(url) is ok
+
+
+def test_rows_whose_primary_was_not_read_say_where_the_quote_was_checked_and_are_counted():
+    unread = measurements.unread_primaries()
+    assert unread == [row for row in ROWS if not row.primary_read]
+    for row in ROWS:
+        if row.primary_read:
+            assert row.source.startswith(f"primary: {row.url}") and "word for word" in row.source
+        else:
+            assert row.source == f"primary: {row.url}; quote checked against {row.checked_against}"
+    assert f"({len(unread)} of {len(ROWS)} rows)" in measurements.table_html().data
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.key)
 def test_no_row_beats_its_bound_without_a_written_reason(row):
     assert row.bound > 0
     if row.efficiency > 1:
@@ -225,16 +273,149 @@ def test_no_row_beats_its_bound_without_a_written_reason(row):
         assert not row.beats_bound_because
 
 
-def test_batch_one_decode_gets_closer_to_its_bound_than_tp_or_wide_ep():
-    eff = {row.key: row.efficiency for row in measurements.MEASUREMENTS}
-    batch1 = eff["trtllm-llama70b-h200-batch1"]
-    assert batch1 > 0.6
-    assert all(eff[k] < batch1 for k in eff if "deepseek" in k or "sglang" in k or "405b" in k)
+def _recomputed(row) -> float:
+    """The row's bound from its recorded setup, through roofline/collectives calls written out here."""
+    m = models.get(row.model)
+    d = (collectives.deployment(hardware.get(row.system), n_chips=row.n_chips, n_systems=row.n_systems)
+         if row.n_chips is not None else
+         collectives.deployment(hardware.get_system(row.system), n_systems=row.n_systems))
+    per = {"node": d.n_domains if row.n_chips is None else max(1, d.n_chips // 8), "GPU": d.n_chips,
+           "deployment": 1, "sequence": 1}[row.per]
+    decode_kw = dict(weight_dtype=row.weight_dtype, expert_weight_dtype=row.expert_weight_dtype,
+                     compute_dtype=row.compute_dtype, expert_compute_dtype=row.expert_compute_dtype,
+                     kv_dtype=row.kv_dtype, tokens_per_step=row.tokens_per_step)
+
+    def batch_at(ctx):
+        return row.batch if row.batch is not None else roofline.batch_that_fits(
+            m, d, len_ctx=ctx, weight_bytes=row.weight_dtype, kv_dtype=row.kv_dtype)
+
+    if row.kind == "latency":
+        return roofline.decode_bound(m, d, batch=row.batch, len_ctx=row.len_ctx, **decode_kw)["tokens_per_s_per_seq"]
+    if row.kind == "decode":
+        batch = batch_at(row.len_ctx)
+        return roofline.decode_bound(m, d, batch=batch, len_ctx=row.len_ctx, **decode_kw)["tokens_per_s"] / per
+    pre = roofline.prefill_bound(m, d, len_in=row.len_in, hit_rate=row.hit_rate if row.kind == "prefill" else 0,
+                                 compute_dtype=row.compute_dtype, expert_compute_dtype=row.expert_compute_dtype)
+    if row.kind == "prefill":
+        return pre["input_tokens_per_s"] / per
+    ctx = row.len_in + row.len_out / 2
+    batch = batch_at(ctx)
+    step = roofline.decode_bound(m, d, batch=batch, len_ctx=ctx, **decode_kw)["t"]
+    return row.len_out / (pre["t_prefill"] + row.len_out * step / (batch * row.tokens_per_step)) / per
+
+
+@pytest.mark.parametrize("row", ROWS, ids=lambda r: r.key)
+def test_each_rows_bound_recomputes_from_its_setup(row):
+    assert row.bound == pytest.approx(_recomputed(row), rel=1e-12)
+    # The bound depends on the setup, not on the published figure.
+    assert dataclasses.replace(row, measured=2 * row.measured).bound == pytest.approx(row.bound, rel=1e-12)
+
+
+def test_the_bound_follows_the_recorded_formats():
+    row = measurements.get("trtllm-llama70b-fp8-h200-tp2")
+    in_bf16 = dataclasses.replace(row, weight_dtype="bf16", compute_dtype="bf16", kv_dtype="bf16")
+    assert in_bf16.bound < 0.75 * row.bound
+
+
+def test_deepseek_rows_use_the_documents_own_figures():
+    decode, prefill = measurements.get("deepseek-decode-h800"), measurements.get("deepseek-prefill-h800")
+    assert decode.len_ctx == 4989 and "4,989" in decode.assumed
+    assert prefill.hit_rate == pytest.approx(342 / 608) and prefill.n_systems == 4 and decode.n_systems == 18
+    for row in (decode, prefill):       # the EP32 / EP144 layouts are DeepSeek's own
+        assert "EP32" in row.assumed and "EP144" in row.assumed and "not in the original" not in row.assumed
+        assert row.url.startswith("https://github.com/deepseek-ai/open-infra-index/")
+    assert (decode.ep, prefill.ep) == (144, 32)
+
+
+def test_stated_batches_are_used_and_others_fill_hbm():
+    sglang = measurements.get("sglang-decode-96xh100")
+    assert sglang.bound_detail()["batch"] == 256 * 72
+    ds = measurements.get("deepseek-decode-h800")
+    assert ds.batch is None and ds.bound_detail()["batch"] == pytest.approx(roofline.batch_that_fits(
+        models.get("deepseek-v3"), ds.deployment, len_ctx=ds.len_ctx, weight_bytes="fp8", kv_dtype="bf16"))
+
+
+def test_mlperf_mixtral_output_length_comes_from_the_log_itself():
+    row = measurements.get("mlperf41-mixtral-8x7b-h200x8")
+    samples, tokens = (float(x) for x in re.findall(r"[\d.]+", row.quote))
+    assert row.len_out == pytest.approx(tokens / samples) and row.lower_limit
+
+
+def test_the_efficiency_summary_leaves_out_lower_limits_and_rows_above_their_bound():
+    kept = [row.efficiency for row in ROWS if not row.lower_limit and not row.beats_bound_because]
+    got = measurements.efficiency_summary()
+    assert got["n"] == len(kept) and got["low"] == min(kept) and got["high"] == max(kept)
+    assert got["median"] == pytest.approx(sorted(kept)[len(kept) // 2] if len(kept) % 2
+                                          else (sorted(kept)[len(kept) // 2 - 1] + sorted(kept)[len(kept) // 2]) / 2)
+    assert measurements.efficiency_summary(kind="prefill")["n"] == sum(row.kind == "prefill" for row in ROWS)
+    with pytest.raises(ValueError, match="kind"):
+        measurements.efficiency_summary(kind="training")
+    with pytest.raises(ValueError, match="rows"):
+        measurements.efficiency_summary([measurements.get("trtllm-llama70b-h200-batch1-spec")])
+
+
+def test_speculative_decoding_implies_more_than_one_token_per_step():
+    spec, plain = measurements.get("trtllm-llama70b-h200-batch1-spec"), measurements.get("trtllm-llama70b-h200-batch1")
+    assert spec.bound == plain.bound and spec.measured / spec.bound > 1 > plain.efficiency
+
+
+@pytest.mark.parametrize("value, text", [(14.8e3, "14,800"), (87685.7, "87,700"), (51.14, "51.1"), (0.5, "0.5"),
+                                         (274.7188, "275"), (1_019_400, "1,020,000")])
+def test_sig_rounds_to_three_significant_figures_without_false_precision(value, text):
+    assert measurements.sig(value) == text
+
+
+def test_the_table_shows_every_row_its_source_and_no_false_precision():
+    html = measurements.table_html().data
+    assert html.count("<tr>") == len(ROWS) + 1
+    for row in ROWS:
+        assert row.url.replace("&", "&amp;") in html
+    assert not re.search(r"\d,\d{3}\.\d", html)            # no "14,800.0" or "87,685.7"
+    assert "source" in html and "max-width:100%" in html
+    with pytest.raises(ValueError, match="second_look"):
+        measurements.table_html(second_look=-1)
 
 
 def test_unknown_measurement_is_a_key_error_that_lists_keys():
     with pytest.raises(KeyError, match="deepseek-decode-h800"):
         measurements.get("nope")
+
+
+_GOOD = dict(key="test-row", model="llama-3-70b", system="H200", n_chips=1, per="GPU", kind="decode",
+             measured=100.0, quote="a quote of the figure 100", url="https://lmsys.org/blog/x/",
+             date="2025-01-02", engine="an engine", len_ctx=1000)
+
+
+def test_a_good_row_builds():
+    assert measurements.Measurement(**_GOOD).bound > 0
+
+
+@pytest.mark.parametrize("bad, field", [
+    (dict(key="Bad Key!"), "key"), (dict(model="gpt-9"), "model"), (dict(system="H9000"), "system"),
+    (dict(n_chips=0), "n_chips"), (dict(n_systems=0), "n_systems"), (dict(kind="training"), "kind"),
+    (dict(per="rack"), "per"), (dict(measured=-1.0), "measured"), (dict(measured=float("nan")), "measured"),
+    (dict(quote=""), "quote"), (dict(url="https://aiposthub.cc/5152"), "url"),
+    (dict(url="https://vuink.com/post/x/blog"), "url"), (dict(date="March 2025"), "date"),
+    (dict(engine=None), "engine"), (dict(batch=0), "batch"), (dict(len_ctx=-1), "len_ctx"),
+    (dict(len_in=float("inf")), "len_in"), (dict(hit_rate=1.0), "hit_rate"), (dict(weight_dtype="fp3"), "weight_dtype"),
+    (dict(kv_dtype=0), "kv_dtype"), (dict(compute_dtype="fp5"), "compute_dtype"), (dict(tokens_per_step=0.5), "tokens_per_step"),
+    (dict(layout="pipeline"), "layout"), (dict(tp=0), "tp"), (dict(ep=1.5), "ep"), (dict(primary_read="yes"), "primary_read"),
+    (dict(primary_read=False), "checked_against"), (dict(checked_against="somewhere else entirely"), "checked_against"),
+    (dict(assumed=None), "assumed"), (dict(lower_limit=1), "lower_limit"),
+    (dict(kind="prefill"), "len_in"), (dict(kind="serving", len_in=10), "len_in and len_out"),
+    (dict(kind="latency", per="sequence"), "batch"), (dict(kind="latency", batch=1), "per"),
+])
+def test_measurement_validates_every_field_by_name(bad, field):
+    with pytest.raises(ValueError, match=re.escape(field)):
+        measurements.Measurement(**(_GOOD | bad))
+
+
+def test_the_mi300x_preset_is_amds_datasheet():
+    mi = hardware.get("MI300X")
+    assert (mi.hbm_capacity, mi.hbm_bandwidth, mi.flops["bf16"], mi.flops["fp8"]) == (192e9, 5.3e12, 1307.4e12,
+                                                                                        2614.9e12)
+    assert "data-sheet" in mi.sources["flops"] and hardware.get_system("MI300X platform").n_chips == 8
+
 
 
 @pytest.mark.parametrize("bad, match", [

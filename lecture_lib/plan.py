@@ -490,13 +490,25 @@ def _operating_batch(step, *, fit: float, batch, latency_target) -> tuple[float 
         return None, "the target is below the latency floor"
     if step(largest)["t"] <= latency_target:
         return largest, "largest that fits; it meets the target"
-    low, high = 1, largest      # step(low) meets the target, step(high) does not; the step time rises with B
+    # step(low) meets the target, step(high) does not, and the step time rises with B. Guess where the line
+    # through the two ends crosses the target (the bound is piecewise linear in B, so this lands within a
+    # step or two), and bisect whenever a guess fails to halve the bracket.
+    low, high = 1, largest
+    t_low, t_high = step(low)["t"], step(high)["t"]
+    halve = False
     while high - low > 1:
-        middle = (low + high) // 2
-        if step(middle)["t"] <= latency_target:
-            low = middle
+        if halve:
+            middle = (low + high) // 2
         else:
-            high = middle
+            guess = low + (latency_target - t_low) * (high - low) / (t_high - t_low)
+            middle = min(high - 1, max(low + 1, math.floor(guess)))
+        width = high - low
+        t_middle = step(middle)["t"]
+        if t_middle <= latency_target:
+            low, t_low = middle, t_middle
+        else:
+            high, t_high = middle, t_middle
+        halve = not halve and (high - low) * 2 > width
     return low, "largest whose step bound meets the target"
 
 

@@ -224,3 +224,16 @@ def test_cli_errors_are_one_line_with_exit_code_2(args, word):
     assert result.returncode == 2
     assert result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1 and word in result.stderr
+
+
+def test_the_target_search_finds_the_brute_force_batch():
+    """The operating batch is the largest B <= the fit limit whose decode bound meets the target, as a scan
+    of every batch finds it."""
+    m, d = models.get("llama-3.1-8b"), collectives.deployment(hardware.get("H100"), n_chips=1)
+    fit = roofline.batch_that_fits(m, d, len_ctx=4096, weight_bytes="fp8", kv_dtype="bf16")
+    times = [roofline.decode_bound(m, d, batch=b, len_ctx=4096)["t"] for b in range(1, math.floor(fit) + 1)]
+    for target in (times[0] * 1.0001, times[3] * 1.01, (times[10] + times[11]) / 2, times[len(times) // 2],
+                   times[-1] * 0.999, times[-1] * 2):
+        expected = max(b for b, t in enumerate(times, start=1) if t <= target)
+        p = planner.plan(m, d.chip, price_per_gpu_hour=2, len_ctx=4096, latency_target=target)
+        assert p.numbers["decode"]["batch"] == expected, target

@@ -438,7 +438,9 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
     else:
         add("layouts", "pp_decode_idle_one_micro", "pipeline stages", None,
             "none needed: one scale-up domain holds the model's devices")
-    if model.is_moe:
+    if model.is_moe and n == 1:
+        add("layouts", "cross_rack_fraction", "expert all-to-all", None, "none: one GPU holds every expert")
+    elif model.is_moe:
         per_token = moe.a2a_bytes_per_token(model, bytes_per_value=moe.ACTIVATION_BYTES["fp8"])
         tokens_gpu = (operating or 1) * tau / n
         scale_out = resolve_unit(system, n_chips=n_chips).scale_out_bandwidth   # a System may set its own

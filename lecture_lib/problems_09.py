@@ -79,3 +79,72 @@ _register("9.3", Problem(
                       "at the operating batch."),
               Mistake(lambda: _cost(scale=1e-6),
                       "That is dollars per token; the question asks per million tokens."))))
+
+
+# --- More of the plan, piece by piece ----------------------------------------------------------------------
+
+def _balance(sparsity: bool = True, compute: str = "fp8") -> float:
+    m = qwen3_30b()
+    return roofline.balance_batch(hardware.get(CHIP), weight_bytes=1, compute_dtype=compute,
+                                  sparsity=m.sparsity if sparsity else 1.0)
+
+
+def _prefill(n_params: str = "active") -> float:
+    m = qwen3_30b()
+    if n_params == "total":
+        m = dataclasses.replace(m, n_routed_experts=m.n_routed_experts, experts_per_token=m.n_routed_experts)
+    d = collectives.deployment(hardware.get(CHIP), n_chips=1)
+    return roofline.prefill_bound(m, d, len_in=CONTEXT, compute_dtype="fp8")["t_prefill"]
+
+
+def _reality(kind: str = "decode", applied: bool = True) -> float:
+    from . import measurements
+
+    rate = _plan().numbers["decode"]["tokens_per_s_per_gpu"]
+    return rate * measurements.efficiency_summary(kind=kind)["median"] if applied else rate
+
+
+NODE = "HGX H100"
+
+
+def _tp_batch(layout="tp") -> float:
+    d = collectives.deployment(hardware.get_system(NODE))
+    return roofline.batch_that_fits(qwen3_30b(), d, len_ctx=CONTEXT, weight_bytes="fp8", kv_dtype="bf16",
+                                    layout=layout)
+
+
+_register("9.4", Problem(
+    "Qwen3-30B-A3B's balance batch on an H100", "number", _balance, rtol=0.02, unit="sequences",
+    mistakes=(Mistake(lambda: _balance(sparsity=False),
+                      "That is the H100's hardware ratio alone, the balance batch of a dense model. An MoE stores "
+                      "N_total but computes with N_active: multiply by the sparsity."),
+              Mistake(lambda: _balance(compute="bf16"),
+                      "That uses the BF16 peak. FP8 weights multiply at the FP8 peak, twice as fast."))))
+_register("9.5", Problem(
+    "Time to prefill 8,192 tokens of Qwen3-30B-A3B on one H100", "number", _prefill, rtol=0.02, unit="seconds",
+    mistakes=(Mistake(lambda: _prefill("total"),
+                      "That computes with every expert. Each prompt token goes through 8 of the 128 experts per "
+                      "layer: prefill FLOPs are 2 N_active per token, plus attention."),
+              Mistake(lambda: 1e3 * _prefill(),
+                      "That is in milliseconds; give seconds."))))
+_register("9.6", Problem(
+    "What the reality band suggests at the 10 ms operating point", "number", _reality, rtol=0.02,
+    unit="tokens/s per GPU",
+    mistakes=(Mistake(lambda: _reality(applied=False),
+                      "That is the bound itself. Chapter 8's decode rows reached only a share of it: apply the median."),
+              Mistake(lambda: _reality(kind="prefill"),
+                      "That applies the prefill rows' median. Output tokens come from decode: use the decode rows."))))
+_register("9.7", Problem(
+    "Tensor parallelism over eight H100s: how many sequences fit", "number", _tp_batch, rtol=0.02, unit="sequences",
+    mistakes=(Mistake(lambda: _tp_batch(layout=None),
+                      "That pools the eight GPUs' HBM and splits the KV evenly. Qwen3-30B-A3B has 4 KV heads: with "
+                      "TP over 8 GPUs, each head is kept on two GPUs, so the KV cache is stored twice."),
+              Mistake(lambda: _tp_batch(layout="dp_ep"),
+                      "That is DP attention + EP: every GPU holds its own sequences' whole cache. The question is "
+                      "plain tensor parallelism."))))
+_register("9.8", Problem(
+    "Dollars per million input tokens", "number", lambda: _cost("input"), rtol=0.02, unit="USD per million tokens",
+    mistakes=(Mistake(lambda: _cost("output"),
+                      "That is the output price. Input tokens are computed by prefill, many per step."),
+              Mistake(lambda: _cost("input", scale=1e-6),
+                      "That is dollars per token; the question asks per million tokens."))))

@@ -237,3 +237,25 @@ def test_the_target_search_finds_the_brute_force_batch():
         expected = max(b for b, t in enumerate(times, start=1) if t <= target)
         p = planner.plan(m, d.chip, price_per_gpu_hour=2, len_ctx=4096, latency_target=target)
         assert p.numbers["decode"]["batch"] == expected, target
+
+
+def test_the_explorer_shows_the_plan_and_the_decode_bound():
+    from lecture_lib import plan_explorers as px
+
+    explorer = px.PlanExplorer(model="llama-3-70b", system="HGX H100", target_ms=40.0)
+    try:
+        values = explorer.values
+        p = planner.plan("llama-3-70b", "HGX H100", price_per_gpu_hour=values["price"], len_ctx=values["len_ctx"],
+                         latency_target=values["target_ms"] / 1e3)
+        d = planner.resolve_deployment("HGX H100")
+        x, y = explorer.rate_line.get_data()
+        for batch, rate in zip(x, y):
+            bound = roofline.decode_bound("llama-3-70b", d, batch=batch, len_ctx=values["len_ctx"])
+            assert rate == pytest.approx(bound["tokens_per_s"] / 8, rel=1e-12)
+        mx, my = explorer.markers[1].get_data()
+        assert mx[0] == p.numbers["decode"]["batch"] and my[0] == p.numbers["decode"]["tokens_per_s_per_gpu"]
+        assert html.escape(p.section("decode")[-3].text) in explorer.readout.value      # tokens/s per GPU
+        explorer.controls["target_ms"].value = 1.0                                       # below the floor
+        assert "no operating batch" in explorer.readout.value and not explorer.markers[0].get_data()[0]
+    finally:
+        explorer.view.figure.clear()

@@ -379,8 +379,9 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
         "none: KV outpaces compute at every batch" if math.isinf(b_star_kv) else units.whole(b_star_kv) + " sequences",
         "roofline.balance_batch_with_kv")
     floor = step(1)
-    add("decode", "latency_floor", "latency floor (batch 1)", floor["t"], units.seconds(floor["t"]) + " per token",
-        "roofline.decode_bound(batch=1)")
+    unfit = "" if floor["fits"] else " (if it fitted: the weights do not)"
+    add("decode", "latency_floor", "latency floor (batch 1)", floor["t"],
+        units.seconds(floor["t"]) + " per token" + unfit, "roofline.decode_bound(batch=1)")
     add("decode", "tokens_per_s_per_user_at_floor", "tokens/s per user at batch 1", floor["tokens_per_s_per_seq"],
         units.rate(floor["tokens_per_s_per_seq"]), "roofline.decode_bound(batch=1)")
     fit = _fits_batch(model, deployment, chosen, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e, kv_dtype=kv_dtype)

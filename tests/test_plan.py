@@ -1,0 +1,261 @@
+"""Chapter 9's planner: every number is the chapter function it names, Chapter 8's rows are reproduced,
+and the command line and bad input behave (issue 22 §2-3)."""
+
+import html
+import json
+import re
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lecture_lib import collectives, hardware, measurements, models, moe, pipeline, pipeline_memory, roofline
+from lecture_lib import plan as planner
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def deepseek_plan():
+    return planner.plan("deepseek-v3", "HGX H200", n_systems=2, price_per_gpu_hour=3.5, len_ctx=8192,
+                        latency_target=0.02)
+
+
+def test_every_number_is_the_chapter_function_it_names(deepseek_plan):
+    p, m = deepseek_plan, models.get("deepseek-v3")
+    d = collectives.deployment(hardware.get_system("HGX H200"), n_systems=2)
+    n = d.n_chips
+    got = p.numbers
+    common = dict(weight_dtype=1.0, expert_weight_dtype=1.0, compute_dtype="fp8", expert_compute_dtype=None,
+                  kv_dtype="bf16", tokens_per_step=1.0, layout=None)
+    # capacity, per layout
+    for key, layout in {"pooled": None, "tp": "tp", "dp_ep": "dp_ep",
+                        "tp_domain": roofline.Layout(attention_tp=8)}.items():
+        held = roofline.device_memory(m, d, layout=layout, weight_dtype="fp8", kv_dtype="bf16")
+        assert got["capacity"][f"{key}_weights_per_gpu"] == held["weights"]
+        assert got["capacity"][f"{key}_kv_room"] == held["free"]
+        assert got["capacity"][f"{key}_max_batch"] == roofline.batch_that_fits(
+            m, d, len_ctx=8192, weight_bytes="fp8", kv_dtype="bf16", layout=layout)
+    bytes_tok = m.kv_bytes_per_token("bf16", context_len=8192)
+    micro = pipeline_memory.max_micro_batch(hbm_capacity=d.chip.hbm_capacity, n_total=m.params_total, bytes_param=1,
+                                            len_ctx=8192, bytes_tok=bytes_tok, expert_parallel=8, stages=2)
+    assert got["capacity"]["pp_max_batch"] == pytest.approx(2 * micro, rel=1e-12)
+    # decode
+    assert got["decode"]["balance_batch"] == roofline.balance_batch(d.chip, weight_bytes=1, compute_dtype="fp8",
+                                                                    sparsity=m.sparsity)
+    assert got["decode"]["balance_batch_with_kv"] == roofline.balance_batch_with_kv(
+        n_active=m.params_active, n_total=m.params_total, flops=d.flops["fp8"], mem_bw=d.hbm_bandwidth,
+        bytes_param=1, len_ctx=8192, bytes_tok=m.kv_bytes_read_per_token("bf16", context_len=8192))
+    floor = roofline.decode_bound(m, d, batch=1, len_ctx=8192, **common)
+    assert got["decode"]["latency_floor"] == floor["t"]
+    batch = got["decode"]["batch"]
+    at = roofline.decode_bound(m, d, batch=batch, len_ctx=8192, **common)
+    above = roofline.decode_bound(m, d, batch=batch + 1, len_ctx=8192, **common)
+    assert at["t"] <= 0.02 < above["t"], "the operating batch is the largest that meets the target"
+    assert got["decode"]["tokens_per_s_per_gpu"] == at["tokens_per_s"] / n
+    assert got["decode"]["tokens_per_s_per_user"] == at["tokens_per_s_per_seq"]
+    # prefill and cost
+    pre = roofline.prefill_bound(m, d, len_in=8192, compute_dtype="fp8")
+    assert got["prefill"]["t_prefill"] == pre["t_prefill"]
+    assert got["cost"]["usd_per_million_input"] == pytest.approx(
+        1e6 * roofline.COST_OF_STEP(t=pre["t_prefill"], n_chips=n, price_chip_hour=3.5, B=8192), rel=1e-12)
+    assert got["cost"]["usd_per_million_output"] == pytest.approx(
+        1e6 * roofline.cost_per_token(step_time=at["t"], batch=batch, n_chips=n, price_chip_hour=3.5), rel=1e-12)
+    # layouts compared
+    assert got["layouts"]["pp_decode_idle_one_micro"] == pipeline.decode_idle_fraction(stages=2, microbatches=1)
+    assert got["layouts"]["cross_rack_fraction"] == moe.CROSS_RACK_FRACTION(n_racks=2)
+    a2a = moe.a2a_layer_time(tokens_per_gpu=batch / n, bytes_per_token=moe.a2a_bytes_per_token(m, bytes_per_value=1),
+                             racks=2, scale_up_bw=d.chip.scale_up_bandwidth,
+                             scale_out_bw=hardware.get_system("HGX H200").scale_out_bandwidth)
+    assert got["layouts"]["a2a_per_step"] == pytest.approx(a2a["total"] * m.n_moe_layers, rel=1e-12)
+    # reality: the band is Chapter 8's, applied to the headline rate
+    band = measurements.efficiency_summary(kind="decode")
+    assert got["reality"]["decode_band"] == band
+    assert got["reality"]["decode_expected"]["median"] == pytest.approx(band["median"] * at["tokens_per_s"] / n)
+
+
+def test_throughput_target_runs_at_the_largest_whole_batch_that_fits():
+    p = planner.plan("llama-3-70b", "H200", n_chips=2, price_per_gpu_hour=3, len_ctx=4096)
+    fit = roofline.batch_that_fits("llama-3-70b", collectives.deployment(hardware.get("H200"), n_chips=2),
+                                   len_ctx=4096, weight_bytes="fp8", kv_dtype="bf16")
+    assert p.numbers["decode"]["batch"] == math.floor(fit)
+    assert p.numbers["layouts"]["cross_rack_fraction"] is None      # dense: no all-to-all
+
+
+def test_a_target_below_the_floor_gives_no_operating_batch():
+    p = planner.plan("llama-3-70b", "H200", n_chips=2, price_per_gpu_hour=3, len_ctx=4096, latency_target=1e-4)
+    assert p.numbers["decode"]["batch"] is None
+    assert "usd_per_million_output" not in p.numbers["cost"]
+    assert "below the latency floor" in p.text()
+
+
+def _row_plan(row, batch):
+    return planner.plan(row.model, row.system, n_systems=row.n_systems, n_chips=row.n_chips, price_per_gpu_hour=1,
+                        len_ctx=row.len_ctx, batch=batch, weight_dtype=row.weight_dtype,
+                        expert_weight_dtype=row.expert_weight_dtype, compute_dtype=row.compute_dtype,
+                        expert_compute_dtype=row.expert_compute_dtype, kv_dtype=row.kv_dtype,
+                        tokens_per_step=row.tokens_per_step)
+
+
+DECODE_ROWS = [row for row in measurements.MEASUREMENTS if row.kind in ("decode", "latency")]
+
+
+@pytest.mark.parametrize("row", DECODE_ROWS, ids=[row.key for row in DECODE_ROWS])
+def test_planning_a_chapter_8_row_gives_the_bound_it_reports(row):
+    """Each decode/latency row's model, system, formats and batch (or the largest that fits) planned
+    with the pooled layout, which the dataset uses, give the row's bound."""
+    detail = row.bound_detail()
+    p = _row_plan(row, row.batch)
+    if row.batch is None:       # the row runs at the fit limit; the plan reports that limit
+        assert p.numbers["decode"]["fit_limit"] == detail["batch"]
+        assert p.numbers["decode"]["batch"] == math.floor(detail["batch"])
+        p = _row_plan(row, detail["batch"])
+    got = p.numbers["decode"]
+    if row.kind == "latency":
+        assert got["tokens_per_s_per_user"] == pytest.approx(row.bound, rel=1e-12)
+    else:
+        assert got["tokens_per_s"] / row.divisor == pytest.approx(row.bound, rel=1e-12)
+
+
+def test_views_agree_with_the_numbers(deepseek_plan):
+    text, data, page = deepseek_plan.text(), deepseek_plan.to_dict(), deepseek_plan._repr_html_()
+    for section in planner.SECTIONS:
+        assert planner.TITLES[section] in text and html.escape(planner.TITLES[section]) in page
+    assert data["decode"]["batch"]["value"] == deepseek_plan.numbers["decode"]["batch"]
+    assert math.isinf(deepseek_plan.numbers["decode"]["balance_batch_with_kv"])    # past the Goldilocks context
+    assert json.loads(deepseek_plan.to_json())["decode"]["balance_batch_with_kv"]["value"] == "inf"
+    assert not re.search(r"\d[eE][+-]?\d", text + page), "no e-notation in the table"
+    assert "measured systems reach" in text
+
+
+def test_config_json_model_and_model_object(tmp_path):
+    config = {"model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 32000, "head_dim": 128,
+              "_name_or_path": "example/mistral-like"}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    from_path = planner.plan(str(path), "H100", price_per_gpu_hour=2, len_ctx=2048)
+    from_dict = planner.plan(config, "H100", price_per_gpu_hour=2, len_ctx=2048)
+    from_model = planner.plan(models.from_hf_config(config), "H100", price_per_gpu_hour=2, len_ctx=2048)
+    assert from_path.numbers == from_dict.numbers == from_model.numbers
+    assert from_path.numbers["inputs"]["model"] == "example/mistral-like"
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(price_per_gpu_hour=-1), "price_per_gpu_hour"),
+    (dict(price_per_gpu_hour="a lot"), "price_per_gpu_hour"),
+    (dict(len_ctx=0), "len_ctx"),
+    (dict(len_ctx=float("nan")), "len_ctx"),
+    (dict(latency_target=0), "latency_target"),
+    (dict(batch=0), "batch"),
+    (dict(batch=8, latency_target=0.05), "batch and latency_target"),
+    (dict(n_systems=1.5), "n_systems"),
+    (dict(weight_dtype="fp7"), "weight_dtype"),
+    (dict(kv_dtype="int3"), "kv_dtype"),
+    (dict(compute_dtype="fp64"), "compute_dtype"),
+    (dict(layout="ring"), "layout"),
+    (dict(tokens_per_step=0.5), "tokens_per_step"),
+])
+def test_bad_input_names_the_parameter(kwargs, name):
+    args = dict(price_per_gpu_hour=2, len_ctx=1024) | kwargs
+    with pytest.raises(ValueError, match=name):
+        planner.plan("llama-3.1-8b", "H100", **args)
+
+
+def test_bad_model_and_system_names_the_parameter(tmp_path):
+    with pytest.raises(ValueError, match="model"):
+        planner.plan("no-such-model", "H100", price_per_gpu_hour=2, len_ctx=1024)
+    with pytest.raises(ValueError, match="model"):
+        planner.plan(42, "H100", price_per_gpu_hour=2, len_ctx=1024)
+    with pytest.raises(ValueError, match="system"):
+        planner.plan("llama-3.1-8b", "no-such-gpu", price_per_gpu_hour=2, len_ctx=1024)
+    with pytest.raises(ValueError, match="n_chips"):
+        planner.plan("llama-3.1-8b", hardware.get_system("HGX H100"), n_chips=4, price_per_gpu_hour=2, len_ctx=1024)
+
+
+LLAMA = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256}
+
+
+@pytest.mark.parametrize("text, field", [
+    (json.dumps(LLAMA)[:-1], "config"),                                          # not JSON
+    (json.dumps(LLAMA | {"hidden_size": "big"}), "hidden_size"),                 # wrong type
+    (json.dumps(LLAMA | {"hidden_size": 10**300}), "hidden_size"),               # absurd size
+    (json.dumps({k: v for k, v in LLAMA.items() if k != "num_hidden_layers"}), "num_hidden_layers"),   # missing
+    (json.dumps(LLAMA | {"model_type": "rwkv"}), "model_type"),                  # unknown family
+    ("[1, 2, 3]", "config"),                                                     # not an object
+])
+def test_a_malformed_config_json_is_a_clear_error(tmp_path, text, field):
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=field):
+        planner.plan(str(path), "H100", price_per_gpu_hour=2, len_ctx=1024)
+
+
+def test_a_missing_config_path_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="cannot be read"):
+        planner.plan(str(tmp_path / "nope.json"), "H100", price_per_gpu_hour=2, len_ctx=1024)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "lecture_lib.plan", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+
+
+def test_cli_prints_the_same_table_and_json():
+    args = ["llama-3-70b", "H200", "--gpus", "2", "--price", "3", "--context", "4096", "--latency-ms", "30"]
+    text, as_json = _cli(*args), _cli(*args, "--json")
+    assert text.returncode == 0 and as_json.returncode == 0, text.stderr + as_json.stderr
+    p = planner.plan("llama-3-70b", "H200", n_chips=2, price_per_gpu_hour=3, len_ctx=4096, latency_target=0.03)
+    assert text.stdout.strip() == p.text()
+    assert json.loads(as_json.stdout) == json.loads(p.to_json())
+
+
+@pytest.mark.parametrize("args, word", [
+    (["llama-3-70b", "H200", "--price", "-3", "--context", "4096"], "price_per_gpu_hour"),
+    (["llama-3-70b", "nothing", "--price", "3", "--context", "4096"], "system"),
+    (["llama-3-70b", "H200", "--context", "4096"], "--price"),
+    (["missing/config.json", "H200", "--price", "3", "--context", "4096"], "cannot be read"),
+])
+def test_cli_errors_are_one_line_with_exit_code_2(args, word):
+    result = _cli(*args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and word in result.stderr
+
+
+def test_the_target_search_finds_the_brute_force_batch():
+    """The operating batch is the largest B <= the fit limit whose decode bound meets the target, as a scan
+    of every batch finds it."""
+    m, d = models.get("llama-3.1-8b"), collectives.deployment(hardware.get("H100"), n_chips=1)
+    fit = roofline.batch_that_fits(m, d, len_ctx=4096, weight_bytes="fp8", kv_dtype="bf16")
+    times = [roofline.decode_bound(m, d, batch=b, len_ctx=4096)["t"] for b in range(1, math.floor(fit) + 1)]
+    for target in (times[0] * 1.0001, times[3] * 1.01, (times[10] + times[11]) / 2, times[len(times) // 2],
+                   times[-1] * 0.999, times[-1] * 2):
+        expected = max(b for b, t in enumerate(times, start=1) if t <= target)
+        p = planner.plan(m, d.chip, price_per_gpu_hour=2, len_ctx=4096, latency_target=target)
+        assert p.numbers["decode"]["batch"] == expected, target
+
+
+def test_the_explorer_shows_the_plan_and_the_decode_bound():
+    from lecture_lib import plan_explorers as px
+
+    explorer = px.PlanExplorer(model="llama-3-70b", system="HGX H100", target_ms=40.0)
+    try:
+        values = explorer.values
+        p = planner.plan("llama-3-70b", "HGX H100", price_per_gpu_hour=values["price"], len_ctx=values["len_ctx"],
+                         latency_target=values["target_ms"] / 1e3)
+        d = planner.resolve_deployment("HGX H100")
+        x, y = explorer.rate_line.get_data()
+        for batch, rate in zip(x, y):
+            bound = roofline.decode_bound("llama-3-70b", d, batch=batch, len_ctx=values["len_ctx"])
+            assert rate == pytest.approx(bound["tokens_per_s"] / 8, rel=1e-12)
+        mx, my = explorer.markers[1].get_data()
+        assert mx[0] == p.numbers["decode"]["batch"] and my[0] == p.numbers["decode"]["tokens_per_s_per_gpu"]
+        assert html.escape(p.section("decode")[-3].text) in explorer.readout.value      # tokens/s per GPU
+        explorer.controls["target_ms"].value = 1.0                                       # below the floor
+        assert "no operating batch" in explorer.readout.value and not explorer.markers[0].get_data()[0]
+    finally:
+        explorer.view.figure.clear()

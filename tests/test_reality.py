@@ -195,7 +195,13 @@ def test_h800_is_an_h100_with_less_nvlink():
     h800, h100 = hardware.get("H800"), hardware.get("H100")
     assert h800.flops == h100.flops and h800.hbm_bandwidth == h100.hbm_bandwidth
     assert h800.scale_up_bandwidth < h100.scale_up_bandwidth
-    assert "aiwiki.ai/wiki/nvidia_h800" in h800.sources["hbm_bandwidth"]
+    source = h800.sources["hbm_bandwidth"]      # the operator's own paper, not an aggregator
+    assert "arxiv.org/abs/2505.09343" in source and "reduced from 900 GB/s to 400 GB/s" in source
+    for host in ("aiwiki.ai", "philisun.com"):
+        assert host not in source
+    for chip in ("H200", "H800", "Rubin", "GB200"):
+        assert not any(host in text for text in hardware.get(chip).sources.values()
+                       for host in ("aiwiki.ai", "philisun.com", "provide.ai", "imgtag.co.kr"))
 
 
 # --- The dataset --------------------------------------------------------------------------------

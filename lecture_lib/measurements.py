@@ -14,6 +14,13 @@ from the row's fields: a deployment of several nodes is ``collectives.deployment
 never a hand-made multiple, and no bound is typed. ``efficiency = measured / bound``; above 1 means the
 row beats its bound, which the table allows only with a written reason (``beats_bound_because``).
 
+Each row's bound uses the layout its publisher states (``bound_layout``, a :class:`roofline.Layout`):
+DeepSeek's "MLA/Shared Expert DP144" with 32 redundant routed experts, SGLang's DP attention with EPLB's
+288 experts, TensorRT-LLM's attention DP, tensor parallelism for the TP rows. What each device holds and
+reads, and the batch that fits beside it, follow from the layout (``layout`` is the row's plain label and
+must agree with it). ``attention_dtype`` is attention's format where the publisher states one (DeepSeek:
+"core MLA computations ... use the BF16 format").
+
 Four kinds of figure:
 
 - ``"decode"``: output tokens/s of a decode pool; the bound is :func:`roofline.decode_bound` at the
@@ -642,11 +649,14 @@ def efficiency_summary(rows=None, *, kind: str | None = None) -> dict:
 
 
 def table() -> list[dict]:
-    """One dict per row: key, model, hardware, kind, measured, bound, efficiency, date, url, source."""
+    """One dict per row: key, model, hardware, layout (label and the one the bound uses), kind, measured,
+    bound, efficiency, date, url, source."""
     rows = []
     for row in MEASUREMENTS:
         d = row.deployment
+        chosen = roofline.resolve_layout(row.bound_layout)
         rows.append({"key": row.key, "model": row.model, "hardware": d.name, "layout": row.layout,
+                     "bound_layout": "pooled" if chosen is None else chosen.name,
                      "kind": row.kind, "per": row.per, "measured": row.measured, "bound": row.bound,
                      "efficiency": row.efficiency, "date": row.date, "url": row.url,
                      "primary_read": row.primary_read, "lower_limit": row.lower_limit, "source": row.source,

@@ -604,3 +604,12 @@ def test_weights_per_device_refuses_bad_input():
         collectives.weights_per_device(n_params=1e9, bytes_per_param=2, layout="tp", n_devices=0, chip=h100)
     with pytest.raises(ValueError, match="n_params"):
         collectives.weights_per_device(n_params=0, bytes_per_param=2, layout="tp", n_devices=8, chip=h100)
+
+
+def test_the_table_names_the_layout_each_bound_uses():
+    rows = {r["key"]: r for r in measurements.table()}
+    assert rows["deepseek-decode-h800"]["bound_layout"] == "dp_ep+32 redundant"
+    assert rows["trtllm-llama405b-fp8-h200-2k"]["bound_layout"] == "tp"
+    assert rows["trtllm-llama70b-h200-batch1"]["bound_layout"] == "pooled"      # one GPU: nothing to lay out
+    for key, r in rows.items():
+        assert r["bound"] == measurements.get(key).bound

@@ -232,31 +232,43 @@ NV_A100 = ("NVIDIA A100 datasheet, 80GB SXM column (nvidia-a100-datasheet-us-nvi
 NV_H100 = ("NVIDIA H100 datasheet, SXM column, sparsity figures halved (tabulated at "
            "archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html and "
            f"glennklockwood.com/garden/processors/h100), {_READ}")
-NV_H200 = ("NVIDIA H200 datasheet, SXM: same Hopper compute as H100, 141 GB HBM3e at 4.8 TB/s "
-           f"(aiwiki.ai/wiki/nvidia_h200; ai-hpc.github.io 8x-H200 notes), {_READ}")
-NV_H800 = ("NVIDIA H800 SXM: the H100's GH100 die and HBM3 (80 GB, 3.35 TB/s, same BF16/FP8 tensor peaks) "
-           "with NVLink cut to 400 GB/s both ways, i.e. 200 GB/s each way (aiwiki.ai/wiki/nvidia_h800, "
-           "reviewed 2026-06-03; philisun.com/technical-analysis/nvidia-h800-vs-h100-a-technical-deep-dive-"
-           f"into-politically-defined-ai-chips), {_READ}")
+NV_H200 = ("NVIDIA H200 SXM: same Hopper compute as H100, 141 GB HBM3e at 4.8 TB/s. Primary: NVIDIA's product page "
+           "(nvidia.com/en-us/data-center/h200), 'the first GPU to offer 141GB of HBM3e memory at 4.8TB/s', quote "
+           "checked against copies of the page's sentence in public repositories (the page itself was not readable "
+           "here); capacity and NVLink also in NVIDIA's own MLPerf system description (github.com/mlcommons/"
+           "inference_results_v4.1, closed/NVIDIA/systems/H200-SXM-141GBx8_TRT_MaxQ.json: '141 GB', 'HBM3e', "
+           f"'18x 4th Gen NVLink, 900GB/s'), {_READ}")
+NV_H800 = ("NVIDIA H800 SXM: the H100's Hopper die and HBM3 (80 GB, 3.35 TB/s, same BF16/FP8 tensor peaks) with "
+           "NVLink cut to 400 GB/s both ways, i.e. 200 GB/s each way. Primary: DeepSeek, 'Insights into DeepSeek-V3' "
+           "(ISCA 2025, arxiv.org/abs/2505.09343) section 4.1: 'built on the Hopper architecture, similar to the H100 "
+           "GPU. However, it features reduced FP64 computational performance and NVLink bandwidth for regulatory "
+           "compliance. Specifically, the NVLink bandwidth in H800 SXM nodes is reduced from 900 GB/s to 400 GB/s', "
+           "and 'eight 400G Infiniband (IB) CX7 NICs' per node; quote checked against a verbatim copy of the paper's "
+           "text in a public GitHub repository (the arXiv PDF was not readable here). NVIDIA publishes no H800 data "
+           f"sheet that could be read here, {_READ}")
 NV_DGXB200 = ("NVIDIA DGX B200 datasheet: 8 GPUs, 1,440 GB HBM3e, 64 TB/s, FP4 72 PF dense, "
               "NVLink 14.4 TB/s (nvidia.com/en-us/data-center/dgx-b200, summarised at "
               f"brent-newsom-nvidia.github.io/AIPS-Boom/wiki/NVIDIA-DGX-B200), {_READ}")
 NV_HGXB200 = ("NVIDIA HGX B200 per-GPU dense peaks (FP4 9, FP8/INT8 4.5, BF16 2.25 PF, FP32 75 TF; "
               f"verda.com/blog/gb300-nvl72-architecture; glennklockwood.com/garden/processors/B200), {_READ}")
-NV_NVL72 = ("NVIDIA GB200 NVL72 spec, rack totals / 72 and sparse figures halved: FP4 1,440 PF, "
-            "FP8/INT8 720, BF16 360 PF, FP32 5,760 TF, 13.4 TB HBM3e, 576 TB/s, NVLink 130 TB/s "
-            f"(aiwiki.ai/wiki/nvidia_gb200_nvl72; glennklockwood.com/garden/processors/B200), {_READ}")
+NV_NVL72 = ("NVIDIA GB200 NVL72 spec table (nvidia.com/en-us/data-center/gb200-nvl72), rack totals / 72 and sparse "
+            "figures halved: 'FP4 Tensor Core | 1,440 PFLOPS', 'FP8/FP6 Tensor Core | 720 PFLOPS', 'FP16/BF16 Tensor "
+            "Core | 360 PFLOPS', 'FP32 | 5,760 TFLOPS', 'GPU Memory | Bandwidth | Up to 13.4 TB HBM3e | 576 TB/s', "
+            "'NVLink Bandwidth | 130 TB/s'; the page was not readable here, its table checked against copies of it "
+            f"in public repositories, {_READ}")
 MLC_GB200 = ("MLCommons inference v6.1 system JSON GB200-NVL72_GB200-186GB (186 GB HBM3e per GPU; "
              f"github.com/mlcommons/inference_results_v6.1), {_READ}")
 NV_GB300 = ("verda.com/blog/gb300-nvl72-architecture per-GPU table (dense: FP4 15, FP8 5, BF16 2.5 PF, "
             f"FP32 80 TF, 279 GB, 8 TB/s; rack 20 TB, 576 TB/s, NVLink 130 TB/s), {_READ}")
-NV_RUBIN = ("NVIDIA Vera Rubin NVL72 (CES 2026; developer.nvidia.com/blog/inside-the-nvidia-rubin-"
-            "platform-six-new-chips-one-ai-supercomputer): per GPU 288 GB HBM4 at 22 TB/s, NVLink 6 "
-            "3.6 TB/s; rack 3.6 EF NVFP4 inference, 2.5 EF NVFP4 training, 20.7 TB, 260 TB/s "
-            f"(figures as reported by provide.ai/?p=50674 and jp.imgtag.co.kr/?p=929391), {_READ}")
-NV_RUBIN_FLOPS = ("NVIDIA rack training figures / 72 packages: NVFP4 2.5 EF -> 34.7 PF (CES 2026, "
-                  "jp.imgtag.co.kr/?p=929391), FP8 1.2 EF -> 16.7 PF (GTC 2025 NVL144 figure, "
-                  "megaobzor.com). The 50 PF 'NVFP4 inference' figure relies on Transformer Engine "
+NV_RUBIN = ("NVIDIA, 'Inside the NVIDIA Rubin Platform: Six New Chips, One AI Supercomputer' (developer.nvidia.com/"
+            "blog/inside-the-nvidia-rubin-platform-six-new-chips-one-ai-supercomputer, 2026-01-06): 'Up to 288 GB of "
+            "HBM4 per GPU', 'Aggregate bandwidth of up to 22 TB/s', 'NVLink 6 delivers 3.6 TB/s of bidirectional "
+            "GPU-to-GPU bandwidth per GPU'; quotes checked against a verbatim clipping of the page (2026-01-15) in a "
+            "public GitHub repository. The rack's totals are 72 times these: 20.7 TB of HBM4 and 259 TB/s of NVLink "
+            f"(both directions), {_READ}")
+NV_RUBIN_FLOPS = ("NVIDIA rack training figure / 72 packages: NVFP4 2.5 EF -> 34.7 PF (NVIDIA's Rubin blog, "
+                  "same page as the memory figures, lists 'NVFP4 training (PFLOPS) | 35' per GPU); the FP8 figure rests "
+                  "on a secondary report, not NVIDIA's page: 1.2 EF -> 16.7 PF, GTC 2025 NVL144, megaobzor.com). The 50 PF 'NVFP4 inference' figure relies on Transformer Engine "
                   "compression (about 3:2 over dense, per SemiAnalysis as cited in greaterwrong.com "
                   f"Vladimir_Nesov shortform) and is not stored, {_READ}")
 NV_RUBIN_ULTRA = ("NVIDIA GTC 2025 (2025-03-18) roadmap, Rubin Ultra NVL576 for H2 2027: 144 packages of 4 "

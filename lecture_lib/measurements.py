@@ -14,6 +14,13 @@ from the row's fields: a deployment of several nodes is ``collectives.deployment
 never a hand-made multiple, and no bound is typed. ``efficiency = measured / bound``; above 1 means the
 row beats its bound, which the table allows only with a written reason (``beats_bound_because``).
 
+Each row's bound uses the layout its publisher states (``bound_layout``, a :class:`roofline.Layout`):
+DeepSeek's "MLA/Shared Expert DP144" with 32 redundant routed experts, SGLang's DP attention with EPLB's
+288 experts, TensorRT-LLM's attention DP, tensor parallelism for the TP rows. What each device holds and
+reads, and the batch that fits beside it, follow from the layout (``layout`` is the row's plain label and
+must agree with it). ``attention_dtype`` is attention's format where the publisher states one (DeepSeek:
+"core MLA computations ... use the BF16 format").
+
 Four kinds of figure:
 
 - ``"decode"``: output tokens/s of a decode pool; the bound is :func:`roofline.decode_bound` at the
@@ -72,6 +79,22 @@ _DATE = re.compile(r"^(20\d\d)-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$")
 _LAYOUTS = ("single GPU", "TP", "DP-attention + EP", "TP + EP", "DP replicas")
 
 
+def _check_layout(key: str, label: str, chosen) -> None:
+    """The layout the bound uses must be the one the row's label names: TP rows shard everything
+    (attention_tp None, "tp"), DP-attention and DP-replica rows hold a full copy of the weights outside the
+    routed experts on every device (attention_tp 1), single-GPU rows need none."""
+    if label == "single GPU":
+        return
+    if chosen is None:
+        raise ValueError(f"{key}: bound_layout must be given for a {label!r} row (None would pool the devices "
+                         f"into one big chip)")
+    if label in ("TP", "TP + EP") and chosen.attention_tp is not None:
+        raise ValueError(f"{key}: bound_layout must shard attention over every device for a {label!r} row "
+                         f"(roofline.LAYOUTS['tp']), got {chosen.name!r}")
+    if label in ("DP-attention + EP", "DP replicas") and chosen.attention_tp != 1:
+        raise ValueError(f"{key}: bound_layout must have attention_tp=1 for a {label!r} row, got {chosen.name!r}")
+
+
 def _text(key: str, name: str, value, *, minimum: int = 4) -> None:
     if not isinstance(value, str) or len(value.strip()) < minimum:
         raise ValueError(f"{key}: {name} must be a str of at least {minimum} characters, got "
@@ -93,6 +116,7 @@ class Measurement:
     layout: str = "single GPU"  # how the model is split: one of _LAYOUTS, recorded for the bound
     tp: int = 1                 # tensor-parallel degree (attention and dense layers)
     ep: int = 1                 # expert-parallel degree (routed experts)
+    bound_layout: object = None  # what the bound computes with: a roofline.Layout, "tp", "dp_ep", or None (pooled)
     per: str                 # "node", "GPU", "deployment" or "sequence": what the figure is divided by
     kind: str
     measured: float
@@ -112,6 +136,7 @@ class Measurement:
     expert_weight_dtype: object = None
     compute_dtype: str = "fp8"
     expert_compute_dtype: str | None = None
+    attention_dtype: str | None = None  # attention's matmuls, when the publisher states a format (MLA in BF16)
     kv_dtype: object = "bf16"
     tokens_per_step: float = 1.0
     lower_limit: bool = False   # the bound leaves out a cost the publisher did not state: efficiency is a floor
@@ -144,6 +169,12 @@ class Measurement:
                 raise ValueError(f"{k}: system must be a chip preset when n_chips is given, got "
                                  f"{validate._describe(self.system)}") from error
         validate.choice(f"{k}: layout", self.layout, _LAYOUTS)
+        try:
+            chosen = roofline.resolve_layout(self.bound_layout)
+        except ValueError as error:
+            raise ValueError(f"{k}: bound_layout must be None, a roofline.Layout or one of "
+                             f"{sorted(roofline.LAYOUTS)}, got {validate._describe(self.bound_layout)}") from error
+        _check_layout(k, self.layout, chosen)
         validate.integer(f"{k}: tp", self.tp)
         validate.integer(f"{k}: ep", self.ep)
         validate.choice(f"{k}: kind", self.kind, KINDS)
@@ -178,7 +209,8 @@ class Measurement:
         for name in ("weight_dtype", "kv_dtype") + (("expert_weight_dtype",) if self.expert_weight_dtype is not None
                                                     else ()):
             models._bytes_per(f"{k}: {name}", getattr(self, name))
-        for name in ("compute_dtype",) + (("expert_compute_dtype",) if self.expert_compute_dtype else ()):
+        for name in ("compute_dtype",) + tuple(name for name in ("expert_compute_dtype", "attention_dtype")
+                                               if getattr(self, name) is not None):
             validate.choice(f"{k}: {name}", getattr(self, name), tuple(hardware.BYTES_PER_VALUE))
         tau = validate.scalar(f"{k}: tokens_per_step", self.tokens_per_step)
         if tau < 1:
@@ -222,18 +254,27 @@ class Measurement:
             models.get(self.model), self.deployment, batch=batch, len_ctx=len_ctx,
             weight_dtype=self.weight_dtype, expert_weight_dtype=self.expert_weight_dtype,
             compute_dtype=self.compute_dtype, expert_compute_dtype=self.expert_compute_dtype,
-            kv_dtype=self.kv_dtype, tokens_per_step=self.tokens_per_step)
+            attention_dtype=self.attention_dtype, kv_dtype=self.kv_dtype, tokens_per_step=self.tokens_per_step,
+            layout=self.bound_layout)
 
     def _batch(self, len_ctx) -> float:
-        """The stated batch, or the largest that fits in HBM beside the weights."""
+        """The stated batch, or the largest that fits in each device's HBM beside the weights it holds under
+        the row's layout."""
         if self.batch is not None:
             return self.batch
         return roofline.batch_that_fits(models.get(self.model), self.deployment, len_ctx=len_ctx,
-                                        weight_bytes=self.weight_dtype, kv_dtype=self.kv_dtype)
+                                        weight_bytes=self.weight_dtype, expert_weight_bytes=self.expert_weight_dtype,
+                                        kv_dtype=self.kv_dtype, layout=self.bound_layout)
+
+    def _prefill(self, hit_rate):
+        return roofline.prefill_bound(
+            models.get(self.model), self.deployment, len_in=self.len_in, hit_rate=hit_rate,
+            compute_dtype=self.compute_dtype, expert_compute_dtype=self.expert_compute_dtype,
+            attention_dtype=self.attention_dtype, layout=self.bound_layout, weight_dtype=self.weight_dtype,
+            expert_weight_dtype=self.expert_weight_dtype)
 
     def bound_detail(self) -> dict:
         """The bound (tokens/s per ``per``) and the pieces it came from."""
-        m, d = models.get(self.model), self.deployment
         if self.kind == "latency":
             step = self._decode(self.batch, self.len_ctx)
             return {"bound": step["tokens_per_s_per_seq"], "batch": self.batch, **step}
@@ -242,13 +283,10 @@ class Measurement:
             step = self._decode(batch, self.len_ctx)
             return {"bound": step["tokens_per_s"] / self.divisor, "batch": batch, **step}
         if self.kind == "prefill":
-            pre = roofline.prefill_bound(m, d, len_in=self.len_in, hit_rate=self.hit_rate,
-                                         compute_dtype=self.compute_dtype,
-                                         expert_compute_dtype=self.expert_compute_dtype)
+            pre = self._prefill(self.hit_rate)
             return {"bound": pre["input_tokens_per_s"] / self.divisor, **pre}
         # serving: prefill each request, then decode it at the batch at its mean context
-        pre = roofline.prefill_bound(m, d, len_in=self.len_in, compute_dtype=self.compute_dtype,
-                                     expert_compute_dtype=self.expert_compute_dtype)
+        pre = self._prefill(0.0)
         context = self.len_in + self.len_out / 2
         batch = self._batch(context)
         step = self._decode(batch, context)
@@ -278,6 +316,15 @@ _DS_QUOTE = ("Each H800 node delivers an average throughput of ~73.7k tokens/s i
              "during prefilling or ~14.8k tokens/s output during decoding.")
 _DS_LAYOUT = ("DeepSeek's document: prefill units of 4 nodes (routed experts EP32, MLA and shared expert DP32), "
               "decode units of 18 nodes (routed experts EP144, MLA and shared expert DP144)")
+#: DeepSeek's units hold MLA, the dense layers and the shared expert whole on every GPU ("MLA/Shared Expert DP144",
+#: "DP32") and spread 256 + 32 redundant routed experts per layer over the unit ("with 32 redundant routed experts").
+_DS_DECODE_LAYOUT = roofline.Layout(attention_tp=1, redundant_experts=32)
+_DS_PREFILL_LAYOUT = roofline.Layout(attention_tp=1, redundant_experts=32)
+#: SGLang's 96 x H100: DP attention, DP dense FFN and LM head, EPLB over 288 experts (256 + 32 redundant).
+_SGL_LAYOUT = roofline.Layout(attention_tp=1, redundant_experts=32)
+_SGL_DS_BATCH = ("SGLang's decode table (same post as the SGLang rows, 'Profile Results') gives DeepSeek's blog "
+                 "'Batch Size | 128' at 'KV Cache Length | 4,989' on '18' nodes, the same per-GPU batch column "
+                 "as its own 256")
 _LMSYS_EP = "https://lmsys.org/blog/2025-05-05-large-scale-ep/"
 _LMSYS_EP_SRC = "github.com/lm-sys/lm-sys.github.io, blog/2025-05-05-large-scale-ep.md"
 _LMSYS_GB = "https://lmsys.org/blog/2025-09-25-gb200-part-2/"
@@ -316,53 +363,61 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     # --- DeepSeek's own service (provider disclosure, 24-hour average) ----------------------------
     Measurement(
         key="deepseek-decode-h800", model="deepseek-v3", system="HGX H800", n_systems=18, per="node",
-        layout="DP-attention + EP", ep=144, kind="decode", measured=14.8e3, len_ctx=4989,
-        weight_dtype="fp8", kv_dtype="bf16", quote=_DS_QUOTE, url=_DS, date="2025-03-01",
+        layout="DP-attention + EP", ep=144, bound_layout=_DS_DECODE_LAYOUT, kind="decode", measured=14.8e3,
+        batch=128 * 144, len_ctx=4989, weight_dtype="fp8", attention_dtype="bf16", kv_dtype="bf16",
+        quote=_DS_QUOTE, url=_DS, date="2025-03-01",
         engine="DeepSeek in-house (DeepEP, DeepGEMM, EPLB)",
-        assumed=("18 H800 nodes per decode unit (" + _DS_LAYOUT + "); context 4,989 tokens, the document's "
-                 "average KV-cache length per output token; FP8 weights and matmuls, KV cache in BF16; no MTP; "
-                 "the batch is the largest that fits in HBM (the document gives none)"),
+        assumed=("18 H800 nodes per decode unit (" + _DS_LAYOUT + "), 32 redundant routed experts, so each GPU "
+                 "holds MLA, the dense layers and the shared expert whole plus 2 routed experts per layer; "
+                 "context 4,989 tokens, the document's average KV-cache length per output token; 128 sequences "
+                 "per GPU (DeepSeek's document gives no batch; " + _SGL_DS_BATCH + "); FP8 weights and "
+                 "matmuls, core MLA in BF16 ('core MLA computations and combine transmissions use the BF16 "
+                 "format'), KV cache in BF16; no MTP"),
         notes="A 24-hour average of a live service, load varying through the day: not a peak."),
     Measurement(
         key="deepseek-prefill-h800", model="deepseek-v3", system="HGX H800", n_systems=4, per="node",
-        layout="DP-attention + EP", ep=32, kind="prefill", measured=73.7e3, len_in=4989,
-        hit_rate=342 / 608, compute_dtype="fp8", quote=_DS_QUOTE, url=_DS, date="2025-03-01",
-        engine="DeepSeek in-house (DeepEP, DeepGEMM, EPLB)",
-        assumed=("4 H800 nodes per prefill unit (" + _DS_LAYOUT + "); the day's cache hit rate, 342B of 608B input "
-                 "tokens, applied to every prompt; prompts of 4,989 tokens (the document gives the average KV "
-                 "length, not the prompt length); FP8 matmuls"),
+        layout="DP-attention + EP", ep=32, bound_layout=_DS_PREFILL_LAYOUT, kind="prefill", measured=73.7e3,
+        len_in=4989, hit_rate=342 / 608, compute_dtype="fp8", attention_dtype="bf16", quote=_DS_QUOTE, url=_DS,
+        date="2025-03-01", engine="DeepSeek in-house (DeepEP, DeepGEMM, EPLB)",
+        assumed=("4 H800 nodes per prefill unit (" + _DS_LAYOUT + "), 32 redundant routed experts, 9 per GPU; the "
+                 "day's cache hit rate, 342B of 608B input tokens, applied to every prompt; prompts of 4,989 "
+                 "tokens (the document gives the average KV length, not the prompt length); FP8 matmuls, core "
+                 "MLA in BF16 as the document states"),
         notes="Input tokens include cache hits, so the prefix cache lifts the bound by about 1/(1 - 0.563)."),
     # --- SGLang reproduces it on 96 H100 (measured per phase) ------------------------------------
     Measurement(
         key="sglang-decode-96xh100", model="deepseek-v3", system="HGX H100", n_systems=9, per="node",
-        layout="DP-attention + EP", ep=72, kind="decode", measured=22282, batch=256 * 72, len_ctx=2000,
-        weight_dtype="fp8", kv_dtype="bf16",
+        layout="DP-attention + EP", ep=72, bound_layout=_SGL_LAYOUT, kind="decode", measured=22282,
+        batch=256 * 72, len_ctx=2000, weight_dtype="fp8", kv_dtype="bf16",
         quote="Evaluated on 9 nodes (9×8×H100, EP72; half the scale of DeepSeek), the system achieved 22,282 "
               "tokens/sec per node for 2K inputs",
         url=_LMSYS_EP, read_at=_LMSYS_EP_SRC, date="2025-05-05",
         engine="SGLang, PD disaggregation, DeepEP, DeepGEMM, EPLB, two-batch overlap",
         assumed=("9 HGX H100 nodes, 256 sequences per GPU at 2,000 tokens of KV cache (the post's decode table: "
-                 "batch size 256, KV cache length 2,000); FP8 weights, BF16 KV cache")),
+                 "batch size 256, KV cache length 2,000); DP attention, DP dense FFN and DP LM head, experts by "
+                 "EPLB over 288 (256 + 32 redundant, 'a pool of 288 experts'); FP8 weights, BF16 KV cache")),
     Measurement(
         key="sglang-prefill-96xh100", model="deepseek-v3", system="HGX H100", n_systems=4, per="node",
-        layout="DP-attention + EP", ep=32, kind="prefill", measured=54543, len_in=2000, compute_dtype="fp8",
+        layout="DP-attention + EP", ep=32, bound_layout=_SGL_LAYOUT, kind="prefill", measured=54543, len_in=2000, compute_dtype="fp8",
         quote="On 4 nodes (4×8×H100, EP32), the system achieved per-node throughputs of 57,674, 54,543, and "
               "50,302 tokens per second for prompt lengths of 1K, 2K, and 4K, respectively.",
         url=_LMSYS_EP, read_at=_LMSYS_EP_SRC, date="2025-05-05",
         engine="SGLang, PD disaggregation, DeepEP, DeepGEMM, two-batch overlap",
-        assumed="4 HGX H100 nodes, prompts of 2,000 tokens, no prefix-cache hits, FP8 matmuls"),
+        assumed=("4 HGX H100 nodes (DP attention, 288 experts by EPLB), prompts of 2,000 tokens, no prefix-cache "
+                 "hits, FP8 matmuls, attention too (the post does not state its format)")),
     Measurement(
         key="sglang-prefill-96xh100-4k", model="deepseek-v3", system="HGX H100", n_systems=4, per="node",
-        layout="DP-attention + EP", ep=32, kind="prefill", measured=50302, len_in=4096, compute_dtype="fp8",
+        layout="DP-attention + EP", ep=32, bound_layout=_SGL_LAYOUT, kind="prefill", measured=50302, len_in=4096, compute_dtype="fp8",
         quote="On 4 nodes (4×8×H100, EP32), the system achieved per-node throughputs of 57,674, 54,543, and "
               "50,302 tokens per second for prompt lengths of 1K, 2K, and 4K, respectively.",
         url=_LMSYS_EP, read_at=_LMSYS_EP_SRC, date="2025-05-05",
         engine="SGLang, PD disaggregation, DeepEP, DeepGEMM, two-batch overlap",
-        assumed="4 HGX H100 nodes, prompts of 4,096 tokens, no prefix-cache hits, FP8 matmuls"),
+        assumed=("4 HGX H100 nodes (DP attention, 288 experts by EPLB), prompts of 4,096 tokens, no prefix-cache "
+                 "hits, FP8 matmuls, attention too (the post does not state its format)")),
     # --- SGLang on a GB200 NVL72 ------------------------------------------------------------------
     Measurement(
         key="sglang-decode-gb200", model="deepseek-v3", system="GB200", n_chips=48, per="GPU",
-        layout="DP-attention + EP", ep=48, kind="decode", measured=13386, batch=1408 * 48, len_ctx=2000,
+        layout="DP-attention + EP", ep=48, bound_layout="dp_ep", kind="decode", measured=13386, batch=1408 * 48, len_ctx=2000,
         weight_dtype="fp8", expert_weight_dtype=NVFP4_BYTES, compute_dtype="fp8", expert_compute_dtype="fp4",
         kv_dtype="fp8", quote=_LMSYS_GB_QUOTE, url=_LMSYS_GB, read_at=_LMSYS_GB_SRC, date="2025-09-25",
         engine="SGLang, PD disaggregation, wide EP, FP8 attention, NVFP4 MoE",
@@ -371,21 +426,22 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                  "FP8 elsewhere, FP8 KV cache")),
     Measurement(
         key="sglang-prefill-gb200", model="deepseek-v3", system="GB200", n_chips=2, per="GPU",
-        layout="DP-attention + EP", ep=2, kind="prefill", measured=26156, len_in=2000, compute_dtype="fp8",
-        expert_compute_dtype="fp4", quote=_LMSYS_GB_QUOTE, url=_LMSYS_GB, read_at=_LMSYS_GB_SRC,
+        layout="DP-attention + EP", ep=2, bound_layout="dp_ep", kind="prefill", measured=26156, len_in=2000,
+        compute_dtype="fp8", expert_compute_dtype="fp4", expert_weight_dtype=NVFP4_BYTES, quote=_LMSYS_GB_QUOTE, url=_LMSYS_GB, read_at=_LMSYS_GB_SRC,
         date="2025-09-25", engine="SGLang, PD disaggregation, NVFP4 MoE, weights offloaded to host memory",
         assumed=("prefill instances of 2 GB200 GPUs ('2 for low-precision'), prompts of 2,000 tokens, no cache "
                  "hits; expert matmuls at the FP4 peak, the rest at FP8")),
     Measurement(
         key="sglang-decode-gb200-bf16attn", model="deepseek-v3", system="GB200", n_chips=48, per="GPU",
-        layout="DP-attention + EP", ep=48, kind="decode", measured=9087, len_ctx=2000, weight_dtype="fp8",
-        compute_dtype="fp8", kv_dtype="bf16", quote=_LMSYS_GB_QUOTE16, url=_LMSYS_GB, read_at=_LMSYS_GB_SRC,
+        layout="DP-attention + EP", ep=48, bound_layout="dp_ep", kind="decode", measured=9087, len_ctx=2000,
+        weight_dtype="fp8", compute_dtype="fp8", attention_dtype="bf16", kv_dtype="bf16", quote=_LMSYS_GB_QUOTE16, url=_LMSYS_GB, read_at=_LMSYS_GB_SRC,
         date="2025-09-25", engine="SGLang, PD disaggregation, wide EP, BF16 attention, FP8 GEMMs",
         assumed=("48 GB200 GPUs decoding at 2,000 tokens of context; FP8 weights, BF16 KV cache; the batch is the "
                  "largest that fits (the post gives batch sizes only for the low-precision runs)")),
     Measurement(
         key="sglang-prefill-gb200-bf16attn", model="deepseek-v3", system="GB200", n_chips=4, per="GPU",
-        layout="DP-attention + EP", ep=4, kind="prefill", measured=18471, len_in=2000, compute_dtype="fp8",
+        layout="DP-attention + EP", ep=4, bound_layout="dp_ep", kind="prefill", measured=18471, len_in=2000,
+        compute_dtype="fp8", attention_dtype="bf16",
         quote=_LMSYS_GB_QUOTE16, url=_LMSYS_GB, read_at=_LMSYS_GB_SRC, date="2025-09-25",
         engine="SGLang, PD disaggregation, BF16 attention, FP8 GEMMs",
         assumed="prefill instances of 4 GB200 GPUs ('4 ranks per instance for high-precision'), prompts of "
@@ -411,7 +467,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                  "weights and matmuls, FP8 KV cache; the batch is the largest that fits")),
     Measurement(
         key="trtllm-llama70b-fp8-h200-tp2", model="llama-3-70b", system="H200", n_chips=2, per="deployment",
-        layout="TP", tp=2, kind="serving", measured=4773.33, len_in=1000, len_out=1000, weight_dtype="fp8",
+        layout="TP", tp=2, bound_layout="tp", kind="serving", measured=4773.33, len_in=1000, len_out=1000, weight_dtype="fp8",
         compute_dtype="fp8", kv_dtype="fp8",
         quote="| 1000, 1000                   |    | 4,181.06         | 4,773.33          |",
         url=_TRT_PERF, read_at=_TRT_PERF_SRC, date="2025-07", engine=_TRT_ENGINE,
@@ -420,7 +476,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         notes="The quote is the '1000, 1000' row under 'Llama 3.3 70B FP8', H100 then H200; the figure is for both GPUs."),
     Measurement(
         key="trtllm-llama405b-fp8-h200-2k", model="llama-3-405b", system="HGX H200", per="deployment",
-        layout="TP", tp=8, kind="serving", measured=441.35, len_in=2048, len_out=128, weight_dtype="fp8",
+        layout="TP", tp=8, bound_layout="tp", kind="serving", measured=441.35, len_in=2048, len_out=128, weight_dtype="fp8",
         compute_dtype="fp8", kv_dtype="fp8",
         quote="| 2048, 128                    |    | 433.47           | 441.35            |",
         url=_TRT_PERF, read_at=_TRT_PERF_SRC, date="2025-07", engine=_TRT_ENGINE,
@@ -429,7 +485,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         notes="The quote is the '2048, 128' row under 'Llama 3.1 405B FP8', H100 then H200."),
     Measurement(
         key="trtllm-llama405b-fp8-h200-20k", model="llama-3-405b", system="HGX H200", per="deployment",
-        layout="TP", tp=8, kind="serving", measured=509.87, len_in=20000, len_out=2000, weight_dtype="fp8",
+        layout="TP", tp=8, bound_layout="tp", kind="serving", measured=509.87, len_in=20000, len_out=2000, weight_dtype="fp8",
         compute_dtype="fp8", kv_dtype="fp8",
         quote="| 20000, 2000                  |    | 363.27           | 509.87            |",
         url=_TRT_PERF, read_at=_TRT_PERF_SRC, date="2025-07", engine=_TRT_ENGINE,
@@ -439,7 +495,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     # --- TensorRT-LLM's DeepSeek-R1 reproduction guide (batch 1 and max throughput) -----------------
     Measurement(
         key="trtllm-dsr1-b200-batch1", model="deepseek-v3", system="HGX B200", per="sequence", layout="TP + EP",
-        tp=8, ep=2, kind="latency", measured=274.7188, batch=1, len_ctx=1024 + 2048 / 2,
+        tp=8, ep=2, bound_layout="tp", kind="latency", measured=274.7188, batch=1, len_ctx=1024 + 2048 / 2,
         weight_dtype="fp8", expert_weight_dtype=NVFP4_BYTES, compute_dtype="fp8", expert_compute_dtype="fp4",
         kv_dtype="bf16", quote="Per User Output Throughput (tokens/sec/user):     274.7188",
         url=_TRT_DS, read_at=_TRT_DS_SRC, date="2025-08", engine="TensorRT-LLM trtllm-bench, nvidia/DeepSeek-R1-FP4, MTP with 3 draft layers",
@@ -450,7 +506,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                "the gap is larger than it looks. The guide labels the block 'Expected Results'.")),
     Measurement(
         key="trtllm-dsr1-h200-batch1", model="deepseek-v3", system="HGX H200", per="sequence", layout="TP + EP",
-        tp=8, ep=4, kind="latency", measured=158.1196, batch=1, len_ctx=1024 + 2048 / 2,
+        tp=8, ep=4, bound_layout="tp", kind="latency", measured=158.1196, batch=1, len_ctx=1024 + 2048 / 2,
         weight_dtype="fp8", compute_dtype="fp8", kv_dtype="bf16",
         quote="Per User Output Throughput (tokens/sec/user):     158.1196",
         url=_TRT_DS, read_at=_TRT_DS_SRC, date="2025-08", engine="TensorRT-LLM trtllm-bench, deepseek-ai/DeepSeek-R1 (FP8), MTP with 3 draft layers",
@@ -458,7 +514,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                  "and matmuls, BF16 KV cache; the bound is one token per step (tau = 1)")),
     Measurement(
         key="trtllm-dsr1-b200-maxtput", model="deepseek-v3", system="HGX B200", per="deployment",
-        layout="DP-attention + EP", ep=8, kind="serving", measured=43146.2042, batch=7168, len_in=1024, len_out=2048,
+        layout="DP-attention + EP", ep=8, bound_layout="dp_ep", kind="serving", measured=43146.2042, batch=7168, len_in=1024, len_out=2048,
         weight_dtype="fp8", expert_weight_dtype=NVFP4_BYTES, compute_dtype="fp8", expert_compute_dtype="fp4",
         kv_dtype="fp8", quote="Total Output Throughput (tokens/sec):             43146.2042",
         url=_TRT_DS, read_at=_TRT_DS_SRC, date="2025-08", engine="TensorRT-LLM trtllm-bench, nvidia/DeepSeek-R1-0528-FP4, attention DP, no MTP",
@@ -466,7 +522,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                  "1,024 input and 2,048 output tokens; NVFP4 experts, FP8 elsewhere, FP8 KV cache")),
     Measurement(
         key="trtllm-dsr1-h200-maxtput", model="deepseek-v3", system="HGX H200", per="deployment",
-        layout="DP-attention + EP", ep=8, kind="serving", measured=11489.2671, batch=1024, len_in=1024, len_out=2048,
+        layout="DP-attention + EP", ep=8, bound_layout="dp_ep", kind="serving", measured=11489.2671, batch=1024, len_in=1024, len_out=2048,
         weight_dtype="fp8", compute_dtype="fp8", kv_dtype="bf16",
         quote="Total Output Throughput (tokens/sec):             11489.2671",
         url=_TRT_DS, read_at=_TRT_DS_SRC, date="2025-08", engine="TensorRT-LLM trtllm-bench, deepseek-ai/DeepSeek-R1 (FP8), attention DP, no MTP",
@@ -475,7 +531,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     # --- MLPerf Inference v4.1, closed division, Offline scenario ------------------------------------
     Measurement(
         key="mlperf41-llama2-70b-h200x8", lower_limit=True, model="llama-2-70b", system="HGX H200", per="deployment", layout="TP",
-        tp=8, kind="decode", measured=31302.7, len_out=_MLPERF_OUT, len_ctx=_MLPERF_OUT / 2, weight_dtype="fp8",
+        tp=8, bound_layout="tp", kind="decode", measured=31302.7, len_out=_MLPERF_OUT, len_ctx=_MLPERF_OUT / 2, weight_dtype="fp8",
         compute_dtype="fp8", kv_dtype="fp8", quote="Tokens per second: 31302.7",
         url=_MLPERF + "NVIDIA/results/H200-SXM-141GBx8_TRT/llama2-70b-99/Offline/performance/run_1/mlperf_log_summary.txt",
         date="2024-08-28", engine="NVIDIA TensorRT-LLM (MLPerf submission, 'llama2-70b-Offline-SUT')",
@@ -491,7 +547,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                  "the summary file does not state formats); the batch is the largest that fits. " + _MLPERF_LEN)),
     Measurement(
         key="mlperf41-llama2-70b-mi300x8", lower_limit=True, model="llama-2-70b", system="MI300X platform", per="deployment",
-        layout="DP replicas", kind="decode", measured=23514.8, len_out=_MLPERF_OUT, len_ctx=_MLPERF_OUT / 2, weight_dtype="fp8",
+        layout="DP replicas", bound_layout="dp_ep", kind="decode", measured=23514.8, len_out=_MLPERF_OUT, len_ctx=_MLPERF_OUT / 2, weight_dtype="fp8",
         compute_dtype="fp8", kv_dtype="fp8", quote="Tokens per second: 23514.8",
         url=_MLPERF + "AMD/results/8xMI300X_2xEPYC-9374F/llama2-70b-99/Offline/performance/run_1/mlperf_log_summary.txt",
         date="2024-08-28", engine="vLLM 0.4.3 on ROCm 6.1.2 (AMD's MLPerf submission, code path 'VllmFp8')",
@@ -507,7 +563,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                  "that fits. " + _MLPERF_LEN)),
     Measurement(
         key="mlperf41-mixtral-8x7b-h200x8", lower_limit=True, model="mixtral-8x7b", system="HGX H200", per="deployment",
-        layout="TP + EP", tp=8, kind="decode", measured=59022.3, len_out=59022.3 / 404.431, len_ctx=59022.3 / 404.431 / 2,
+        layout="TP + EP", tp=8, bound_layout="tp", kind="decode", measured=59022.3, len_out=59022.3 / 404.431, len_ctx=59022.3 / 404.431 / 2,
         weight_dtype="fp8", compute_dtype="fp8", kv_dtype="fp8",
         quote="Samples per second: 404.431\nTokens per second: 59022.3",
         url=_MLPERF + "NVIDIA/results/H200-SXM-141GBx8_TRT/mixtral-8x7b/Offline/performance/run_1/mlperf_log_summary.txt",
@@ -520,7 +576,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     # --- TPU: JetStream on a TPU v5e-8 -------------------------------------------------------------
     Measurement(
         key="jetstream-llama3-8b-v5e8", lower_limit=True, model="llama-3.1-8b", system="TPU v5e", n_chips=8, per="deployment",
-        layout="TP", tp=8, kind="decode", measured=8249, batch=128, len_ctx=1024, weight_dtype="bf16",
+        layout="TP", tp=8, bound_layout="tp", kind="decode", measured=8249, batch=128, len_ctx=1024, weight_dtype="bf16",
         compute_dtype="bf16", kv_dtype="bf16",
         quote="2024-04-24 | TPU v5e-8 | bfloat16 | 128 | 2048 | 1024 | 1024 | 8249",
         url=_JETSTREAM, date="2024-04-24", engine="JetStream-PyTorch on Cloud TPU, ShareGPT prompts",
@@ -593,11 +649,14 @@ def efficiency_summary(rows=None, *, kind: str | None = None) -> dict:
 
 
 def table() -> list[dict]:
-    """One dict per row: key, model, hardware, kind, measured, bound, efficiency, date, url, source."""
+    """One dict per row: key, model, hardware, layout (label and the one the bound uses), kind, measured,
+    bound, efficiency, date, url, source."""
     rows = []
     for row in MEASUREMENTS:
         d = row.deployment
+        chosen = roofline.resolve_layout(row.bound_layout)
         rows.append({"key": row.key, "model": row.model, "hardware": d.name, "layout": row.layout,
+                     "bound_layout": "pooled" if chosen is None else chosen.name,
                      "kind": row.kind, "per": row.per, "measured": row.measured, "bound": row.bound,
                      "efficiency": row.efficiency, "date": row.date, "url": row.url,
                      "primary_read": row.primary_read, "lower_limit": row.lower_limit, "source": row.source,

@@ -10,7 +10,7 @@ import dataclasses
 
 import sympy as sp
 
-from . import collectives, hardware, measurements, models, roofline
+from . import collectives, hardware, measurements, models, roofline, topology, training_layout
 from . import symbols as _symbols
 from .registry import Mistake, Problem, _register
 
@@ -22,10 +22,10 @@ def _deepseek():
     return models.get("deepseek-v3")
 
 
-def _deepseek_batch_one_read(form: str = "fixed") -> float:
+def _deepseek_batch_one_read(form: str = "rows") -> float:
     m = _deepseek()
-    if form == "active":
-        return float(m.params_active)
+    if form == "table":         # the whole input-embedding table, as the lecture's N_total counts it
+        return roofline.params_read(m, tokens=1, embedding_rows=False)
     if form == "total":
         return float(m.params_total)
     return roofline.params_read(m, tokens=1)
@@ -93,9 +93,8 @@ _register("8.2", Problem(
     mistakes=(Mistake(lambda: _deepseek_batch_one_read("total"),
                       "That is every parameter: the lecture's large-batch form. At batch 1 each MoE layer "
                       "reads only the experts its one token is routed to."),
-              Mistake(lambda: _deepseek_batch_one_read("active"),
-                      "Close, but the active count leaves out the input-embedding table, which the read "
-                      "formula keeps in N_fixed (as the lecture's N_total does)."))))
+              Mistake(lambda: _deepseek_batch_one_read("table"),
+                      "That reads the whole input-embedding table; a lookup reads one row per token."))))
 _register("8.3", Problem(
     "Tokens to touch 90% of the experts", "number", _tokens_for_ninety_percent, rtol=0.02, unit="tokens",
     wrong_hint="Set the expected experts touched equal to 0.9 E and solve for B; a logarithm appears."))
@@ -209,3 +208,75 @@ _register("8.14", Problem(
                       "AMD's submission ran FP8 (its code path is test_VllmFp8): one byte per weight and the FP8 peak."),
               Mistake(lambda: _mi300x_generous_bound() / 8,
                       "That is one GPU's share; the MLPerf figure is for the whole platform of eight."))))
+
+
+# --- Problems on collective latency, topology and training layouts (issue 21 §2.5-2.7) -----------------
+
+def _tp_latency_405b(per_layer: int = 2, latency: bool = True, steps_per_all_reduce=None) -> float:
+    m = models.get("llama-3-405b")
+    base, hop = collectives.nccl_latency("nvlink", "LL")
+    kw = dict(tp=8, batch_tokens=1, bytes_per_value=2, link_bandwidth=hardware.get("H200").scale_up_bandwidth)
+    if not latency:
+        return collectives.tp_all_reduce_time(m, **kw) * per_layer / 2
+    if steps_per_all_reduce is not None:    # a wrong step count: base + steps x hop per all-reduce
+        return collectives.tp_all_reduce_time(m, **kw) + 2 * m.n_layers * (base + steps_per_all_reduce * hop)
+    return collectives.tp_all_reduce_time(m, **kw, hop_latency=hop, base_latency=base) * per_layer / 2
+
+
+def _ring_over_switch(n: int = 16) -> float:
+    ring = topology.collective_time("alltoall", topology="ring", dims=n, bytes_total=1.0, link_bandwidth=1.0)
+    switch = topology.collective_time("alltoall", topology="switch", dims=n, bytes_total=1.0, link_bandwidth=2.0)
+    return ring / switch
+
+
+def _v5p_x_opt(matrices: int = 3, axes_ratio: float = 2.0) -> float:
+    return training_layout.X_OPT(B_tok=2**20, n_chip=256, n_mats=matrices, d_ff=28_672, bw_fsdp=axes_ratio, bw_tp=1)
+
+
+_register("8.15", Problem(
+    "Latency of the tensor-parallel all-reduces at batch 1", "number", _tp_latency_405b, rtol=0.02, unit="seconds",
+    mistakes=(Mistake(lambda: _tp_latency_405b(latency=False),
+                      "That is the bandwidth term alone: tens of µs. Each all-reduce also pays NCCL's launch "
+                      "latency and a per-step latency for each of its 2 (N − 1) ring steps."),
+              Mistake(lambda: _tp_latency_405b(per_layer=1),
+                      "A Megatron layer all-reduces twice: after attention and after the MLP."),
+              Mistake(lambda: _tp_latency_405b(steps_per_all_reduce=7),
+                      "A ring all-reduce is a reduce-scatter (N − 1 steps) and then an all-gather (N − 1 more)."))))
+_register("8.16", Problem(
+    "AllToAll on a ring against a switch", "number", _ring_over_switch, rtol=0.01,
+    mistakes=(Mistake(lambda: 16 / 4,
+                      "That is the many-device limit N/4. Keep the switch's exact (N − 1)/N² for 16 devices."),
+              Mistake(lambda: 1.0,
+                      "Same egress does not mean same time: on a ring a chunk for a chip k places away crosses "
+                      "k links, and every one of them carries it."))))
+_register("8.17", Problem(
+    "How much FSDP on a TPU v5p slice?", "number", _v5p_x_opt, rtol=0.02, unit="chips on the FSDP axis",
+    mistakes=(Mistake(lambda: _v5p_x_opt(matrices=2),
+                      "That is the book's two-matrix MLP. Llama's gated MLP has three matrices to gather, which "
+                      "pushes the optimum toward less FSDP."),
+              Mistake(lambda: _v5p_x_opt(axes_ratio=1.0),
+                      "FSDP spans two of the three mesh axes, so its bandwidth per chip is twice TP's: W_X = 2 W_Y."),
+              Mistake(lambda: 256 / _v5p_x_opt(),
+                      "That is Y, the tensor-parallel degree. The question asks for X."))))
+
+
+# --- A layout problem (issue 21 §2.4): what one GPU of DeepSeek's decode unit holds --------------------
+
+#: DeepSeek's decode unit: "Routed Expert EP144, MLA/Shared Expert DP144", "32 redundant routed experts".
+DEEPSEEK_DECODE_LAYOUT = roofline.Layout(attention_tp=1, redundant_experts=32)
+
+
+def _deepseek_weights_per_gpu(layout=DEEPSEEK_DECODE_LAYOUT) -> float:
+    unit = collectives.deployment(hardware.get_system("HGX H800"), n_systems=18)
+    return roofline.device_memory(_deepseek(), unit, layout=layout, weight_dtype="fp8")["weights"]
+
+
+_register("8.18", Problem(
+    "What one GPU of DeepSeek's decode unit holds", "number", _deepseek_weights_per_gpu, rtol=0.01, unit="bytes",
+    mistakes=(Mistake(lambda: _deepseek_weights_per_gpu(layout=None),
+                      "That spreads every weight evenly over the 144 GPUs, as if they were one big chip. Under DP "
+                      "attention each GPU holds its own full copy of MLA, the dense layers, the shared expert, the "
+                      "router, the embeddings and the head."),
+              Mistake(lambda: _deepseek_weights_per_gpu(layout=roofline.Layout(attention_tp=1)),
+                      "Nearly: the unit also holds 32 redundant routed experts per layer, (256 + 32) / 144 = 2 "
+                      "experts per GPU in each MoE layer."))))

@@ -17,8 +17,9 @@ retyped here:
 - **Reality**: Chapter 8's dataset (:func:`measurements.efficiency_summary`): the band of this bound that
   published systems reached, applied to the headline rates so a bound is never read as a forecast.
 
-The headline decode and prefill figures use ``layout`` (default None: the pooled bound of Chapters 1 and 8,
-the one Chapter 8's dataset was measured against, so its band applies to them as it is).
+The headline decode and prefill figures use ``layout`` (default "auto": DP attention with expert parallelism
+for an MoE model on several devices, as DeepSeek and SGLang serve them, tensor parallelism otherwise; Chapter 8's
+rows are bounded under their publishers' layouts the same way, so its band applies to them as it is).
 
 Run from a shell: ``python -m lecture_lib.plan deepseek-v3 "HGX H200" --price 3.5 --context 8192``
 (``--help`` lists the options; ``--json`` prints the same numbers as JSON).
@@ -259,10 +260,16 @@ def layouts_for(deployment) -> dict:
 
 # --- the plan ---------------------------------------------------------------------------------------
 
+def auto_layout(model, deployment) -> str:
+    """The layout a plan uses by default: "dp_ep" (DP attention, experts over every device) for an MoE model on
+    several devices, as DeepSeek's and SGLang's published deployments run, else "tp"."""
+    return "dp_ep" if model.is_moe and deployment.n_chips > 1 else "tp"
+
+
 def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, batch=None, n_systems: int = 1,
          n_chips: int | None = None, weight_dtype="fp8", expert_weight_dtype=None, kv_dtype="bf16",
-         compute_dtype: str | None = None, expert_compute_dtype: str | None = None, layout=None,
-         tokens_per_step: float = 1.0) -> Plan:
+         compute_dtype: str | None = None, expert_compute_dtype: str | None = None, layout="auto",
+         attention_dtype: str | None = None, tokens_per_step: float = 1.0) -> Plan:
     """Plan serving ``model`` on ``system``: capacity, decode, prefill, cost, layouts and the reality band.
 
     - ``model``: a preset name (``models.names()``), a path to a Hugging Face ``config.json`` (or its dict),
@@ -276,9 +283,11 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
       that fits; else the largest whole batch that fits (throughput).
     - Number formats: ``weight_dtype`` (weights outside the routed experts; a name or bytes per value),
       ``expert_weight_dtype`` (routed experts; default the same), ``kv_dtype``, ``compute_dtype`` (peak FLOP/s
-      used; default ``weight_dtype``) and ``expert_compute_dtype``.
-    - ``layout``: the layout of the headline decode and prefill figures (None, "tp", "dp_ep" or a
-      ``roofline.Layout``); None pools the devices, as Chapter 8's dataset does.
+      used; default ``weight_dtype``), ``expert_compute_dtype`` and ``attention_dtype`` (attention's matmuls;
+      MLA attention often runs in BF16 while the GEMMs run in FP8).
+    - ``layout``: the layout of the headline decode and prefill figures: "auto" (default: "dp_ep" for an MoE
+      model on several devices, else "tp"), "tp", "dp_ep", a ``roofline.Layout``, or None to pool the devices
+      into one big chip (the optimistic bound of Chapter 1).
     - ``tokens_per_step``: tokens each sequence gains per step (1 without speculative decoding).
 
     Bad input is a ``ValueError`` naming the parameter.
@@ -297,7 +306,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
     tau = validate.scalar("tokens_per_step", tokens_per_step, maximum=64)
     if tau < 1:
         raise ValueError(f"tokens_per_step must be >= 1, got {tokens_per_step!r}")
-    chosen = roofline.resolve_layout(layout)
+    chosen = roofline.resolve_layout(auto_layout(model, deployment) if layout == "auto" else layout)
     bytes_w, bytes_e, compute = _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype,
                                          compute_dtype, expert_compute_dtype)
     expert_compute = expert_compute_dtype
@@ -322,7 +331,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
         (f"latency ≤ {units.seconds(latency_target)} per token" if latency_target is not None
          else f"fixed batch of {units.whole(batch)}" if batch is not None else "throughput (largest batch that fits)"))
     add("inputs", "layout", "headline layout", None if chosen is None else chosen.name, _layout_label(chosen, model)
-        + (" (one big chip: weights and KV split evenly, as Chapter 8's dataset assumes)" if chosen is None else ""))
+        + (" (one big chip: weights and KV split evenly, an optimistic bound)" if chosen is None else "")
+        + (" (chosen for this model and system)" if layout == "auto" else ""))
 
     # Capacity -------------------------------------------------------------------------------------
     per_token_kv = model.kv_bytes_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
@@ -363,7 +373,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
 
     # Decode ------------------------------------------------------------------------------------------
     common = dict(weight_dtype=bytes_w, expert_weight_dtype=bytes_e, compute_dtype=compute,
-                  expert_compute_dtype=expert_compute, kv_dtype=kv_dtype, tokens_per_step=tau, layout=chosen)
+                  expert_compute_dtype=expert_compute, attention_dtype=attention_dtype, kv_dtype=kv_dtype,
+                  tokens_per_step=tau, layout=chosen)
 
     def step(b):
         return roofline.decode_bound(model, deployment, batch=b, len_ctx=len_ctx, **common)
@@ -408,7 +419,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
 
     # Prefill -----------------------------------------------------------------------------------------
     pre = roofline.prefill_bound(model, deployment, len_in=len_ctx, compute_dtype=compute,
-                                 expert_compute_dtype=expert_compute, layout=chosen, weight_dtype=bytes_w,
+                                 expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
+                                 layout=chosen, weight_dtype=bytes_w,
                                  expert_weight_dtype=bytes_e)
     add("prefill", "t_prefill", "time to prefill the context", pre["t_prefill"], units.seconds(pre["t_prefill"]),
         "roofline.prefill_bound")
@@ -545,7 +557,9 @@ def main(argv=None) -> int:
     parser.add_argument("--expert-weights", type=_number_or_name, help="routed-expert weight format")
     parser.add_argument("--kv", default="bf16", type=_number_or_name, help="KV-cache format (default bf16)")
     parser.add_argument("--compute", help="compute format (default: the weight format)")
-    parser.add_argument("--layout", choices=sorted(roofline.LAYOUTS), help="headline layout (default: pooled)")
+    parser.add_argument("--layout", choices=["auto", "pooled"] + sorted(roofline.LAYOUTS), default="auto",
+                        help="headline layout (default auto: dp_ep for an MoE model on several GPUs, else tp)")
+    parser.add_argument("--attention", help="attention's compute format (default: the compute format)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     try:
@@ -553,7 +567,7 @@ def main(argv=None) -> int:
                       latency_target=None if args.latency_ms is None else args.latency_ms / 1e3, batch=args.batch,
                       n_systems=args.systems, n_chips=args.gpus, weight_dtype=args.weights,
                       expert_weight_dtype=args.expert_weights, kv_dtype=args.kv, compute_dtype=args.compute,
-                      layout=args.layout)
+                      layout=None if args.layout == "pooled" else args.layout, attention_dtype=args.attention)
     except (ValueError, KeyError) as error:
         message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
         print(f"{parser.prog}: error: {' '.join(message.split())}", file=sys.stderr)

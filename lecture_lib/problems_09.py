@@ -12,7 +12,7 @@ import dataclasses
 
 from . import collectives, hardware, models, roofline
 from . import plan as planner
-from .checks import Mistake, Problem, _register
+from .registry import Mistake, Problem, _register
 
 #: The published config.json of Qwen3-30B-A3B, the fields the course reads (facts typed from the file).
 QWEN3_30B_A3B_CONFIG = {

@@ -29,7 +29,8 @@ def test_every_number_is_the_chapter_function_it_names(deepseek_plan):
     n = d.n_chips
     got = p.numbers
     common = dict(weight_dtype=1.0, expert_weight_dtype=1.0, compute_dtype="fp8", expert_compute_dtype=None,
-                  kv_dtype="bf16", tokens_per_step=1.0, layout=None)
+                  kv_dtype="bf16", tokens_per_step=1.0, layout="dp_ep")
+    assert planner.auto_layout(m, d) == "dp_ep"      # the default for an MoE model on several GPUs
     # capacity, per layout
     for key, layout in {"pooled": None, "tp": "tp", "dp_ep": "dp_ep",
                         "tp_domain": roofline.Layout(attention_tp=8)}.items():
@@ -96,7 +97,8 @@ def _row_plan(row, batch):
                         len_ctx=row.len_ctx, batch=batch, weight_dtype=row.weight_dtype,
                         expert_weight_dtype=row.expert_weight_dtype, compute_dtype=row.compute_dtype,
                         expert_compute_dtype=row.expert_compute_dtype, kv_dtype=row.kv_dtype,
-                        tokens_per_step=row.tokens_per_step)
+                        tokens_per_step=row.tokens_per_step, layout=row.bound_layout,
+                        attention_dtype=row.attention_dtype)
 
 
 DECODE_ROWS = [row for row in measurements.MEASUREMENTS if row.kind in ("decode", "latency")]
@@ -105,7 +107,7 @@ DECODE_ROWS = [row for row in measurements.MEASUREMENTS if row.kind in ("decode"
 @pytest.mark.parametrize("row", DECODE_ROWS, ids=[row.key for row in DECODE_ROWS])
 def test_planning_a_chapter_8_row_gives_the_bound_it_reports(row):
     """Each decode/latency row's model, system, formats and batch (or the largest that fits) planned
-    with the pooled layout, which the dataset uses, give the row's bound."""
+    with the row's own layout and attention format give the row's bound."""
     detail = row.bound_detail()
     p = _row_plan(row, row.batch)
     if row.batch is None:       # the row runs at the fit limit; the plan reports that limit

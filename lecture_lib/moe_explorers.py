@@ -214,10 +214,10 @@ class ScaleUpExplorer(explore.Explorer):
             "active": fit.axhline(1e9, color=COLORS["compute"], ls="--", lw=1.2, label="model: active params"),
             "here": fit.plot([], [], "o", color=COLORS["balance"], ms=10, label="your system")[0],
             "floor": floor.plot([], [], color=COLORS["weights"], label="every expert read: total bytes / (n × HBM bw)")[0],
-            # Chapter 8: at batch 1 an MoE step reads only the k experts its token routes to. Divided by the
+            # At batch 1 an MoE step reads only the k experts its token routes to (Chapter 8 measures it). Divided by the
             # whole domain's bandwidth it is a lower bound: those k experts sit on at most k of the GPUs.
             "floor_batch1": floor.plot([], [], color=COLORS["weights"], ls=(0, (4, 1.5, 1, 1.5, 1, 1.5)), lw=1.2,
-                                       label="batch 1: only the k experts touched (Ch. 8, lower bound)")[0],
+                                       label="batch 1: only the k experts touched (lower bound)")[0],
             "floor_here": floor.plot([], [], "o", color=COLORS["balance"], ms=10)[0],
             "label": fit.text(1.5, 2e15, "", fontsize=9),
         }
@@ -276,7 +276,7 @@ class ScaleUpExplorer(explore.Explorer):
             (f"fits in {share:.0%} of HBM?", verdict, "ok" if fits else "bad"),
             ("largest model that fits", f"{units.count(n_fit)} params"),
             ("weight-fetch floor per step (every expert read)", units.seconds(floor_here)),
-            ("… at batch 1 (only the k experts touched, Ch. 8)",
+            ("… at batch 1 (a token reads only its k experts)",
              units.seconds(moe.WEIGHT_FETCH_FLOOR(N_total=read_batch1, bytes_param=bytes_param,
                                                   mem_bw=system.hbm_bandwidth))
              + f" ({units.count(read_batch1)} params read; a lower bound, as the k experts sit on at most k GPUs)"

@@ -159,9 +159,9 @@ class BatchExplorer(_RooflineExplorer):
             lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls="--", lw=1.5,
                                                      label="B* with KV")
             lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
-        # Chapter 8: an MoE step reads only the experts its tokens touch (roofline.PARAMS_READ)
+        # An MoE step reads only the experts its tokens touch (Chapter 8 measures it) (roofline.PARAMS_READ)
         lines["weights_read"], = latency.plot([], [], color=COLORS["weights"], ls=(0, (4, 1.5, 1, 1.5, 1, 1.5)), lw=1.2,
-                                              label="weight fetch, experts touched (Ch. 8)")
+                                              label="weight fetch, only the experts touched")
         latency.legend(loc="upper left", framealpha=0.9, frameon=True)
         self.lines = lines
         self.axes = (latency, cost)
@@ -228,7 +228,7 @@ class BatchExplorer(_RooflineExplorer):
              else f"{with_kv:,.0f}"),
             ("KV bytes per token", units.bytes_(bytes_tok)),
             ("latency floor (weight fetch)", units.seconds(weights[0])),
-            ("weight fetch at B = 1, experts touched (Ch. 8)", units.seconds(read[0]) if moe else "n/a (dense model or board example)"),
+            ("weight fetch at B = 1, only the k experts touched", units.seconds(read[0]) if moe else "n/a (dense model or board example)"),
             (f"step time at B = {batch:,.0f}", f"{units.seconds(step['t'])}  ({bound})"),
             ("MFU at your B", f"{step['t_compute'] / step['t']:.0%}"),
             ("tokens/s at your B", units.rate(batch / step["t"])),

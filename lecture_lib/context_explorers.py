@@ -23,6 +23,11 @@ BYTES = {"fp4": 0.5, "fp8": 1.0, "bf16": 2.0, "fp32": 4.0}
 N_CHIPS = 72   # one NVL72-sized unit; costs per token do not depend on it (every term scales as 1/n)
 
 
+def _money(value: float) -> str:
+    """Dollars with 2 significant digits, never in e-notation: "$0.00004", "$1.2 × 10⁻⁷"."""
+    return units.dollars(value, digits=2) if value == 0 or abs(value) >= 1e-6 else "$" + units.power_of_ten(value, digits=2)
+
+
 @dataclass(frozen=True)
 class LongContextWorkload:
     """A model as Chapter 6 needs it: active and total parameters and KV bytes *read* per token."""
@@ -308,7 +313,7 @@ class TierExplorer(explore.Explorer):
         changed = explore.set_limits(self.axis, (self.HOLDS[0], self.HOLDS[-1]), (1e-16, 1e-4))
         best = context.cheapest_tier(values["hold"], **kw)
         here = context.storage_costs(float(values["hold"]), **kw)
-        rows = [("cheapest at your hold time", f"{best}  (${float(here[best]) * 1e6:.2g} per M tokens)"),
+        rows = [("cheapest at your hold time", f"{best}  ({_money(float(here[best]) * 1e6)} per M tokens)"),
                 ("drain-time rule picks", context.tier_by_drain_time(values["hold"]))]
         rows.insert(0, ("your hold time", units.duration(values["hold"])))
         rows += [(f"{frm} → {to}", units.duration(when)) for when, frm, to in context.envelope_crossovers(**kw)]

@@ -82,6 +82,9 @@ def _simulated_fractions() -> np.ndarray:
                                                      k=8, n_tokens=2048, seed=int(r))["measured"] for r in RACKS])
 
 
+WEIGHT_BYTES = 1.0   # the cross-rack explorer holds the weights in FP8, DeepSeek-V3's native format (arXiv 2412.19437 §3.3)
+
+
 class CrossRackExplorer(explore.Explorer):
     """Spread one MoE layer over R racks: how much traffic leaves, and what the all-to-all then costs."""
 
@@ -151,7 +154,12 @@ class CrossRackExplorer(explore.Explorer):
         here = float(times["total"][racks - 1])
         one_rack = float(times["total"][0])
         n_layers = workload.model.n_moe_layers
+        system = r["system"]
         rows = [
+            # Every expert layer spread over R racks: do all of the model's weights fit in their HBM?
+            explore.capacity_row(n_total=workload.model.params_total, bytes_param=WEIGHT_BYTES, batch=0, len_ctx=1,
+                                 bytes_tok=1, hbm_capacity=racks * system.hbm_capacity,
+                                 where=f"{racks} × {system.name}, FP8 weights"),
             ("layer spans", self._spread(workload.model.n_routed_experts, racks, r["system"].n_chips)),
             ("cross-rack share (R-1)/R", f"{fraction:.3f}  (measured on random routing: "
                                          f"{self._measured[racks - 1]:.3f})"),

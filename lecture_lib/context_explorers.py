@@ -13,7 +13,7 @@ import numpy as np
 
 from . import context, explore, hardware, models, pricing, roofline, units
 from .plots import COLORS
-from .roofline_explorers import compute_format
+from .roofline_explorers import NoFitShade, compute_format, fits_in_hbm, first_misfit
 
 TIER_COLORS = {"rematerialise": COLORS["compute"], "HBM": COLORS["weights"], "host DRAM": COLORS["memory"],
                "flash": COLORS["kv"], "disk": COLORS["balance"]}
@@ -146,8 +146,16 @@ class ContextCostExplorer(_Shared):
         axis.legend(loc="upper left", fontsize=7, ncol=2)
         self.axis = axis
         self._kv_cache = {}
+        self.no_fit = NoFitShade(axis, view)
         view.animate(self.compute, self.memory, self.total, self.price_in, self.price_out, self.kink, self.marker)
         return view
+
+    def _stored(self, workload, kv_bytes):
+        """KV bytes stored per token at every context of the axis (for the does-it-fit shading)."""
+        key = ("stored", workload.label, kv_bytes)
+        if key not in self._kv_cache:
+            self._kv_cache[key] = np.array([float(workload.kv_stored(kv_bytes, c)) for c in self.CONTEXTS])
+        return self._kv_cache[key]
 
     def _kv(self, workload, kv_bytes):
         key = (workload.label, kv_bytes)
@@ -166,6 +174,9 @@ class ContextCostExplorer(_Shared):
                                 len_ctx=self.CONTEXTS, bytes_tok=bytes_tok) * per_million
         total = np.maximum(compute, memory)
         x = self.CONTEXTS / 1e3
+        fits = fits_in_hbm(n_total=workload.n_total, bytes_param=bytes_param, batch=batch, len_ctx=self.CONTEXTS,
+                           bytes_tok=self._stored(workload, kv_bytes), hbm_capacity=N_CHIPS * chip.hbm_capacity)
+        self.no_fit.update(0.0 if not fits[0] else first_misfit(x, fits), 1000.0)
         self.compute.set_data(x, np.full_like(x, compute))
         self.memory.set_data(x, memory)
         self.total.set_data(x, total)

@@ -128,9 +128,9 @@ class RealityExplorer(explore.Explorer):
                    if efficiency * look >= 1 else "well below its bound")
         # readout_table escapes every value: plain text here, never markup
         rows = [("figure", f"{row.model} on {row.deployment.name}, {row.kind}, per {row.per}"),
-                ("published", f"{row.measured:,.1f} tokens/s ({row.date})"),
-                ("bound (τ = 1)", f"{row.bound:,.1f} tokens/s → efficiency {efficiency:.0%}"),
-                (f"bound with τ = {tau:.2f}", f"{bound_tau:,.1f} tokens/s → {row.measured / bound_tau:.0%}"
+                ("published", f"{units.rate(row.measured)} ({row.date})"),
+                ("bound (τ = 1)", f"{units.rate(row.bound)} → efficiency {efficiency:.0%}"),
+                (f"bound with τ = {tau:.2f}", f"{units.rate(bound_tau)} → {row.measured / bound_tau:.0%}"
                  + ("" if row.kind != "prefill" else " (τ does not apply to prefill)")),
                 ("verdict", verdict),
                 ("quote", f"“{row.quote[:160]}”"),

@@ -135,7 +135,7 @@ def fits_in_hbm(*, n_total, bytes_param, batch, len_ctx, bytes_tok, hbm_capacity
                         allow_zero="B") <= hbm_capacity
 
 
-def _first_misfit(x, fits) -> float:
+def first_misfit(x, fits) -> float:
     """The first x (of an increasing grid) from which nothing fits; +inf when all of it fits."""
     fits = np.broadcast_to(fits, np.shape(x))
     if fits.all():
@@ -268,7 +268,7 @@ class BatchExplorer(_RooflineExplorer):
         changed |= explore.set_limits(self.axes[1], (0, x_max), (0, y_cost))
         fits = fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"], batch=b, len_ctx=len_ctx,
                            bytes_tok=bytes_tok, hbm_capacity=r["hbm_capacity"])
-        start = 0.0 if not fits[0] else _first_misfit(b, fits)
+        start = 0.0 if not fits[0] else first_misfit(b, fits)
         for shade in self.no_fit:
             shade.update(start, x_max)
         ratio = HARDWARE_RATIO(FLOPs=r["flops"], bytes_param=r["bytes_param"], mem_bw=r["mem_bw"])
@@ -326,9 +326,11 @@ class FastModeExplorer(_RooflineExplorer):
         self.floor = axis.axhline(1, color=COLORS["compute"], ls=":", lw=1.2, label="cost floor (B → ∞)")
         self.normal, = axis.plot([], [], "o", color=COLORS["compute"], ms=9, label="normal batch")
         self.fast, = axis.plot([], [], "o", color=COLORS["weights"], ms=9, label="fast batch")
+        self.no_fit, = axis.plot([], [], color=NO_FIT_COLOR, lw=7, alpha=0.3, solid_capstyle="butt",
+                                 label="batches that do not fit in HBM")
         axis.legend(loc="upper right")
         self.axis = axis
-        view.animate(self.curve, self.floor, self.normal, self.fast)
+        view.animate(self.no_fit, self.curve, self.floor, self.normal, self.fast)
         return view
 
     def _speed_and_price(self, r, values, batch):
@@ -346,6 +348,11 @@ class FastModeExplorer(_RooflineExplorer):
         batches = np.logspace(0, 5, 300)
         speed, price, steps = self._speed_and_price(r, values, batches)
         self.curve.set_data(speed, price)
+        workload = r["workload"]
+        misfit = ~fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"], batch=batches,
+                              len_ctx=values["len_ctx"], bytes_tok=workload.kv_bytes_per_token(r["kv_bytes"], values["len_ctx"]),
+                              hbm_capacity=r["hbm_capacity"])
+        self.no_fit.set_data(speed[misfit], price[misfit])
         s_normal, p_normal, _ = self._speed_and_price(r, values, values["batch_normal"])
         s_fast, p_fast, _ = self._speed_and_price(r, values, values["batch_fast"])
         self.normal.set_data([s_normal], [p_normal])
@@ -419,7 +426,7 @@ class ContextExplorer(_RooflineExplorer):
         self.mfu_line.set_data(self.CONTEXTS, mfu)
         fits = fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"], batch=values["batch"],
                            len_ctx=self.CONTEXTS, bytes_tok=bytes_tok, hbm_capacity=r["hbm_capacity"])
-        self.no_fit.update(self.CONTEXTS[0] if not fits[0] else _first_misfit(self.CONTEXTS, fits), self.CONTEXTS[-1])
+        self.no_fit.update(self.CONTEXTS[0] if not fits[0] else first_misfit(self.CONTEXTS, fits), self.CONTEXTS[-1])
         here_bytes = workload.kv_bytes_per_token(r["kv_bytes"], values["len_ctx"])
         golden = GOLDILOCKS_CONTEXT(N_active=workload.n_active, FLOPs=r["flops"], mem_bw=r["mem_bw"],
                                     bytes_tok=here_bytes)

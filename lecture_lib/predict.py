@@ -7,9 +7,15 @@ A chapter asks a question ("at what batch does the bold line bend?"), shows :met
 - **Run All never spoils.** Until the learner has typed a guess, the reveal panel says "enter a guess
   first" and offers a **Show anyway** button; the answer is computed only when it is asked for.
 - **The answer does not follow the sliders.** It is computed from the library's Formulas with the
-  fixed constants of the question (the lecture's numbers), never from an explorer's live state, so
-  moving a slider before revealing changes nothing. Where the bold line of an explorer does
-  something different at its defaults (the KV cache moves B*), the reveal says so beside the answer.
+  fixed constants of the question, never from an explorer's live state, so moving a slider before
+  revealing changes nothing. Where the bold line of an explorer does something different at its
+  defaults (the KV cache moves B*), the reveal says so beside the answer.
+- **The reveal says where the answer comes from.** "The lecture's numbers" only for the lecture's
+  own figure; a course preset or measurement is named as such, and where the lecture's figure
+  differs (the board's 8× link ratio against a preset's 18×) both are shown and a guess of either
+  is graded right.
+- **No answer is printed before its reveal.** Worked numbers that give the answer away go into
+  :meth:`Prediction.details`, an output area hidden until the reveal.
 
 One factory per question of the chapters (``board_balance_batch()``, ``two_rack_slowdown()``, ...)
 builds the :class:`Prediction` with its constants; the notebooks call those, so the tests can check
@@ -87,6 +93,8 @@ def verdict(guess: float | None, actual: float, *, against: str = "") -> str:
     from . import validate
 
     actual = validate.scalar("actual", actual, positive=False)
+    if not isinstance(against, str):
+        raise ValueError(f"against must be text naming the answer, got {validate._describe(against)}")
     if guess is not None:
         guess = validate.scalar("guess", guess, positive=False)
     if guess is None:

@@ -128,6 +128,23 @@ def test_no_answer_is_printed_before_its_reveal(path, request):
     notebook, _ = execute(path)
     assert not error_outputs(notebook)
     assert spoilers(notebook, path.stem) == []
+    assert e_notation_in_outputs(notebook) == []
+
+
+# Printed text that looks like e-notation but is not a number the course formats.
+NOT_E_NOTATION = {"2.6e15": "what Dwarkesh typed into his calculator, quoted",
+                  "001e5346": "a 32-bit output difference of the toy cipher, in hex"}
+
+
+def e_notation_in_outputs(notebook) -> list[str]:
+    """Issue 19 §5: no "2.59e+14" or "4.4e-16" in what a chapter prints (write 2.59 × 10¹⁴)."""
+    found = []
+    for cell in notebook.cells:
+        for text in _outputs(cell):
+            for match in re.finditer(r"\b\d+(?:\.\d+)?e[+-]?\d+\b", text):
+                if match.group(0) not in NOT_E_NOTATION:
+                    found.append(f"cell {cell.get('id')}: {text[max(0, match.start() - 40):match.end() + 10]!r}")
+    return found
 
 
 def test_the_spoiler_scan_finds_a_printed_answer():

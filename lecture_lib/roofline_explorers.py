@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import explore, hardware, models, roofline, units, validate
+from . import pipeline_memory as pm
 from .plots import COLORS
 from .roofline import BALANCE_BATCH, GOLDILOCKS_CONTEXT, HARDWARE_RATIO, MFU, T_COMPUTE, T_KV, T_WEIGHTS
 
@@ -266,9 +267,10 @@ class BatchExplorer(_RooflineExplorer):
         y_cost = _nice_ceiling(6 * cost_floor)
         changed = explore.set_limits(self.axes[0], (0, x_max), (0, y_latency))
         changed |= explore.set_limits(self.axes[1], (0, x_max), (0, y_cost))
-        fits = fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"], batch=b, len_ctx=len_ctx,
-                           bytes_tok=bytes_tok, hbm_capacity=r["hbm_capacity"])
-        start = 0.0 if not fits[0] else first_misfit(b, fits)
+        # The largest batch that fits: Chapter 4's E4.4 solved for the batch, on one stage of n chips.
+        start = pm.max_micro_batch(hbm_capacity=r["hbm_capacity"], n_total=workload.n_total,
+                                   bytes_param=r["bytes_param"], len_ctx=len_ctx, bytes_tok=bytes_tok,
+                                   expert_parallel=1, stages=1)
         for shade in self.no_fit:
             shade.update(start, x_max)
         ratio = HARDWARE_RATIO(FLOPs=r["flops"], bytes_param=r["bytes_param"], mem_bw=r["mem_bw"])

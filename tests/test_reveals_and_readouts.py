@@ -231,3 +231,32 @@ def test_every_explorer_that_implies_a_deployment_has_a_capacity_row(name):
         assert any(status and status[0] in ("ok", "bad") and "fit" in value for _label, value, *status in rows), name
     finally:
         explorer.view.figure.clear()
+
+
+@pytest.mark.parametrize("value, text", [(4.27e25, "4.27 × 10²⁵ FLOPs"), (3.04e-9, "3.04 × 10⁻⁹ FLOPs"),
+                                         (9.996e25, "1 × 10²⁶ FLOPs"), (0.5, "0.5 FLOPs"), (-1.1e-16, "-1.1 × 10⁻¹⁶ FLOPs")])
+def test_power_of_ten_writes_what_e_notation_would(value, text):
+    from lecture_lib import units
+
+    assert units.power_of_ten(value, "FLOPs") == text
+
+
+def test_batch_explorer_hatches_exactly_the_batches_that_do_not_fit():
+    from lecture_lib.roofline_explorers import BatchExplorer
+
+    explorer = BatchExplorer(batch=100_000, len_ctx=131_072)
+    try:
+        shade = explorer.no_fit[0]
+        assert shade.span.get_visible() and shade.text.get_text().strip() == "does not fit in HBM"
+        start = shade.span.get_x()
+        row = lambda b: next(v for label, v, *_ in _rows_at(explorer, batch=b) if label.startswith("fits in"))
+        assert row(start * 1.05).startswith("does not fit") and row(start * 0.9).startswith("fits")
+        explorer.controls["len_ctx"].value, explorer.controls["batch"].value = 1024, 64
+        assert not explorer.no_fit[0].span.get_visible()
+    finally:
+        explorer.view.figure.clear()
+
+
+def _rows_at(explorer, **values):
+    rows, _ = explorer.update({**explorer.values, **values})
+    return rows

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import context, explore, hardware, models, pricing, roofline, units
 from .plots import COLORS
-from .roofline_explorers import NoFitShade, compute_format, fits_in_hbm, first_misfit
+from .roofline_explorers import NoFitShade, _first_misfit, _fits_in_hbm, compute_format
 
 TIER_COLORS = {"rematerialise": COLORS["compute"], "HBM": COLORS["weights"], "host DRAM": COLORS["memory"],
                "flash": COLORS["kv"], "disk": COLORS["balance"]}
@@ -174,9 +174,9 @@ class ContextCostExplorer(_Shared):
                                 len_ctx=self.CONTEXTS, bytes_tok=bytes_tok) * per_million
         total = np.maximum(compute, memory)
         x = self.CONTEXTS / 1e3
-        fits = fits_in_hbm(n_total=workload.n_total, bytes_param=bytes_param, batch=batch, len_ctx=self.CONTEXTS,
+        fits = _fits_in_hbm(n_total=workload.n_total, bytes_param=bytes_param, batch=batch, len_ctx=self.CONTEXTS,
                            bytes_tok=self._stored(workload, kv_bytes), hbm_capacity=N_CHIPS * chip.hbm_capacity)
-        self.no_fit.update(0.0 if not fits[0] else first_misfit(x, fits), 1000.0)
+        self.no_fit.update(0.0 if not fits[0] else _first_misfit(x, fits), 1000.0)
         self.compute.set_data(x, np.full_like(x, compute))
         self.memory.set_data(x, memory)
         self.total.set_data(x, total)

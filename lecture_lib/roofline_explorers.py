@@ -128,7 +128,7 @@ class NoFitShade:
             self.text.set_x(start)
 
 
-def fits_in_hbm(*, n_total, bytes_param, batch, len_ctx, bytes_tok, hbm_capacity):
+def _fits_in_hbm(*, n_total, bytes_param, batch, len_ctx, bytes_tok, hbm_capacity):
     """True where weights + the batch's KV cache fit in ``hbm_capacity`` (arrays broadcast)."""
     from .pipeline_memory import MEMORY_TOTAL
 
@@ -136,7 +136,7 @@ def fits_in_hbm(*, n_total, bytes_param, batch, len_ctx, bytes_tok, hbm_capacity
                         allow_zero="B") <= hbm_capacity
 
 
-def first_misfit(x, fits) -> float:
+def _first_misfit(x, fits) -> float:
     """The first x (of an increasing grid) from which nothing fits; +inf when all of it fits."""
     fits = np.broadcast_to(fits, np.shape(x))
     if fits.all():
@@ -351,7 +351,7 @@ class FastModeExplorer(_RooflineExplorer):
         speed, price, steps = self._speed_and_price(r, values, batches)
         self.curve.set_data(speed, price)
         workload = r["workload"]
-        misfit = ~fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"], batch=batches,
+        misfit = ~_fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"], batch=batches,
                               len_ctx=values["len_ctx"], bytes_tok=workload.kv_bytes_per_token(r["kv_bytes"], values["len_ctx"]),
                               hbm_capacity=r["hbm_capacity"])
         self.no_fit.set_data(speed[misfit], price[misfit])
@@ -426,9 +426,9 @@ class ContextExplorer(_RooflineExplorer):
                       mem_bw=r["mem_bw"], bytes_param=r["bytes_param"])
         mfu = MFU(len_ctx=self.CONTEXTS, bytes_tok=bytes_tok, **common)
         self.mfu_line.set_data(self.CONTEXTS, mfu)
-        fits = fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"], batch=values["batch"],
+        fits = _fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"], batch=values["batch"],
                            len_ctx=self.CONTEXTS, bytes_tok=bytes_tok, hbm_capacity=r["hbm_capacity"])
-        self.no_fit.update(self.CONTEXTS[0] if not fits[0] else first_misfit(self.CONTEXTS, fits), self.CONTEXTS[-1])
+        self.no_fit.update(self.CONTEXTS[0] if not fits[0] else _first_misfit(self.CONTEXTS, fits), self.CONTEXTS[-1])
         here_bytes = workload.kv_bytes_per_token(r["kv_bytes"], values["len_ctx"])
         golden = GOLDILOCKS_CONTEXT(N_active=workload.n_active, FLOPs=r["flops"], mem_bw=r["mem_bw"],
                                     bytes_tok=here_bytes)

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import context, explore, hardware, models, pricing, roofline, units
 from .plots import COLORS
-from .roofline_explorers import compute_format
+from .roofline_explorers import NoFitShade, _first_misfit, _fits_in_hbm, compute_format
 
 TIER_COLORS = {"rematerialise": COLORS["compute"], "HBM": COLORS["weights"], "host DRAM": COLORS["memory"],
                "flash": COLORS["kv"], "disk": COLORS["balance"]}
@@ -21,6 +21,11 @@ KV_FORMATS = {"fp8": 1.0, "bf16": 2.0}
 PRECISIONS = ("fp8", "fp4", "bf16")
 BYTES = {"fp4": 0.5, "fp8": 1.0, "bf16": 2.0, "fp32": 4.0}
 N_CHIPS = 72   # one NVL72-sized unit; costs per token do not depend on it (every term scales as 1/n)
+
+
+def _money(value: float) -> str:
+    """Dollars with 2 significant digits, never in e-notation: "$0.00004", "$1.2 × 10⁻⁷"."""
+    return units.dollars(value, digits=2) if value == 0 or abs(value) >= 1e-6 else "$" + units.power_of_ten(value, digits=2)
 
 
 @dataclass(frozen=True)
@@ -141,8 +146,16 @@ class ContextCostExplorer(_Shared):
         axis.legend(loc="upper left", fontsize=7, ncol=2)
         self.axis = axis
         self._kv_cache = {}
+        self.no_fit = NoFitShade(axis, view)
         view.animate(self.compute, self.memory, self.total, self.price_in, self.price_out, self.kink, self.marker)
         return view
+
+    def _stored(self, workload, kv_bytes):
+        """KV bytes stored per token at every context of the axis (for the does-it-fit shading)."""
+        key = ("stored", workload.label, kv_bytes)
+        if key not in self._kv_cache:
+            self._kv_cache[key] = np.array([float(workload.kv_stored(kv_bytes, c)) for c in self.CONTEXTS])
+        return self._kv_cache[key]
 
     def _kv(self, workload, kv_bytes):
         key = (workload.label, kv_bytes)
@@ -161,6 +174,9 @@ class ContextCostExplorer(_Shared):
                                 len_ctx=self.CONTEXTS, bytes_tok=bytes_tok) * per_million
         total = np.maximum(compute, memory)
         x = self.CONTEXTS / 1e3
+        fits = _fits_in_hbm(n_total=workload.n_total, bytes_param=bytes_param, batch=batch, len_ctx=self.CONTEXTS,
+                           bytes_tok=self._stored(workload, kv_bytes), hbm_capacity=N_CHIPS * chip.hbm_capacity)
+        self.no_fit.update(0.0 if not fits[0] else _first_misfit(x, fits), 1000.0)
         self.compute.set_data(x, np.full_like(x, compute))
         self.memory.set_data(x, memory)
         self.total.set_data(x, total)
@@ -308,7 +324,7 @@ class TierExplorer(explore.Explorer):
         changed = explore.set_limits(self.axis, (self.HOLDS[0], self.HOLDS[-1]), (1e-16, 1e-4))
         best = context.cheapest_tier(values["hold"], **kw)
         here = context.storage_costs(float(values["hold"]), **kw)
-        rows = [("cheapest at your hold time", f"{best}  (${float(here[best]) * 1e6:.2g} per M tokens)"),
+        rows = [("cheapest at your hold time", f"{best}  ({_money(float(here[best]) * 1e6)} per M tokens)"),
                 ("drain-time rule picks", context.tier_by_drain_time(values["hold"]))]
         rows.insert(0, ("your hold time", units.duration(values["hold"])))
         rows += [(f"{frm} → {to}", units.duration(when)) for when, frm, to in context.envelope_crossovers(**kw)]

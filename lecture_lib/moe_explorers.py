@@ -82,6 +82,9 @@ def _simulated_fractions() -> np.ndarray:
                                                      k=8, n_tokens=2048, seed=int(r))["measured"] for r in RACKS])
 
 
+WEIGHT_BYTES = 1.0   # the cross-rack explorer holds the weights in FP8, DeepSeek-V3's native format (arXiv 2412.19437 §3.3)
+
+
 class CrossRackExplorer(explore.Explorer):
     """Spread one MoE layer over R racks: how much traffic leaves, and what the all-to-all then costs."""
 
@@ -151,7 +154,12 @@ class CrossRackExplorer(explore.Explorer):
         here = float(times["total"][racks - 1])
         one_rack = float(times["total"][0])
         n_layers = workload.model.n_moe_layers
+        system = r["system"]
         rows = [
+            # Every expert layer spread over R racks: do all of the model's weights fit in their HBM?
+            explore.capacity_row(n_total=workload.model.params_total, bytes_param=WEIGHT_BYTES, batch=0, len_ctx=1,
+                                 bytes_tok=1, hbm_capacity=racks * system.hbm_capacity,
+                                 where=f"{racks} × {system.name}, FP8 weights"),
             ("layer spans", self._spread(workload.model.n_routed_experts, racks, r["system"].n_chips)),
             ("cross-rack share (R-1)/R", f"{fraction:.3f}  (measured on random routing: "
                                          f"{self._measured[racks - 1]:.3f})"),
@@ -214,10 +222,10 @@ class ScaleUpExplorer(explore.Explorer):
             "active": fit.axhline(1e9, color=COLORS["compute"], ls="--", lw=1.2, label="model: active params"),
             "here": fit.plot([], [], "o", color=COLORS["balance"], ms=10, label="your system")[0],
             "floor": floor.plot([], [], color=COLORS["weights"], label="every expert read: total bytes / (n × HBM bw)")[0],
-            # Chapter 8: at batch 1 an MoE step reads only the k experts its token routes to. Divided by the
+            # At batch 1 an MoE step reads only the k experts its token routes to (Chapter 8 measures it). Divided by the
             # whole domain's bandwidth it is a lower bound: those k experts sit on at most k of the GPUs.
             "floor_batch1": floor.plot([], [], color=COLORS["weights"], ls=(0, (4, 1.5, 1, 1.5, 1, 1.5)), lw=1.2,
-                                       label="batch 1: only the k experts touched (Ch. 8, lower bound)")[0],
+                                       label="batch 1: only the k experts touched (lower bound)")[0],
             "floor_here": floor.plot([], [], "o", color=COLORS["balance"], ms=10)[0],
             "label": fit.text(1.5, 2e15, "", fontsize=9),
         }
@@ -276,7 +284,7 @@ class ScaleUpExplorer(explore.Explorer):
             (f"fits in {share:.0%} of HBM?", verdict, "ok" if fits else "bad"),
             ("largest model that fits", f"{units.count(n_fit)} params"),
             ("weight-fetch floor per step (every expert read)", units.seconds(floor_here)),
-            ("… at batch 1 (only the k experts touched, Ch. 8)",
+            ("… at batch 1 (a token reads only its k experts)",
              units.seconds(moe.WEIGHT_FETCH_FLOOR(N_total=read_batch1, bytes_param=bytes_param,
                                                   mem_bw=system.hbm_bandwidth))
              + f" ({units.count(read_batch1)} params read; a lower bound, as the k experts sit on at most k GPUs)"

@@ -214,14 +214,6 @@ class LatencyExplorer(explore.Explorer):
         bytes_param = hardware.BYTES_PER_VALUE[values["weights"]]
         t_step, t_hop, p, e = values["t_step"] / MS, values["t_hop"] / MS, values["P"], values["E"]
 
-        totals = pm.token_time(step_time=t_step, stages=STAGES.astype(float), hop_time=t_hop)
-        hops = np.where(STAGES > 1, totals - t_step, 0.0)     # one stage: no rack-to-rack hop at all
-        for step_bar, hop_bar, h in zip(self.step_bars, self.hop_bars, hops):
-            step_bar.set_height(t_step * MS)
-            hop_bar.set_y(t_step * MS)
-            hop_bar.set_height(h * MS)
-        self.highlight.set_x(p - 0.5)
-
         fetch = dict(n_total=model.params_total, bytes_param=bytes_param, hbm_bandwidth=chip.hbm_bandwidth)
         floor = pm.weight_fetch_time(gpus_reading=self.GPUS, **fetch) * MS
         self.floor_line.set_data(self.GPUS, floor)
@@ -231,6 +223,16 @@ class LatencyExplorer(explore.Explorer):
         pipelined = pm.PIPELINED_WEIGHT_FETCH(N_total=model.params_total, bytes_param=bytes_param, n_ep=e,
                                               bw_gpu=chip.hbm_bandwidth)
         self.e_dot.set_data([e], [pipelined * MS])
+        # A step cannot beat its own weight fetch: with few GPUs per stage the floor, not the slider, sets it.
+        asked_step, t_step = t_step, max(t_step, pipelined)
+        totals = pm.token_time(step_time=t_step, stages=STAGES.astype(float), hop_time=t_hop)
+        hops = np.where(STAGES > 1, totals - t_step, 0.0)     # one stage: no rack-to-rack hop at all
+        for step_bar, hop_bar, h in zip(self.step_bars, self.hop_bars, hops):
+            step_bar.set_height(t_step * MS)
+            hop_bar.set_y(t_step * MS)
+            hop_bar.set_height(h * MS)
+        self.highlight.set_x(p - 0.5)
+
         self.ep_dot.set_data([e * p], [at_ep * MS])
 
         left_top = _nice_ceiling(1.1 * (t_step + hops[-1]) * MS)
@@ -245,6 +247,8 @@ class LatencyExplorer(explore.Explorer):
             explore.capacity_row(n_total=model.params_total, bytes_param=bytes_param, batch=0, len_ctx=1, bytes_tok=1,
                                  hbm_capacity=e * p * chip.hbm_capacity, where=f"E·P = {e * p:,} × {chip.name}"),
             (f"time per token at P = {p}", f"{units.seconds(token)}  (+{token / t_step - 1:.0%} over one stage)"),
+        ] + ([("step time used", f"{units.seconds(t_step)}: the weight-fetch floor of E = {e} GPUs, above the slider's "
+                                  f"{units.seconds(asked_step)}", "note")] if t_step > asked_step else []) + [
             ("tokens/s per sequence", f"{1 / token:,.1f} (one stage: {1 / t_step:,.1f})"),
             (f"weight-fetch floor, E = {e} GPUs", units.seconds(at_e)),
             (f"… with P = {p} stages taking turns", units.seconds(pipelined)),

@@ -7,9 +7,15 @@ A chapter asks a question ("at what batch does the bold line bend?"), shows :met
 - **Run All never spoils.** Until the learner has typed a guess, the reveal panel says "enter a guess
   first" and offers a **Show anyway** button; the answer is computed only when it is asked for.
 - **The answer does not follow the sliders.** It is computed from the library's Formulas with the
-  fixed constants of the question (the lecture's numbers), never from an explorer's live state, so
-  moving a slider before revealing changes nothing. Where the bold line of an explorer does
-  something different at its defaults (the KV cache moves B*), the reveal says so beside the answer.
+  fixed constants of the question, never from an explorer's live state, so moving a slider before
+  revealing changes nothing. Where the bold line of an explorer does something different at its
+  defaults (the KV cache moves B*), the reveal says so beside the answer.
+- **The reveal says where the answer comes from.** "The lecture's numbers" only for the lecture's
+  own figure; a course preset or measurement is named as such, and where the lecture's figure
+  differs (the board's 8× link ratio against a preset's 18×) both are shown and a guess of either
+  is graded right.
+- **No answer is printed before its reveal.** Worked numbers that give the answer away go into
+  :meth:`Prediction.details`, an output area hidden until the reveal.
 
 One factory per question of the chapters (``board_balance_batch()``, ``two_rack_slowdown()``, ...)
 builds the :class:`Prediction` with its constants; the notebooks call those, so the tests can check
@@ -64,30 +70,45 @@ def parse_guess(text) -> float | None:
 
 
 def _fmt(value: float) -> str:
+    from . import units
+
     if value == 0:
         return "0"
+    if abs(value) >= 1e7 or abs(value) < 1e-3:      # never e-notation: "3 × 10⁻⁹", "2.6 × 10¹⁴"
+        return units.power_of_ten(value)
     if abs(value) >= 100:
         return f"{value:,.0f}"
     return f"{value:.3g}"
 
 
-def verdict(guess: float | None, actual: float) -> str:
-    """One kind sentence comparing a guess with the answer (plain text)."""
+def _ratio_log10(guess: float, actual: float) -> float:
+    """log10 of how many times apart two positive numbers are, computed in logs so that no pair of
+    finite numbers (1e-320 against 1000) overflows to an infinite factor."""
+    return abs(math.log10(guess) - math.log10(actual))
+
+
+def verdict(guess: float | None, actual: float, *, against: str = "") -> str:
+    """One kind sentence comparing a guess with the answer (plain text). ``against`` names the
+    answer when a question has more than one (e.g. "the lecture's figure")."""
     from . import validate
 
     actual = validate.scalar("actual", actual, positive=False)
+    if not isinstance(against, str):
+        raise ValueError(f"against must be text naming the answer, got {validate._describe(against)}")
     if guess is not None:
         guess = validate.scalar("guess", guess, positive=False)
     if guess is None:
         return "No guess was made: next time, write one down first, it makes the answer stick."
     if guess <= 0 or actual <= 0:
         return f"You guessed {_fmt(guess)}."
-    factor = max(guess, actual) / min(guess, actual)
-    if factor < 1.25:
-        return f"You guessed {_fmt(guess)}: spot on (within {factor:.2f}×)."
-    if factor < 3:
-        return f"You guessed {_fmt(guess)}: the right ballpark, off by {factor:.1f}×."
-    return (f"You guessed {_fmt(guess)}: off by {factor:,.0f}× (about 10^{math.log10(factor):.1f}). "
+    decades = _ratio_log10(guess, actual)
+    target = f" of {against}" if against else ""
+    if decades < math.log10(1.25):
+        return f"You guessed {_fmt(guess)}: spot on (within {10 ** decades:.2f}×{target})."
+    if decades < math.log10(3):
+        return f"You guessed {_fmt(guess)}: the right ballpark, off by {10 ** decades:.1f}×{target and ' from ' + against}."
+    factor = f"{10 ** decades:,.0f}× (about 10^{decades:.1f})" if decades < 15 else f"about 10^{decades:.0f}×"
+    return (f"You guessed {_fmt(guess)}: off by {factor}{target and ' from ' + against}. "
             "Worth finding which term you over- or under-estimated.")
 
 
@@ -96,9 +117,14 @@ class Prediction:
     """One predict-then-reveal question.
 
     ``answer`` is a zero-argument callable computed from library Formulas with the question's fixed
-    constants; ``comparisons`` are further ``(label, callable)`` rows shown beside it (e.g. what the
-    explorer's bold line does at its defaults), and ``note`` one closing sentence of explanation.
-    Nothing is computed until the reveal is asked for.
+    constants, and ``source`` says truthfully where it comes from: "the lecture's numbers" only when
+    it is the lecture's own figure, otherwise e.g. "the course's GB200 NVL72 preset" or "the course's
+    measurement". ``also_right`` are further ``(label, callable)`` answers a guess is graded against
+    as well (the lecture's own figure where the course's differs: a guess of it is right), shown
+    beside the answer; ``comparisons`` are rows shown but not graded (e.g. what the explorer's bold
+    line does at its defaults), and ``note`` one closing sentence of explanation. ``giveaways`` are
+    phrases, besides the numbers, that state the answer (the tests check that none is printed before
+    the reveal). Nothing is computed until the reveal is asked for.
     """
 
     name: str
@@ -107,10 +133,14 @@ class Prediction:
     comparisons: tuple[tuple[str, Callable[[], float]], ...] = ()
     note: str = ""
     example: str = "e.g. 1000"
+    source: str = "the lecture's numbers"
+    also_right: tuple[tuple[str, Callable[[], float]], ...] = ()
+    giveaways: tuple[str, ...] = ()
     guess: float | None = field(default=None, init=False)
     state: str = field(default="waiting", init=False)   # waiting, guessed, needs_guess, revealed
     problem: str = field(default="", init=False)        # why the last text typed could not be read
     _views: list = field(default_factory=list, init=False, repr=False)
+    _details: list = field(default_factory=list, init=False, repr=False)
 
     def __repr__(self) -> str:   # never shows the answer
         return f"Prediction({self.name!r}, state={self.state!r})"
@@ -144,9 +174,15 @@ class Prediction:
         """The panel's current HTML. It holds the answer only once the state is "revealed"."""
         unit = f" {self.unit}" if self.unit else ""
         if self.state == "revealed":
-            actual = float(self.answer())
-            rows = [f"<b>{html.escape(self.name)}</b>: {html.escape(verdict(self.guess, actual))}",
-                    f"Answer, from the lecture's fixed numbers: <b>{html.escape(_fmt(actual) + unit)}</b>"]
+            graded = self.graded()
+            label, actual = graded[0]
+            if self.guess is not None and self.guess > 0 and len(graded) > 1:   # grade against the closest answer
+                label, actual = min((pair for pair in graded if pair[1] > 0),
+                                    key=lambda pair: _ratio_log10(self.guess, pair[1]), default=graded[0])
+            against = label if len(graded) > 1 else ""
+            rows = [f"<b>{html.escape(self.name)}</b>: {html.escape(verdict(self.guess, actual, against=against))}"]
+            for label, value in graded:
+                rows.append(f"Answer, from {html.escape(label)}: <b>{html.escape(_fmt(value) + unit)}</b>")
             for label, value in self.comparisons:
                 rows.append(f"{html.escape(label)}: <b>{html.escape(_fmt(float(value())) + unit)}</b>")
             if self.note:
@@ -162,12 +198,47 @@ class Prediction:
         return (f"{problem}✏️ <b>Enter a guess first</b> (in the box under the question above), then press "
                 "Reveal. The answer stays hidden until then; <b>Show anyway</b> reveals it without a guess.")
 
+    def graded(self) -> list[tuple[str, float]]:
+        """Every answer a guess is graded against, ``(where it comes from, value)``: the answer
+        first, then ``also_right``. Computed on call (the reveal asks for it)."""
+        return [(self.source, float(self.answer()))] + [(label, float(value())) for label, value in self.also_right]
+
+    def answer_texts(self) -> list[str]:
+        """The ways an output could state an answer before its reveal: each graded value as the
+        reveal writes it, as a percentage (fractions), with a × (factors), plus the giveaways.
+        Small whole numbers (1-9) are listed only with their ×, as a bare "4" is everywhere."""
+        texts = set(self.giveaways)
+        for _label, value in self.graded():
+            if 0 < value < 1:
+                texts |= {_fmt(value), f"{value:.0%}", f"{value:.1%}", f"{value:.2f}", f"{value:.3f}"}
+            elif 1 <= value < 100:
+                texts |= {f"{value:.1f}×", f"{value:g}×", f"{value:.0f}×", f"{value:.1f}x", f"{value:.0f}x"}
+                if value >= 10 or value != round(value):
+                    texts.add(_fmt(value))
+            elif value >= 100:
+                texts |= {_fmt(value), f"{value:.0f}"}
+        return sorted(texts)
+
+    def details(self):
+        """An output area hidden until the answer is revealed: print the worked numbers into it
+        (``details = guess.details()``, ``with details: print(...)``, then
+        ``display(guess.reveal(), details)``), so a Run All
+        shows them only after Reveal."""
+        import ipywidgets as widgets
+
+        area = widgets.Output(layout=widgets.Layout(display=None if self.state == "revealed" else "none"))
+        area.add_class("lecture-reveal-details")
+        self._details.append(area)
+        return area
+
     def _style(self) -> str:
         colour = "#9467bd" if self.state == "revealed" else "#7f7f7f"
         return f"border-left:4px solid {colour};padding:4px 10px"
 
     def _render(self) -> None:
         text = f"<div style='{self._style()}'>{self.message_html()}</div>"
+        for area in self._details:
+            area.layout.display = None if self.state == "revealed" else "none"
         for view in self._views:
             view.status.value = text
             view.reveal_button.layout.display = "none" if self.state == "revealed" else None
@@ -227,6 +298,8 @@ _VIEW = None
 
 BOARD_CONTEXT = 1024        # the BatchExplorer's default context length (tokens)
 BOARD_KV_BYTES = 1          # its default KV-cache format, fp8 (bytes per value)
+LECTURE_HARDWARE_RATIO = 300   # lecture 00:18:48: FLOPs/2 x bytes per weight / mem_bw is "around 300"
+BOARD_LINK_RATIO = 8           # lecture 00:39:13: scale-out is "typically about eight times slower"
 
 
 def board_balance_batch() -> Prediction:
@@ -246,8 +319,13 @@ def board_balance_batch() -> Prediction:
                                               mem_bw=rack.hbm_bandwidth, bytes_param=0.5,
                                               len_ctx=BOARD_CONTEXT, bytes_tok=bytes_tok)
 
+    def rule_of_thumb() -> float:
+        return LECTURE_HARDWARE_RATIO * n_total / n_active
+
     return Prediction(
         "B* on the board's example (weights only, as on the board)", weights_only, "sequences",
+        source="the board's formula with the course's GB200 NVL72 preset (fp4 FLOP/s, HBM bandwidth)",
+        also_right=(("the lecture's rule of thumb, B* ≈ 300 × sparsity", rule_of_thumb),),
         comparisons=((f"where the explorer's bold line really bends at its defaults (B* with the KV cache, "
                       f"{BOARD_CONTEXT:,} tokens of context, fp8 KV)", with_kv),),
         note="The board's B* ignores the KV fetch. With a KV cache the memory line slopes upward, so the bold "
@@ -263,7 +341,14 @@ def two_rack_slowdown() -> Prediction:
         rack = hardware.get_system("GB200 NVL72")
         return moe.A2A_SLOWDOWN(n_racks=2, link_ratio=moe.link_ratio_of(rack))
 
-    return Prediction("two racks instead of one, GB200 NVL72 links", slowdown, "× slower", example="e.g. 2")
+    def on_the_board() -> float:
+        return moe.A2A_SLOWDOWN(n_racks=2, link_ratio=BOARD_LINK_RATIO)
+
+    return Prediction("two racks instead of one, GB200 NVL72 links", slowdown, "× slower", example="e.g. 2",
+                      source="the course's GB200 NVL72 preset (NVLink 18× faster than its NIC)",
+                      also_right=(("the lecture's rule of thumb, scale-out about 8× slower", on_the_board),),
+                      note="Both are right: the lecture rounds the link ratio to 8, the GB200 NVL72 preset's NVLink "
+                           "is 18 times its 400 Gb/s NIC, and the slowdown is half the link ratio.")
 
 
 def decode_idle() -> Prediction:
@@ -271,7 +356,9 @@ def decode_idle() -> Prediction:
     from . import pipeline
 
     return Prediction("idle fraction, one request at a time on 4 racks",
-                      lambda: pipeline.decode_idle_fraction(stages=4, microbatches=1), example="e.g. 0.5")
+                      lambda: pipeline.decode_idle_fraction(stages=4, microbatches=1), example="e.g. 0.5",
+                      source="the lecture's numbers (P = 4 racks, one micro-batch; 'three-quarters of the time')",
+                      giveaways=("three-quarters", "idle 3/4"))
 
 
 def training_bubble() -> Prediction:
@@ -279,7 +366,8 @@ def training_bubble() -> Prediction:
     from . import pipeline
 
     return Prediction("GPipe bubble, P = m = 4", lambda: pipeline.bubble_fraction(stages=4, microbatches=4),
-                      example="e.g. 0.25")
+                      example="e.g. 0.25",
+                      source="the bubble formula (P − 1)/(m + P − 1) of GPipe (Huang et al. 2019) at P = m = 4")
 
 
 def kv_shrink_factor() -> Prediction:
@@ -290,15 +378,27 @@ def kv_shrink_factor() -> Prediction:
     def factor() -> float:
         return float(pm.KV_PER_GPU.rhs.subs(P, 1) / pm.KV_PER_GPU.rhs.subs(P, 4))
 
-    return Prediction("KV per GPU shrinks by", factor, "×", example="e.g. 4")
+    return Prediction("KV per GPU shrinks by", factor, "×", example="e.g. 4",
+                      source="the lecture's formula for the KV per GPU with P micro-batches in flight",
+                      giveaways=("independent of P", "does not move", "exactly cancel"))
+
+
+BOARD_PRETRAIN_TOKENS = 200e12   # lecture 01:31:35: pre-training tokens "around two hundred trillion"
+
 
 
 def overtraining() -> Prediction:
     """Ch5: the lecture's over-training factor for a ~100 B-active frontier model."""
     from . import scaling
 
-    return Prediction("your over-training guess", lambda: scaling.lecture_estimate()["overtraining"],
-                      "× Chinchilla", example="e.g. 3")
+    def on_the_board() -> float:     # lecture 01:31:35: "200 trillion" over "2 trillion"
+        return scaling.overtraining(d_pretrain=BOARD_PRETRAIN_TOKENS, n_active=scaling.LECTURE_N_ACTIVE)
+
+    return Prediction("your over-training guess", on_the_board, "× Chinchilla", example="e.g. 3",
+                      also_right=(("the course, the lecture's inputs unrounded (2.59 × 10¹⁴ tokens)",
+                                   lambda: scaling.lecture_estimate()["overtraining"]),),
+                      note="The lecture rounds the pre-training tokens to 200 trillion; the same inputs unrounded "
+                           "(500M tokens/s, 2 months, ÷10 models) give 2.59 × 10¹⁴ and so 130×.")
 
 
 def kv_bytes_at_price_step() -> Prediction:
@@ -323,7 +423,10 @@ def cipher_avalanche() -> Prediction:
         cipher = rv.toy_cipher(rounds=16, half_bits=16, seed=CIPHER_SEED)
         return float(rv.avalanche_curve(cipher, bit=0, n_samples=4096, seed=AVALANCHE_SEED)[8])
 
-    return Prediction("your cipher guess (after 8 rounds)", fraction, "of the output bits", example="e.g. 0.1")
+    return Prediction("your cipher guess (after 8 rounds)", fraction, "of the output bits", example="e.g. 0.1",
+                      source="the course's measurement (its toy Feistel cipher, 4,096 random blocks)",
+                      note="A perfect cipher flips each output bit with probability one half; the measured share "
+                           "differs from 0.5 by sampling noise.")
 
 
 def network_avalanche() -> Prediction:
@@ -333,7 +436,8 @@ def network_avalanche() -> Prediction:
     def fraction() -> float:
         return float(rv.network_avalanche(kind="residual", weight_scale=0.3, depth=16, bit=0)["flip_fraction"][-1])
 
-    return Prediction("your network guess", fraction, "of the output signs", example="e.g. 0.1")
+    return Prediction("your network guess", fraction, "of the output signs", example="e.g. 0.1",
+                      source="the course's measurement (a random 16-layer residual net, weight scale 0.3)")
 
 
 
@@ -343,7 +447,8 @@ def batch1_share() -> Prediction:
 
     return Prediction("batch-1 share of the bound (Llama-3.3-70B, one H200)",
                       lambda: measurements.get("trtllm-llama70b-h200-batch1").efficiency,
-                      "of the bound", example="e.g. 0.5")
+                      "of the bound", example="e.g. 0.5",
+                      source="the course's measurement table (a published figure divided by the course's bound)")
 
 
 def deepseek_decode_share() -> Prediction:
@@ -352,7 +457,8 @@ def deepseek_decode_share() -> Prediction:
 
     return Prediction("DeepSeek decode share of the bound (per H800 node)",
                       lambda: measurements.get("deepseek-decode-h800").efficiency,
-                      "of the bound", example="e.g. 0.5")
+                      "of the bound", example="e.g. 0.5",
+                      source="the course's measurement table (a published figure divided by the course's bound)")
 
 
 FACTORIES = {

@@ -128,8 +128,8 @@ class RealityExplorer(explore.Explorer):
                    if efficiency * look >= 1 else "well below its bound")
         # readout_table escapes every value: plain text here, never markup
         rows = [("figure", f"{row.model} on {row.deployment.name}, {row.kind}, per {row.per}"),
-                ("published", f"{measurements.sig(row.measured)} tokens/s ({row.date})"),
-                (f"bound with τ = {tau:.2f}", f"{measurements.sig(bound_tau)} tokens/s → "
+                ("published", f"{units.rate(row.measured)} ({row.date})"),
+                (f"bound with τ = {tau:.2f}", f"{units.rate(bound_tau)} → "
                  f"{row.measured / bound_tau:.0%} of it" + ("" if row.kind != "prefill"
                                                             else " (τ does not apply to prefill)")),
                 ("verdict (τ = 1)", f"{efficiency:.0%} of the bound: {verdict}"

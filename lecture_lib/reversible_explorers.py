@@ -102,8 +102,8 @@ class AvalancheExplorer(explore.Explorer):
             ("cipher: worst output bit |P − 1/2|", f"{np.max(np.abs(profile[rounds] - 0.5)):.3f}"),
             (f"residual net: signs flipped at depth {rounds}", f"{nets['residual']['flip_fraction'][rounds]:.3f}"),
             (f"plain net: signs flipped at depth {rounds}", f"{nets['plain']['flip_fraction'][rounds]:.3f}"),
-            ("|Δ out| / |Δ in|: residual, plain", f"{nets['residual']['amplification'][rounds]:.3g}, "
-                                                 f"{nets['plain']['amplification'][rounds]:.3g}"),
+            ("|Δ out| / |Δ in|: residual, plain", f"{units.power_of_ten(nets['residual']['amplification'][rounds])}, "
+                                                 f"{units.power_of_ten(nets['plain']['amplification'][rounds])}"),
         ]
         return rows, False
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import explore, hardware, models, roofline, units, validate
+from . import pipeline_memory as pm
 from .plots import COLORS
 from .roofline import BALANCE_BATCH, GOLDILOCKS_CONTEXT, HARDWARE_RATIO, MFU, T_COMPUTE, T_KV, T_WEIGHTS
 
@@ -97,6 +98,53 @@ def _hardware_controls(chip: str = "GB200", n_chips: int = 72, weights: str = "f
     }
 
 
+
+NO_FIT_COLOR = "#c62828"   # explore.STATUS_COLORS["bad"]: the red of the "does not fit" readout row
+
+
+class NoFitShade:
+    """A hatched, labelled band over the part of an x-axis where the deployment does not fit in HBM
+    (weights + the KV cache of the batch, :data:`lecture_lib.pipeline_memory.MEMORY_TOTAL`), so the
+    curves drawn there are visibly not a configuration anyone can run (issue 19 §4)."""
+
+    LABEL = "does not fit in HBM"
+
+    def __init__(self, axis, view):
+        self.axis = axis
+        self.span = axis.axvspan(1, 1, facecolor=NO_FIT_COLOR, alpha=0.12, hatch="///", edgecolor=NO_FIT_COLOR,
+                                 lw=0, label="_" + self.LABEL)
+        self.text = axis.text(1, 0.5, " " + self.LABEL, transform=axis.get_xaxis_transform(), color=NO_FIT_COLOR,
+                              fontsize=10, rotation=90, va="center", ha="left")
+        view.animate(self.span, self.text)
+
+    def update(self, start: float, end: float) -> None:
+        """Shade x from ``start`` to ``end`` (nothing when start >= end)."""
+        visible = bool(start < end)
+        self.span.set_visible(visible)
+        self.text.set_visible(visible)
+        if visible:
+            self.span.set_x(start)
+            self.span.set_width(end - start)
+            self.text.set_x(start)
+
+
+def _fits_in_hbm(*, n_total, bytes_param, batch, len_ctx, bytes_tok, hbm_capacity):
+    """True where weights + the batch's KV cache fit in ``hbm_capacity`` (arrays broadcast)."""
+    from .pipeline_memory import MEMORY_TOTAL
+
+    return MEMORY_TOTAL(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok,
+                        allow_zero="B") <= hbm_capacity
+
+
+def _first_misfit(x, fits) -> float:
+    """The first x (of an increasing grid) from which nothing fits; +inf when all of it fits."""
+    fits = np.broadcast_to(fits, np.shape(x))
+    if fits.all():
+        return math.inf
+    bad = np.flatnonzero(~fits)
+    return float(x[bad[0]])
+
+
 class _RooflineExplorer(explore.Explorer):
     """Shared set-up: resolve the controls into the numbers every Chapter 1 formula needs."""
 
@@ -159,10 +207,11 @@ class BatchExplorer(_RooflineExplorer):
             lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls="--", lw=1.5,
                                                      label="B* with KV")
             lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
-        # Chapter 8: an MoE step reads only the experts its tokens touch (roofline.PARAMS_READ)
+        # An MoE step reads only the experts its tokens touch (Chapter 8 measures it) (roofline.PARAMS_READ)
         lines["weights_read"], = latency.plot([], [], color=COLORS["weights"], ls=(0, (4, 1.5, 1, 1.5, 1, 1.5)), lw=1.2,
-                                              label="weight fetch, experts touched (Ch. 8)")
+                                              label="weight fetch, only the experts touched")
         latency.legend(loc="upper left", framealpha=0.9, frameon=True)
+        self.no_fit = [NoFitShade(axis, view) for axis in (latency, cost)]
         self.lines = lines
         self.axes = (latency, cost)
         view.animate(*lines.values())
@@ -218,6 +267,12 @@ class BatchExplorer(_RooflineExplorer):
         y_cost = _nice_ceiling(6 * cost_floor)
         changed = explore.set_limits(self.axes[0], (0, x_max), (0, y_latency))
         changed |= explore.set_limits(self.axes[1], (0, x_max), (0, y_cost))
+        # The largest batch that fits: Chapter 4's E4.4 solved for the batch, on one stage of n chips.
+        start = pm.max_micro_batch(hbm_capacity=r["hbm_capacity"], n_total=workload.n_total,
+                                   bytes_param=r["bytes_param"], len_ctx=len_ctx, bytes_tok=bytes_tok,
+                                   expert_parallel=1, stages=1)
+        for shade in self.no_fit:
+            shade.update(start, x_max)
         ratio = HARDWARE_RATIO(FLOPs=r["flops"], bytes_param=r["bytes_param"], mem_bw=r["mem_bw"])
         bound = "compute-bound" if step["t_compute"] >= step["t_mem"] else "memory-bound"
         rows = self.deployment_rows(r, values, batch=batch, bytes_tok=bytes_tok) + [
@@ -228,7 +283,7 @@ class BatchExplorer(_RooflineExplorer):
              else f"{with_kv:,.0f}"),
             ("KV bytes per token", units.bytes_(bytes_tok)),
             ("latency floor (weight fetch)", units.seconds(weights[0])),
-            ("weight fetch at B = 1, experts touched (Ch. 8)", units.seconds(read[0]) if moe else "n/a (dense model or board example)"),
+            ("weight fetch at B = 1, only the k experts touched", units.seconds(read[0]) if moe else "n/a (dense model or board example)"),
             (f"step time at B = {batch:,.0f}", f"{units.seconds(step['t'])}  ({bound})"),
             ("MFU at your B", f"{step['t_compute'] / step['t']:.0%}"),
             ("tokens/s at your B", units.rate(batch / step["t"])),
@@ -273,9 +328,11 @@ class FastModeExplorer(_RooflineExplorer):
         self.floor = axis.axhline(1, color=COLORS["compute"], ls=":", lw=1.2, label="cost floor (B → ∞)")
         self.normal, = axis.plot([], [], "o", color=COLORS["compute"], ms=9, label="normal batch")
         self.fast, = axis.plot([], [], "o", color=COLORS["weights"], ms=9, label="fast batch")
+        self.no_fit, = axis.plot([], [], color=NO_FIT_COLOR, lw=7, alpha=0.3, solid_capstyle="butt",
+                                 label="batches that do not fit in HBM")
         axis.legend(loc="upper right")
         self.axis = axis
-        view.animate(self.curve, self.floor, self.normal, self.fast)
+        view.animate(self.no_fit, self.curve, self.floor, self.normal, self.fast)
         return view
 
     def _speed_and_price(self, r, values, batch):
@@ -293,6 +350,11 @@ class FastModeExplorer(_RooflineExplorer):
         batches = np.logspace(0, 5, 300)
         speed, price, steps = self._speed_and_price(r, values, batches)
         self.curve.set_data(speed, price)
+        workload = r["workload"]
+        misfit = ~_fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"], batch=batches,
+                              len_ctx=values["len_ctx"], bytes_tok=workload.kv_bytes_per_token(r["kv_bytes"], values["len_ctx"]),
+                              hbm_capacity=r["hbm_capacity"])
+        self.no_fit.set_data(speed[misfit], price[misfit])
         s_normal, p_normal, _ = self._speed_and_price(r, values, values["batch_normal"])
         s_fast, p_fast, _ = self._speed_and_price(r, values, values["batch_fast"])
         self.normal.set_data([s_normal], [p_normal])
@@ -347,6 +409,7 @@ class ContextExplorer(_RooflineExplorer):
         axis.legend(loc="lower left")
         self._kv_cache = {}
         view.animate(self.mfu_line, self.goldilocks, self.marker)
+        self.no_fit = NoFitShade(axis, view)
         return view
 
     def _kv_curve(self, workload, kv_bytes):
@@ -363,6 +426,9 @@ class ContextExplorer(_RooflineExplorer):
                       mem_bw=r["mem_bw"], bytes_param=r["bytes_param"])
         mfu = MFU(len_ctx=self.CONTEXTS, bytes_tok=bytes_tok, **common)
         self.mfu_line.set_data(self.CONTEXTS, mfu)
+        fits = _fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"], batch=values["batch"],
+                           len_ctx=self.CONTEXTS, bytes_tok=bytes_tok, hbm_capacity=r["hbm_capacity"])
+        self.no_fit.update(self.CONTEXTS[0] if not fits[0] else _first_misfit(self.CONTEXTS, fits), self.CONTEXTS[-1])
         here_bytes = workload.kv_bytes_per_token(r["kv_bytes"], values["len_ctx"])
         golden = GOLDILOCKS_CONTEXT(N_active=workload.n_active, FLOPs=r["flops"], mem_bw=r["mem_bw"],
                                     bytes_tok=here_bytes)

@@ -41,6 +41,11 @@ def _decades(low: float, high: float) -> tuple[float, float]:
     return 10.0 ** math.floor(math.log10(low)), 10.0 ** math.ceil(math.log10(high))
 
 
+
+def _factor(value: float) -> str:
+    """A multiple as people write it: "2.59×", "43.2×", "1,296×" (never "1.3e+03×")."""
+    return f"{value:,.0f}×" if value >= 100 else f"{value:.3g}×"
+
 class OvertrainingExplorer(explore.Explorer):
     """Traffic, deployment life, family split, RL multiplier, decode MFU and model size -> the
     lecture's D_inference, D_pretrain, D_RL and the ratio to Chinchilla (lecture 01:24:28-01:32:13)."""
@@ -116,8 +121,8 @@ class OvertrainingExplorer(explore.Explorer):
              f"{estimate['D_RL'] / estimate['D_inference']:.2f} : 1"),
             ("inefficiency (training ÷ decode MFU)", f"{estimate['inefficiency']:.2f}"),
             ("Chinchilla tokens (20 N)", units.count(estimate["D_chinchilla"], "tokens")),
-            ("over-trained by", f"{estimate['overtraining']:,.3g}×  (lecture: ≈100×)"),
-            ("total compute (3 equal parts)", f"{total:.3g} FLOPs, training-equivalent"),
+            ("over-trained by", f"{_factor(estimate['overtraining'])}  (lecture: ≈100×)"),
+            ("total compute (3 equal parts)", f"{units.power_of_ten(total, 'FLOPs')}, training-equivalent"),
         ]
         return rows, False
 
@@ -275,7 +280,7 @@ class InferenceAwareExplorer(explore.Explorer):
              if demand > 0 else "-"),
             ("Chinchilla-optimal model", f"{units.count(best['chinchilla_n_params'])} params, "
                                          f"{chin_tpp:.1f} tokens/param"),
-            ("total compute: cheapest vs Chinchilla", f"{best['total_flops']:.3g} vs {best['chinchilla_total_flops']:.3g}"),
+            ("total compute: cheapest vs Chinchilla", f"{units.power_of_ten(best['total_flops'])} vs {units.power_of_ten(best['chinchilla_total_flops'], 'FLOPs')}"),
             ("saving", f"{best['saving']:.1%}"),
             ("lecture's model (100B on 260T)", f"{self.lecture_point[1]:,.0f} tokens/param "
                                                f"({self.lecture_point[1] / 20:.0f}× of 20)"),

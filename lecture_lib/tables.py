@@ -103,12 +103,14 @@ def model_presets():
         rows.append([f"<b>{html.escape(m.name)}</b>", str(m.n_layers), str(m.d_model), m.attention_kind, moe,
                      f"{units.count(m.params_total)} ({units.count(m.published_params_total)})",
                      f"{units.count(m.params_active)} ({units.count(m.published_params_active)})",
-                     f"{m.sparsity:.1f}", units.bytes_(m.kv_bytes_per_token(2)),
-                     f"<small>{_link(m.source)}</small>"])
+                     f"{m.sparsity:.1f}" if m.is_moe else f"{m.sparsity:.2f} (dense¹)", units.bytes_(m.kv_bytes_per_token(2)),
+                     f"<details><summary>source</summary><small>{_link(m.source)}</small></details>"])
     return _html_table(["model", "layers", "d_model", "attention", "experts per token", "total (published)",
                         "active (published)", "sparsity", "KV/token bf16", "source"], rows,
                        caption="KV bytes per token count every layer at full length; sliding-window layers "
-                               "cost less at long context (see Chapter 6).")
+                               "cost less at long context (see Chapter 6). ¹ A dense model's sparsity is a little "
+                               "above 1 because the input embedding is a table lookup, not a multiply: its "
+                               "parameters count in the total but not as active (the course's convention).")
 
 
 def balance_batches():

@@ -125,6 +125,28 @@ def whole(value: float) -> str:
     return f"{value:,.0f}"
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power_of_ten(value: float, unit: str = "", digits: int = 3) -> str:
+    """A number too large or too small for prefixes, as people write it in prose, never in
+    e-notation: ``power_of_ten(4.27e25, "FLOPs")`` -> "4.27 × 10²⁵ FLOPs", ``power_of_ten(3e-9)`` ->
+    "3 × 10⁻⁹". Between 0.001 and 100,000 the plain number is shown ("0.25", "1,234")."""
+    value, digits = _checked(value, digits, unit)
+    if not math.isfinite(value) or value == 0:
+        text = "0" if value == 0 else str(value)
+    elif 1e-3 <= abs(value) < 1e5:
+        text = f"{value:,.0f}" if abs(value) >= 1000 else _significant(value, digits)
+    else:
+        exponent = math.floor(math.log10(abs(value)))
+        mantissa = float(f"{value / 10 ** exponent:.{digits - 1}f}")
+        if abs(mantissa) >= 10:                      # 9.999e25 rounds up to 10.0 × 10²⁵
+            mantissa, exponent = mantissa / 10, exponent + 1
+        head = f"{mantissa:.{digits - 1}f}".rstrip("0").rstrip(".")
+        text = f"{head} × 10{str(exponent).translate(_SUPERSCRIPT)}"
+    return f"{text} {unit}".strip()
+
+
 _LONG = [(365.25 * 86400, "years", "year"), (86400, "days", "day"), (3600, "h", "h"), (60, "min", "min")]
 
 

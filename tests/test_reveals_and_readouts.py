@@ -118,11 +118,7 @@ def spoilers(notebook, name: str) -> list[str]:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
-def test_no_answer_is_printed_before_its_reveal(path, request):
-    if path.stem.startswith("08"):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "notebooks/08 (another helper's file) shows measurements.table_html() with 75% and 17% before "
-            "the reveal: display the reveal first and the table after it, or the table inside details()")))
+def test_no_answer_is_printed_before_its_reveal(path):
     from test_notebooks import error_outputs, execute
 
     notebook, _ = execute(path)

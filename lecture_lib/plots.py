@@ -54,6 +54,10 @@ def presentation_scale() -> float:
 DPI = round(80 * presentation_scale())
 MIN_FONT = 10     # points: nothing in a figure is set smaller (issue 13)
 LEGEND_GAP = 0.12  # inches between an axes' right edge and its legend
+# The widest figure, in CSS pixels: JupyterLab's notebook column on a 1280-px screen with the file
+# browser open is 848 px wide (measured in Chromium, JupyterLab 4.6), and a wider image is scaled
+# down with its text (issue 19: 1,228-px figures shown at 0.69 of their size, text at 7-8 px).
+MAX_WIDTH_PX = 840
 
 
 def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):
@@ -167,6 +171,12 @@ def _has_right_neighbour(axis, figure) -> bool:
                and other.get_position().y0 < box.y1 and other.get_position().y1 > box.y0 for other in figure.axes)
 
 
+def _has_neighbour_below(axis, figure) -> bool:
+    box = axis.get_position()
+    return any(other is not axis and other.get_position().y1 <= box.y0 + 1e-6
+               and other.get_position().x0 < box.x1 and other.get_position().x1 > box.x0 for other in figure.axes)
+
+
 def _legends_below(figure, legends) -> None:
     """Legends of axes with a neighbour to their right go under their axes (two columns), and the
     figure grows taller by the tallest, so the figure does not grow wide."""
@@ -175,8 +185,24 @@ def _legends_below(figure, legends) -> None:
     for axis, legend in legends:
         handles, labels = axis.get_legend_handles_labels()
         legend.remove()
-        placed.append((axis, axis.legend(handles, labels, loc="upper center", ncols=min(2, len(labels)),
-                                         frameon=False, columnspacing=1.2)))
+        # room under this axes: up to the next axes to its right (or the figure's edge)
+        box = axis.get_position()
+        starts = [o.get_position().x0 for o in figure.axes
+                  if o is not axis and o.get_position().x0 >= box.x1 - 1e-6
+                  and o.get_position().y0 < box.y1 and o.get_position().y1 > box.y0]
+        ends = [o.get_position().x1 for o in figure.axes
+                if o is not axis and o.get_position().x1 <= box.x0 + 1e-6
+                and o.get_position().y0 < box.y1 and o.get_position().y1 > box.y0]
+        centre = (box.x0 + box.x1) / 2       # the legend is centred under its axes
+        left = (max(ends) + box.x0) / 2 if ends else 0.0             # half of each gap to a neighbour
+        right = (min(starts) + box.x1) / 2 if starts else 1.0
+        room = 2 * min(centre - left, right - centre) * figure.bbox.width
+        for ncols in (min(2, len(labels)), 1):
+            below = axis.legend(handles, labels, loc="upper center", ncols=ncols, frameon=False, columnspacing=1.2)
+            if ncols == 1 or below.get_window_extent(renderer).width <= room:
+                break
+            below.remove()
+        placed.append((axis, below))
     extra = max(lg.get_window_extent(renderer).height for _, lg in placed) / figure.dpi + 2 * LEGEND_GAP
     width, height = figure.get_size_inches()
     boxes = {axis: axis.get_position() for axis in figure.axes}
@@ -190,7 +216,7 @@ def _legends_below(figure, legends) -> None:
         legend.set_bbox_to_anchor((0.5, top), transform=axis.transAxes)
 
 
-def legends_outside(figure) -> None:
+def legends_outside(figure, max_width: float | None = None) -> None:
     """Move every axes' legend out of its data area, so no legend covers data: under the axes when
     another axes sits to its right (the figure grows taller), otherwise to its right (the figure
     widens by the legends' widths). Every axes keeps its size in inches. A legend placed to the
@@ -199,6 +225,13 @@ def legends_outside(figure) -> None:
     if not legends:
         return
     below = [(axis, legend) for axis, legend in legends if _has_right_neighbour(axis, figure)]
+    if max_width is not None and len(below) < len(legends):
+        # legends to the right would make the figure wider than the notebook's column: all go below
+        renderer = figure.canvas.get_renderer()
+        right = sum(legend.get_window_extent(renderer).width / figure.dpi + 2 * LEGEND_GAP
+                    for axis, legend in legends if (axis, legend) not in below)
+        if figure.get_size_inches()[0] + right > max_width:      # (not under an axes that has another below it)
+            below = [(axis, legend) for axis, legend in legends if not _has_neighbour_below(axis, figure)]
     if below:
         _legends_below(figure, below)
     legends = [(axis, legend) for axis, legend in legends if (axis, legend) not in below]
@@ -230,6 +263,58 @@ def legends_outside(figure) -> None:
     for axis, legend in legends:
         legend.set_bbox_to_anchor((1.0 + LEGEND_GAP / (axis.get_position().width * new_width), 1.0),
                                   transform=axis.transAxes)
+        legend.lecture_right = True      # fit_width keeps its gap
+
+
+def fit_width(figure, max_width: float) -> None:
+    """Narrow the figure to ``max_width`` inches by narrowing its axes (text, legends and margins
+    keep their size in inches), so the browser never scales the image (and its text) down."""
+    width, height = figure.get_size_inches()
+    excess = width - max_width
+    if excess <= 1e-6:
+        return
+    boxes = {axis: axis.get_position() for axis in figure.axes}
+    inches = {axis: (box.x0 * width, box.width * width) for axis, box in boxes.items()}
+    row = max(sum(w for other, (x0, w) in inches.items()
+                  if boxes[other].y0 < boxes[axis].y1 and boxes[other].y1 > boxes[axis].y0) for axis in inches)
+    factor = max(0.35, (row - excess) / row)
+    for axis, (x0, w) in inches.items():
+        shrink_left = sum((1 - factor) * ow for other, (ox0, ow) in inches.items()
+                          if other is not axis and ox0 + ow <= x0 + 1e-6)
+        axis.set_position([(x0 - shrink_left) / max_width, boxes[axis].y0, w * factor / max_width, boxes[axis].height])
+    figure.set_size_inches(max_width, height)
+    for axis in figure.axes:      # a legend to the right keeps its gap in inches
+        legend = axis.get_legend()
+        if legend is not None and getattr(legend, "lecture_right", False):
+            legend.set_bbox_to_anchor((1.0 + LEGEND_GAP / (axis.get_position().width * max_width), 1.0),
+                                      transform=axis.transAxes)
+
+
+def compact_number(value: float, _position=None) -> str:
+    """A tick label that stays short: 100k, 1.5M, 2B (no 100000125000150000 run-together labels)."""
+    magnitude = abs(value)
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if magnitude >= 10 * scale if suffix == "k" else magnitude >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:,.6g}" if magnitude >= 1000 else f"{value:.3g}"
+
+
+def readable_ticks(figure) -> None:
+    """On every linear axis that still has matplotlib's default ticks: at most about one tick per
+    inch and compact labels (100k, 1.5M), so tick labels never run into each other at a slider's
+    extreme. Explorers' own locators and formatters are left alone."""
+    from matplotlib.ticker import AutoLocator, FuncFormatter, MaxNLocator, ScalarFormatter
+
+    for axis in figure.axes:
+        width, height = (abs(v) for v in axis.get_position().size * figure.get_size_inches())
+        for which, length, wide in ((axis.xaxis, width, True), (axis.yaxis, height, False)):
+            if which.get_scale() != "linear":
+                continue
+            if type(which.get_major_locator()) is AutoLocator:
+                bins = max(2, int(length / (1.0 if wide else 0.45)))
+                which.set_major_locator(MaxNLocator(nbins=min(bins, 8), steps=[1, 2, 2.5, 5, 10]))
+            if type(which.get_major_formatter()) is ScalarFormatter:
+                which.set_major_formatter(FuncFormatter(compact_number))
 
 
 def styled(function):

@@ -534,6 +534,54 @@ class NotebookSession:
             rows = [row for row in rows if not row["readout"] or not row["valuetext"].startswith(row["readout"])]
         return rows
 
+    def displayed_controls(self) -> list[dict]:
+        """Every explorer control's label and what the page shows for it (a slider's readout, a
+        dropdown's selected option), in page order."""
+        return self.page.evaluate(
+            """() => [...document.querySelectorAll('.lecture-explorer .widget-slider, .lecture-explorer .widget-dropdown')]
+                 .map(box => {
+                   const label = ((box.querySelector('.widget-label') || {}).textContent || '').trim();
+                   const select = box.querySelector('select');
+                   const readout = box.querySelector('.widget-readout');
+                   return {label, kind: select ? 'dropdown' : 'slider',
+                           shown: select ? (select.options[select.selectedIndex] || {}).text || ''
+                                         : readout ? (readout.textContent || readout.value || '').trim() : null};
+                 })""")
+
+    def declared_controls(self) -> list[dict]:
+        """From the kernel: every control made by lecture_lib.explore's helpers (they record the
+        value the lesson declared, and Explorer(**overrides) updates it), with its label, the
+        declared value and the kernel's current value."""
+        code = (
+            "import json as _j, ipywidgets as _w\n"
+            "from ipywidgets.widgets.widget import _instances as _inst\n"
+            "from lecture_lib import explore as _e\n"
+            "def _lt_declared():\n"
+            "    rows = []\n"
+            "    for _x in list(_inst.values()):\n"
+            "        if not hasattr(_x, 'declared') or getattr(_x, 'comm', None) is None:\n"
+            "            continue\n"
+            "        kind = ('log' if isinstance(_x, _e.LogSlider) else 'int' if isinstance(_x, _w.IntSlider)\n"
+            "                else 'float' if isinstance(_x, _w.FloatSlider) else 'dropdown')\n"
+            "        label = _x.label if kind == 'dropdown' else None\n"
+            "        if kind == 'dropdown':\n"
+            "            labels = [o[0] if isinstance(o, tuple) else str(o) for o in _x.options]\n"
+            "            values = [o[1] if isinstance(o, tuple) else o for o in _x.options]\n"
+            "            label = labels[values.index(_x.declared)] if _x.declared in values else None\n"
+            "        rows.append({'label': _x.description, 'kind': kind, 'model': _x.model_id,\n"
+            "                     'declared': _x.declared if kind != 'dropdown' else None,\n"
+            "                     'value': _x.value if kind != 'dropdown' else None,\n"
+            "                     'expected': _e.value_label(_x.declared) if kind == 'log' else\n"
+            "                                 str(int(_x.declared)) if kind == 'int' else label,\n"
+            "                     'step': getattr(_x, 'step', None)})\n"
+            "    return _j.dumps(rows)\n")
+        result = self.execute_in_kernel(code, "_lt_declared()")
+        if not result or result.get("error"):
+            raise RuntimeError(f"{self.name}: could not list the declared controls: {result}")
+        import ast
+
+        return json.loads(ast.literal_eval(result["value"]))
+
     def counts(self) -> dict:
         return self.page.evaluate(
             """() => ({explorers: document.querySelectorAll('.lecture-explorer').length,

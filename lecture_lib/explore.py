@@ -397,9 +397,17 @@ def capacity_row(*, n_total: float, bytes_param: float, batch: float, len_ctx: f
     Returns ``(label, text, status)``: status "bad" with "does not fit: 148 GB weights > 80 GB HBM"
     (or "... weights + 2 TB KV > ...") when it does not fit, "ok" with the share used when it does.
     """
-    from . import units
+    from . import units, validate
     from .pipeline_memory import MEMORY_TOTAL
 
+    n_total = validate.scalar("n_total", n_total)
+    bytes_param = validate.scalar("bytes_param", bytes_param)
+    batch = validate.scalar("batch", batch, allow_zero=True)
+    len_ctx = validate.scalar("len_ctx", len_ctx)
+    bytes_tok = validate.scalar("bytes_tok", bytes_tok, allow_zero=True)
+    hbm_capacity = validate.scalar("hbm_capacity", hbm_capacity)     # inf gave "0% of inf B" (issue 20)
+    if not isinstance(where, str):
+        raise ValueError(f"where must be a text, got {validate._describe(where)}")
     weights = MEMORY_TOTAL(N_total=n_total, bytes_param=bytes_param, B=0, len_ctx=len_ctx, bytes_tok=bytes_tok,
                            allow_zero="B")
     total = MEMORY_TOTAL(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok,
@@ -540,10 +548,15 @@ class Explorer:
             control.observe(self._on_change, names="value")
         label_width = self._fit_labels()
         heading = widgets.HTML(f"<b>{html.escape(self.title)}</b>") if self.title else None
-        panel = widgets.VBox(list(self.controls.values()) + [self.readout],
-                             layout=widgets.Layout(min_width=f"{label_width + TRACK_WIDTH + 20}px"))
-        body = widgets.HBox([self.view.widget, panel], layout=widgets.Layout(flex_flow="row wrap"))
-        self.widget = widgets.VBox([heading, body] if heading else [body])
+        # The figure on top (at most the column's width), and beneath it the controls beside the
+        # readout: while a slider moves, the numbers it changes sit next to it and the figure just
+        # above, all within one screen (issue 19: readouts had fallen below the fold).
+        panel = widgets.VBox(list(self.controls.values()),
+                             layout=widgets.Layout(min_width=f"{label_width + TRACK_WIDTH + 10}px"))
+        self.readout.layout = widgets.Layout(flex="1 1 300px", min_width="280px", max_width="560px")
+        body = widgets.HBox([panel, self.readout],
+                            layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start", grid_gap="4px 16px"))
+        self.widget = widgets.VBox(([heading] if heading else []) + [self.view.widget, body])
         self.widget.add_class("lecture-explorer")
 
     def _fit_labels(self) -> int:
@@ -582,20 +595,12 @@ class Explorer:
         self.render_count += 1
 
     def summary(self, rows) -> str:
-        """The figure's text alternative: what each chart plots over which ranges, its lines, and
-        the readouts (which state the learner's point). Rebuilt on every redraw."""
-        parts = [f"{self.title}." if self.title else "Chart."]
-        for axis in self.view.figure.axes:
-            if not axis.get_visible() or not axis.has_data():
-                continue
-            (x0, x1), (y0, y1) = axis.get_xlim(), axis.get_ylim()
-            names = [line.get_label() for line in axis.get_lines()
-                     if line.get_visible() and not line.get_label().startswith("_")]
-            parts.append(f"Chart '{axis.get_title() or 'untitled'}': {axis.get_xlabel() or 'x'} from {x0:.4g} to "
-                         f"{x1:.4g}, {axis.get_ylabel() or 'y'} from {y0:.4g} to {y1:.4g}"
-                         + (f"; lines: {', '.join(names)}." if names else "."))
-        parts += [f"{label}: {value}." for label, value, *_ in rows]
-        return " ".join(parts)
+        """The figure's text alternative: what each chart plots over which ranges (the real axis
+        limits, or a categorical axis's labels), its series, and the readouts (which state the
+        learner's point), without TeX markup. Rebuilt on every redraw."""
+        text = plots.describe(self.view.figure, self.title or "Chart")
+        rows = " ".join(f"{plots.plain_text(label)}: {plots.plain_text(value)}." for label, value, *_ in rows)
+        return f"{text} {rows}".strip()
 
     def _on_change(self, change) -> None:
         if self._scheduled:

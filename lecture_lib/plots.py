@@ -6,6 +6,8 @@ global state, so explorers can own one figure each and redraw it in place.
 
 from __future__ import annotations
 
+import functools
+
 STYLE = {
     "font.size": 10,
     "axes.titlesize": 11,
@@ -330,15 +332,164 @@ def styled(function):
     return wrapper
 
 
-def to_image(figure):
-    """A static figure as an ``IPython.display.Image`` (works under any matplotlib backend)."""
+@functools.lru_cache(maxsize=4096)
+def plain_text(text: str) -> str:
+    """Figure text as a screen reader should hear it: TeX escapes and math markup removed
+    ("\\$30" -> "$30", "$10^{3}$" -> "10^3", "$\\mathbf{F0}$" -> "F0")."""
+    import re
+
+    text = str(text)
+    if "$" not in text and "\\" not in text and "{" not in text:
+        return " ".join(text.split())
+    text = text.replace("\\$", "\x00")                 # an escaped dollar is a dollar
+    text = text.replace("$", "")
+    for command, symbol in (("times", "×"), ("cdot", "·"), ("approx", "≈"), ("le", "≤"), ("ge", "≥"),
+                            ("to", "→"), ("infty", "∞"), ("propto", "∝")):
+        text = re.sub(rf"\\{command}(?![A-Za-z])", symbol, text)
+    text = re.sub(r"\\(?:mathbf|mathrm|mathit|text|mathsf|operatorname)\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\\([A-Za-z]+)", r"\1", text)                # \alpha -> alpha
+    text = text.replace("{", "").replace("}", "").replace("\\", "")
+    return re.sub(r"\s+", " ", text.replace("\x00", "$")).strip()
+
+
+def _side_texts(axis, which) -> list:
+    """Texts an explorer draws as an axis's tick labels itself (left of the axes for y, below it
+    for x), e.g. the Gantt chart's "rack 0" and its time ticks."""
+    found = []
+    for text in axis.texts:
+        if not text.get_visible() or not text.get_text():
+            continue
+        x, y = text.get_position()
+        if (which == "x" and y < 0 and 0 <= x <= 1.0001 * axis.get_xlim()[1]) or (which == "y" and x < 0):
+            found.append(text)
+    return found
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", "").replace("−", "-"))
+        return True
+    except ValueError:
+        return False
+
+
+def _axis_words(axis, which) -> tuple[list[str], bool]:
+    """(labels, categorical) for an axis whose ticks carry fixed labels (set_yticklabels), or whose
+    tick labels the explorer draws itself as texts; ([], False) for an ordinary numeric axis."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullFormatter
+
+    side = axis.xaxis if which == "x" else axis.yaxis
+    formatter, locator = side.get_major_formatter(), side.get_major_locator()
+    no_ticks = isinstance(locator, FixedLocator) and len(locator.locs) == 0
+    if no_ticks or isinstance(formatter, NullFormatter) or (isinstance(formatter, FixedFormatter) and not any(formatter.seq)):
+        labels = [plain_text(t.get_text()) for t in _side_texts(axis, which)]
+    elif isinstance(formatter, (FixedFormatter, FuncFormatter)) and isinstance(locator, FixedLocator):
+        labels = [plain_text(formatter(loc, i)) for i, loc in enumerate(locator.locs)]
+    else:
+        return [], False
+    labels = [t for t in labels if t]
+    return labels, any(not _is_number(t) for t in labels)
+
+
+def _range_text(axis, which) -> str:
+    name = plain_text((axis.get_xlabel() if which == "x" else axis.get_ylabel()) or which)
+    words, categorical = _axis_words(axis, which)
+    if categorical:
+        shown = words if len(words) <= 8 else words[:3] + ["…"] + words[-2:]
+        return f"{name}: {', '.join(shown)}"
+    if words:
+        return f"{name} from {words[0]} to {words[-1]}"
+    low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
+    scale = axis.get_xscale() if which == "x" else axis.get_yscale()
+    return f"{name} from {compact_number(low)} to {compact_number(high)}" + (" (log scale)" if scale == "log" else "")
+
+
+def _shows(axis, which) -> bool:
+    from matplotlib.ticker import FixedFormatter, NullLocator
+
+    side = axis.xaxis if which == "x" else axis.yaxis
+    if not side.get_visible():
+        return False
+    if (axis.get_xlabel() if which == "x" else axis.get_ylabel()) or _side_texts(axis, which):
+        return True
+    if isinstance(side.get_major_locator(), NullLocator):
+        return False
+    formatter = side.get_major_formatter()
+    if isinstance(formatter, FixedFormatter):
+        return bool(_axis_words(axis, which)[0])
+    ticks = side.get_major_locator().locs if hasattr(side.get_major_locator(), "locs") else None
+    return ticks is None or len(ticks) > 0
+
+
+def describe(figure, title: str = "") -> str:
+    """A text alternative for a figure: for each chart its title, what each axis shows over which
+    range (the real limits, the numbers an explorer writes as ticks, or a categorical axis's
+    labels), its named series and its annotations. Cheap enough to rebuild on every redraw."""
+    parts = [plain_text(title).rstrip(".") + "." if title else ""]
+    suptitle = getattr(figure, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text():
+        parts.append(plain_text(suptitle.get_text()) + ".")
+    for axis in figure.axes:
+        if not axis.get_visible():
+            continue
+        if not (axis.lines or axis.collections or axis.patches or axis.images or axis.texts):
+            continue
+        heading = " ".join(plain_text(axis.get_title(loc)) for loc in ("left", "center", "right") if axis.get_title(loc))
+        ranges = [_range_text(axis, which) for which in "xy" if axis.axison and _shows(axis, which)]
+        legend = axis.get_legend()
+        if legend is not None:
+            names = [plain_text(t.get_text()) for t in legend.get_texts()]
+        else:
+            names = [plain_text(a.get_label()) for a in list(axis.lines) + list(axis.collections)
+                     if a.get_visible() and a.get_label() and not a.get_label().startswith("_")]
+        beside = set(map(id, _side_texts(axis, "x") + _side_texts(axis, "y"))) if axis.axison else set()
+        notes = [plain_text(t.get_text()) for t in axis.texts
+                 if t.get_visible() and id(t) not in beside and len(t.get_text().strip()) >= 4]
+        if len(notes) > 8:
+            notes = notes[:8] + [f"and {len(notes) - 8} more labels"]
+        sentence = f"Chart '{heading}'" if heading else "Chart"
+        sentence += (": " + "; ".join(ranges)) if ranges else ""
+        sentence += (f"; series: {', '.join(n for n in names if n)}" if any(names) else "")
+        sentence += (f"; labels: {', '.join(notes)}" if notes else "")
+        parts.append(sentence + ".")
+    return " ".join(p for p in parts if p)
+
+
+class FigureImage:
+    """A static figure for a notebook: a PNG with a text alternative. Shown as an ``<img alt=...>``
+    that never grows past the notebook's column (``max-width: 100%``), with the PNG and the text
+    alternative beside it for front ends that cannot show HTML."""
+
+    def __init__(self, png: bytes, alt: str, width: int):
+        self.data, self.alt, self.width = png, alt, width
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        import base64
+        import html as html_
+
+        encoded = base64.b64encode(self.data).decode("ascii")
+        tag = (f'<img class="lecture-static-figure" src="data:image/png;base64,{encoded}" '
+               f'alt="{html_.escape(self.alt)}" width="{self.width}" style="max-width:100%;height:auto">')
+        return {"text/html": tag, "image/png": encoded, "text/plain": self.alt}, \
+            {"image/png": {"width": self.width}}
+
+
+def to_image(figure, alt: str | None = None) -> FigureImage:
+    """A static figure (timetable, routing, Gantt chart, ...) as a PNG with a text alternative:
+    ``alt`` if given, else :func:`describe` of the figure (its charts' titles, real axis ranges,
+    series and labels). No wider than the notebook's column (:data:`MAX_WIDTH_PX`)."""
     import io
 
-    from IPython.display import Image
-
+    if alt is not None and not isinstance(alt, str):
+        raise ValueError(f"alt must be a text, got {type(alt).__name__}")
+    if not hasattr(figure, "savefig") or not hasattr(figure, "axes"):
+        raise ValueError(f"figure must be a matplotlib Figure, got {type(figure).__name__}")
+    readable(figure)
+    fit_width(figure, MAX_WIDTH_PX / DPI)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI)
-    return Image(data=buffer.getvalue(), format="png")
+    width = int(round(figure.get_size_inches()[0] * DPI))
+    return FigureImage(buffer.getvalue(), plain_text(alt) if alt else describe(figure), width)
 
 
 @styled

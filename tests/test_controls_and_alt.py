@@ -124,8 +124,7 @@ def _static_figures():
     from lecture_lib import moe, moe_explorers, pipeline, pipeline_explorers, pipeline_memory_explorers
     from lecture_lib import reversible_explorers
 
-    placement = moe.Placement(n_experts=16, n_gpus=8, n_racks=2) if "n_racks" in \
-        moe.Placement.__init__.__code__.co_varnames else None
+    placement = moe.Placement(n_experts=16, experts_per_gpu=2, gpus_per_rack=4)
     figures = {
         "train timetable": lambda: plots.train_timetable(),
         "gantt": lambda: pipeline_explorers.gantt_figure(
@@ -134,9 +133,8 @@ def _static_figures():
         "hop path": lambda: pipeline_memory_explorers.hop_path_figure(),
         "memory timeline": lambda: reversible_explorers.memory_timeline_figure(),
     }
-    if placement is not None:
-        figures["routing"] = lambda: moe_explorers.routing_figure(
-            moe.random_routing(n_tokens=32, placement=placement, k=2), n_tokens=12)
+    figures["routing"] = lambda: moe_explorers.routing_figure(
+        moe.random_routing(n_tokens=32, placement=placement, k=2), n_tokens=12)
     return figures
 
 
@@ -225,3 +223,15 @@ def test_batch_explorer_at_the_largest_batch_reads_100k():
     explorer.view.figure.canvas.draw()
     labels = [t.get_text() for t in explorer.view.figure.axes[0].get_xticklabels() if t.get_text()]
     assert "100k" in labels and not any(len(label) > 6 for label in labels), labels
+
+
+def test_routing_figure_tells_crossings_by_dash_and_marker_not_colour_alone():
+    from lecture_lib import moe, moe_explorers
+
+    routing = moe.random_routing(n_tokens=32, placement=moe.Placement(n_experts=16, experts_per_gpu=2,
+                                                                       gpus_per_rack=4), k=2)
+    figure = moe_explorers.routing_figure(routing, n_tokens=12)
+    lines = [line for line in figure.axes[0].get_lines() if line.get_marker() in ("x", "o")]
+    crossing = {line.get_marker(): line.get_linestyle() for line in lines}
+    assert set(crossing) == {"x", "o"} and crossing["x"] != crossing["o"]
+    assert "dashed" in figure.axes[0].get_title()

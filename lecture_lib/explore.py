@@ -58,76 +58,316 @@ STATUS_MARKS = {"bad": "✗ ", "ok": "✓ ", "note": "ⓘ "}   # a mark as well 
 
 
 # --- Controls -----------------------------------------------------------------------------------
-def log_slider(description: str, value: float, low: float, high: float, *, steps_per_decade: int = 20,
-               readout_format: str | None = None) -> widgets.FloatLogSlider:
-    """A slider over a quantity spanning decades (batch, context, parameters).
+def _check_range(description, value, low, high, *, kind: str = "number"):
+    """The checks every slider helper makes (issue 20: a ValueError naming the parameter, the value
+    and what is allowed, never ipywidgets' TraitError)."""
+    from . import validate
 
-    Counts up to ten million read as whole numbers ("3600", not "3.6e+3": a typed 3600 stays
-    3600, and the readout stays parseable when edited); wider ranges keep 3 significant digits.
+    if not isinstance(description, str):
+        raise ValueError(f"description must be a text label, got {validate._describe(description)}")
+    if kind == "integer":
+        low = validate.integer("low", low, minimum=-validate.COUNT_LIMIT)
+        high = validate.integer("high", high, minimum=-validate.COUNT_LIMIT)
+        value = validate.integer("value", value, minimum=-validate.COUNT_LIMIT)
+    else:
+        positive = kind == "log"
+        low = validate.scalar("low", low, positive=positive)
+        high = validate.scalar("high", high, positive=positive)
+        value = validate.scalar("value", value, positive=positive)
+    if not high > low:
+        raise ValueError(f"high must be greater than low, got low={low!r} and high={high!r}")
+    if not low <= value <= high:
+        raise ValueError(f"value must lie between low={low!r} and high={high!r}, got {value!r}")
+    return value, low, high
+
+
+def _declare(control, value):
+    """Record the value the lesson declared (the browser test checks the page shows it first) and
+    tag the control's element with its model id, so a test can pair page and kernel exactly."""
+    control.declared = value
+    control.add_class(f"lecture-control-{control.model_id}")
+    return control
+
+
+STOP_SERIES = {3: (1, 2, 5), 6: (1, 1.5, 2, 3, 5, 7), 10: (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)}
+
+
+def _is_power_of_two(value: float) -> bool:
+    import math
+
+    return value >= 2 and value == int(value) and 2 ** round(math.log2(value)) == value
+
+
+def nice_stops(value: float, low: float, high: float, *, steps_per_decade: int = 3) -> tuple[float, ...]:
+    """The positions of a log slider: values a person would type, plus the lesson's own.
+
+    Powers of two when the lesson's value is one (1,024 tokens, a batch of 2,048), otherwise round
+    numbers per decade (1-2-5 by default; ``steps_per_decade`` 6 or 10 gives finer E-series-like
+    steps); always the ends and ``value`` itself, so the slider starts exactly on the lesson's number.
     """
     import math
 
+    if _is_power_of_two(value):
+        stops = {2.0 ** k for k in range(math.ceil(math.log2(low) - 1e-9), math.floor(math.log2(high) + 1e-9) + 1)}
+    else:
+        series = STOP_SERIES[min(STOP_SERIES, key=lambda n: (abs(n - steps_per_decade), n))]
+        stops = set()
+        for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1):
+            for mantissa in series:
+                stop = float(f"{mantissa}e{decade}")         # 2e-3 exactly as typed, not 2 * 10**-3
+                if low <= stop <= high:
+                    stops.add(stop)
+    stops |= {float(low), float(high), float(value)}
+    return tuple(sorted(stops))
+
+
+def value_label(value: float) -> str:
+    """How a log slider shows a value: as typed, without e-notation ("1024", "35,136", "0.05",
+    "500M" for 5e8, "2.6T" for 2.6e12)."""
+    value = float(value)
+    magnitude = abs(value)
+    if magnitude >= 1e7:
+        for scale, suffix in ((1e15, "Q"), (1e12, "T"), (1e9, "B"), (1e6, "M")):
+            if magnitude >= scale:
+                return f"{value / scale:.4g}{suffix}"
+    if magnitude >= 1e4:
+        return f"{round(value):,}"
+    if value == round(value):
+        return str(int(round(value)))
+    if magnitude >= 1000:
+        return str(int(round(value)))
+    return f"{value:.4g}" if magnitude >= 1e-4 else f"{value:.2e}"
+
+
+class LogSlider(widgets.FloatLogSlider):
+    """A log slider whose positions are a list of values (``stops``): exactly the lesson's value,
+    round numbers and the ends. In the browser it is drawn by ipywidgets' SelectionSlider view, which
+    moves over positions by index, so nothing is snapped to a step grid (a plain FloatLogSlider's
+    front end showed 1,017 for a kernel's 1,024). The Python side is a FloatLogSlider: ``min`` and
+    ``max`` are the exponents of the ends (setting them hides the stops outside), ``base`` is 10 and
+    ``step`` (0.01) is the exponent gap that counts as a different position, so
+    ``max = log10(x) - step`` ends the slider on the stop below x. A value set from code that is not
+    a stop is kept exactly as set and becomes a stop; the readout shows it."""
+
+    _model_name = traitlets.Unicode("SelectionSliderModel").tag(sync=True)
+    _view_name = traitlets.Unicode("SelectionSliderView").tag(sync=True)
+    index = traitlets.Int(0, help="position among the stops (the browser moves this)").tag(sync=True)
+    _options_labels = traitlets.Tuple(help="the readout of each stop").tag(sync=True)
+    stops = traitlets.Tuple(help="the slider's positions within [base**min, base**max], ascending")
+
+    def __init__(self, *, stops, **kwargs):
+        self._moving = False
+        self._every_stop = tuple(sorted({float(s) for s in stops}))
+        super().__init__(**kwargs)
+        self._place()
+
+    def _range(self) -> tuple[float, float]:
+        return self.base ** self.min * (1 - 1e-9), self.base ** self.max * (1 + 1e-9)
+
+    def _visible(self) -> tuple[float, ...]:
+        low, high = self._range()
+        inside = tuple(s for s in self._every_stop if low <= s <= high)
+        return inside or (min(self._every_stop, key=lambda s: abs(s - low)),)
+
+    @traitlets.validate("min")
+    def _validate_min(self, proposal):      # the value follows in _on_range, onto a stop
+        if proposal["value"] > self.max:
+            raise traitlets.TraitError("setting min > max")
+        return proposal["value"]
+
+    @traitlets.validate("max")
+    def _validate_max(self, proposal):
+        if proposal["value"] < self.min:
+            raise traitlets.TraitError("setting max < min")
+        return proposal["value"]
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal):
+        value = float(proposal["value"])
+        visible = self._visible() if getattr(self, "_every_stop", None) else ()
+        if not visible:
+            return value
+        value = min(max(value, visible[0]), visible[-1])
+        for stop in visible:        # an end given as base ** min (127.99999999999997) is the end
+            if abs(value - stop) <= 1e-9 * stop:
+                return stop
+        return value
+
+    @traitlets.observe("min", "max")
+    def _on_range(self, change):
+        if getattr(self, "_every_stop", None) is None:
+            return
+        visible = self._visible()
+        if self.value not in visible:
+            below = [s for s in visible if s <= self.value]
+            self._moving = True
+            try:
+                self.value = below[-1] if below else visible[0]
+            finally:
+                self._moving = False
+        self._place()
+
+    @traitlets.observe("value")
+    def _on_value(self, change):
+        if not self._moving and getattr(self, "_every_stop", None) is not None:
+            self._place()
+
+    @traitlets.observe("index")
+    def _on_index(self, change):
+        if self._moving or not 0 <= change["new"] < len(self.stops):
+            return
+        self._moving = True
+        try:
+            self.value = self.stops[change["new"]]
+        finally:
+            self._moving = False
+
+    def _place(self) -> None:
+        if self.value not in self._every_stop:
+            self._every_stop = tuple(sorted(self._every_stop + (self.value,)))
+        stops = self._visible()
+        labels = tuple(value_label(s) for s in stops)
+        self._moving = True
+        try:
+            with self.hold_sync():
+                self.stops = stops
+                if labels != self._options_labels:
+                    self._options_labels = labels
+                self.index = stops.index(self.value)
+        finally:
+            self._moving = False
+
+    @property
+    def label(self) -> str:
+        """What the readout shows now."""
+        return value_label(self.value)
+
+
+def log_slider(description: str, value: float, low: float, high: float, *, steps_per_decade: int = 3,
+               stops=None, readout_format: str | None = None) -> LogSlider:
+    """A slider over a quantity spanning decades (batch, context, parameters).
+
+    It starts exactly on ``value`` and moves over :func:`nice_stops` (or the ``stops`` given, to
+    which ``value`` and the ends are added). ``readout_format`` is kept for the static site's
+    listing; the live readout is :func:`value_label`. Bad input raises ValueError naming it.
+    """
+    import math
+
+    value, low, high = _check_range(description, value, low, high, kind="log")
+    from . import validate
+
+    validate.integer("steps_per_decade", steps_per_decade, minimum=1, maximum=20)
+    if stops is None:
+        stops = nice_stops(value, low, high, steps_per_decade=steps_per_decade)
+    else:
+        if isinstance(stops, (str, bytes)) or not hasattr(stops, "__iter__"):
+            raise ValueError(f"stops must be a list of numbers, got {validate._describe(stops)}")
+        given = [validate.scalar("stops", s) for s in stops]
+        stops = sorted({s for s in given if low <= s <= high} | {low, high, value})
     if readout_format is None:
         readout_format = ".0f" if low >= 1 and high <= 1e7 else ".3g"
-    step = 1.0 / steps_per_decade
-    control = widgets.FloatLogSlider(value=value, base=10, min=math.log10(low), max=math.log10(high),
-                                     step=step, description=description, readout_format=readout_format,
-                                     continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    control = LogSlider(stops=stops, value=value, base=10, min=math.log10(low), max=math.log10(high),
+                        step=0.01, description=description, readout_format=readout_format,
+                        continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
     control.add_class(LOG_SLIDER_CLASS)     # ARIA_VALUETEXT_SCRIPT gives it the real value for screen readers
-    return control
+    return _declare(control, value)
 
 
 LOG_SLIDER_CLASS = "lecture-log-slider"
 
-# A log slider's handle tells screen readers its exponent (ipywidgets' noUiSlider formats the
-# aria-valuetext from the slider's own, logarithmic, position). This page script, shown once with
-# each explorer, copies the readout beside the slider ("1024", the real value) into the handle's
-# aria-valuetext whenever either changes. It installs itself once per page.
+# Every control's handle gets what a keyboard and a screen reader need, from one page script shown
+# with each explorer (it installs itself once per page, in JupyterLab, Notebook 7 and Voila):
+# * aria-valuetext: the readout beside the slider with its label ("1024 (context length (tokens))"),
+#   since noUiSlider announces its own position (an index, or 0.33000000000000007);
+# * data-lm-suppress-shortcuts on each slider handle and <select>: JupyterLab's and Notebook 7's
+#   keyboard shortcuts (arrows move between cells in command mode) then leave the keys to the control.
 ARIA_VALUETEXT_SCRIPT = """
 (function () {
-  if (window.lectureLogSliderAria) { window.lectureLogSliderAria(); return; }
+  if (window.lectureControlsA11y) { window.lectureControlsA11y(); return; }
+  const CONTROL = '.widget-slider .noUi-handle, .widget-dropdown select, .widget-slider .widget-readout';
   const sync = () => {
-    document.querySelectorAll('.%s').forEach((box) => {
+    document.querySelectorAll('.lecture-explorer .widget-slider').forEach((box) => {
       const handle = box.querySelector('.noUi-handle');
       const readout = box.querySelector('.widget-readout');
       if (!handle || !readout) return;
+      if (!handle.hasAttribute('data-lm-suppress-shortcuts')) handle.setAttribute('data-lm-suppress-shortcuts', 'true');
       const text = (readout.textContent || readout.value || '').trim();
-      const label = (box.querySelector('.widget-label') || {}).textContent || '';
-      const wanted = label ? `${text} (${label.trim()})` : text;
+      const label = ((box.querySelector('.widget-label') || {}).textContent || '').trim();
+      const wanted = label ? `${text} (${label})` : text;
       if (text && handle.getAttribute('aria-valuetext') !== wanted) handle.setAttribute('aria-valuetext', wanted);
     });
+    document.querySelectorAll('.widget-dropdown select:not([data-lm-suppress-shortcuts])').forEach(
+      (select) => select.setAttribute('data-lm-suppress-shortcuts', 'true'));
   };
-  window.lectureLogSliderAria = sync;
+  window.lectureControlsA11y = sync;
+  // Before any key reaches a control, it has the attribute (controls drawn later included).
+  document.addEventListener('focusin', (event) => {
+    const target = event.target;
+    if (target && target.matches && target.matches(CONTROL) && !target.hasAttribute('data-lm-suppress-shortcuts'))
+      target.setAttribute('data-lm-suppress-shortcuts', 'true');
+  }, true);
   // Only aria-valuetext changes are watched (noUiSlider rewrites it on every move, after which the
   // readout holds the new value): no work on the rest of the page's DOM churn.
   new MutationObserver(sync).observe(document.body, {subtree: true, attributes: true,
                                                      attributeFilter: ['aria-valuetext']});
   sync();
+  setTimeout(sync, 300);
+  setTimeout(sync, 1500);
 })();
-""" % LOG_SLIDER_CLASS
+"""
 
 
 def slider(description: str, value: float, low: float, high: float, step: float, *,
            readout_format: str = ".3g") -> widgets.FloatSlider:
     """A linear slider for a quantity within one decade (price, efficiency)."""
-    return widgets.FloatSlider(value=value, min=low, max=high, step=step, description=description,
-                               readout_format=readout_format, continuous_update=True,
-                               style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    from . import validate
+
+    value, low, high = _check_range(description, value, low, high)
+    step = validate.scalar("step", step)
+    if step > high - low:
+        raise ValueError(f"step must be at most high - low = {high - low:g}, got {step!r}")
+    if not isinstance(readout_format, str):
+        raise ValueError(f"readout_format must be a format such as '.2f', got {validate._describe(readout_format)}")
+    try:
+        format(1.0, readout_format)
+    except ValueError:
+        raise ValueError(f"readout_format must be a format such as '.2f', got {readout_format!r}") from None
+    control = widgets.FloatSlider(value=value, min=low, max=high, step=step, description=description,
+                                  readout_format=readout_format, continuous_update=True,
+                                  style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    return _declare(control, value)
 
 
 def int_slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
-    return widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
-                             continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    """A slider over whole numbers (stages, racks, layers)."""
+    from . import validate
+
+    value, low, high = _check_range(description, value, low, high, kind="integer")
+    step = validate.integer("step", step, minimum=1, maximum=max(1, high - low))
+    control = widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
+                                continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    return _declare(control, value)
 
 
 def dropdown(description: str, options, value=None) -> widgets.Dropdown:
     """A preset picker; ``options`` are names or (label, value) pairs."""
+    from . import validate
+
+    if not isinstance(description, str):
+        raise ValueError(f"description must be a text label, got {validate._describe(description)}")
+    if isinstance(options, (str, bytes)) or not hasattr(options, "__iter__"):
+        raise ValueError(f"options must be a list of names or (label, value) pairs, got {validate._describe(options)}")
     options = list(options)
+    if not options:
+        raise ValueError("options must hold at least one choice, got none")
+    values = [o[1] if isinstance(o, tuple) and len(o) == 2 else o for o in options]
     if value is None:
-        first = options[0]
-        value = first[1] if isinstance(first, tuple) else first
-    return widgets.Dropdown(options=options, value=value, description=description,
-                            style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+        value = values[0]
+    elif not any(value is v or value == v for v in values):
+        raise ValueError(f"value must be one of the options {values}, got {validate._describe(value)}")
+    control = widgets.Dropdown(options=options, value=value, description=description,
+                               style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    return _declare(control, value)
 
 
 def readout_table(rows: list[tuple]) -> str:
@@ -157,9 +397,17 @@ def capacity_row(*, n_total: float, bytes_param: float, batch: float, len_ctx: f
     Returns ``(label, text, status)``: status "bad" with "does not fit: 148 GB weights > 80 GB HBM"
     (or "... weights + 2 TB KV > ...") when it does not fit, "ok" with the share used when it does.
     """
-    from . import units
+    from . import units, validate
     from .pipeline_memory import MEMORY_TOTAL
 
+    n_total = validate.scalar("n_total", n_total)
+    bytes_param = validate.scalar("bytes_param", bytes_param)
+    batch = validate.scalar("batch", batch, allow_zero=True)
+    len_ctx = validate.scalar("len_ctx", len_ctx)
+    bytes_tok = validate.scalar("bytes_tok", bytes_tok, allow_zero=True)
+    hbm_capacity = validate.scalar("hbm_capacity", hbm_capacity)     # inf gave "0% of inf B" (issue 20)
+    if not isinstance(where, str):
+        raise ValueError(f"where must be a text, got {validate._describe(where)}")
     weights = MEMORY_TOTAL(N_total=n_total, bytes_param=bytes_param, B=0, len_ctx=len_ctx, bytes_tok=bytes_tok,
                            allow_zero="B")
     total = MEMORY_TOTAL(N_total=n_total, bytes_param=bytes_param, B=batch, len_ctx=len_ctx, bytes_tok=bytes_tok,
@@ -215,9 +463,13 @@ class FigureView:
             return
         self._finished = True
         plots.readable(self.figure)
-        plots.legends_outside(self.figure)
+        plots.readable_ticks(self.figure)
+        plots.keep_labels_inside(self.figure)       # the width is final before legends are placed
+        plots.fit_width(self.figure, plots.MAX_WIDTH_PX / self.figure.dpi)
+        plots.legends_outside(self.figure, max_width=plots.MAX_WIDTH_PX / self.figure.dpi)
         plots.distinguish_lines(self.figure)
         plots.keep_labels_inside(self.figure)
+        plots.fit_width(self.figure, plots.MAX_WIDTH_PX / self.figure.dpi)
         width, height = (int(round(v)) for v in self.figure.get_size_inches() * self.figure.dpi)
         self.widget.layout.width, self.widget.layout.height = f"{width}px", f"{height}px"
         self.figure.set_dpi(self.figure.dpi * PIXEL_RATIO)
@@ -283,6 +535,7 @@ class Explorer:
             if name not in self.controls:
                 raise ValueError(f"unknown control {name!r}; this explorer has {sorted(self.controls)}")
             self.controls[name].value = value
+            self.controls[name].declared = self.controls[name].value   # what the browser must show first
         self.view = self.setup()
         self.update(self.values)      # data and limits in place, so the layout below measures real labels
         self.view.finish()
@@ -295,10 +548,15 @@ class Explorer:
             control.observe(self._on_change, names="value")
         label_width = self._fit_labels()
         heading = widgets.HTML(f"<b>{html.escape(self.title)}</b>") if self.title else None
-        panel = widgets.VBox(list(self.controls.values()) + [self.readout],
-                             layout=widgets.Layout(min_width=f"{label_width + TRACK_WIDTH + 20}px"))
-        body = widgets.HBox([self.view.widget, panel], layout=widgets.Layout(flex_flow="row wrap"))
-        self.widget = widgets.VBox([heading, body] if heading else [body])
+        # The figure on top (at most the column's width), and beneath it the controls beside the
+        # readout: while a slider moves, the numbers it changes sit next to it and the figure just
+        # above, all within one screen (issue 19: readouts had fallen below the fold).
+        panel = widgets.VBox(list(self.controls.values()),
+                             layout=widgets.Layout(min_width=f"{label_width + TRACK_WIDTH + 10}px"))
+        self.readout.layout = widgets.Layout(flex="1 1 300px", min_width="280px", max_width="560px")
+        body = widgets.HBox([panel, self.readout],
+                            layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start", grid_gap="4px 16px"))
+        self.widget = widgets.VBox(([heading] if heading else []) + [self.view.widget, body])
         self.widget.add_class("lecture-explorer")
 
     def _fit_labels(self) -> int:
@@ -337,20 +595,12 @@ class Explorer:
         self.render_count += 1
 
     def summary(self, rows) -> str:
-        """The figure's text alternative: what each chart plots over which ranges, its lines, and
-        the readouts (which state the learner's point). Rebuilt on every redraw."""
-        parts = [f"{self.title}." if self.title else "Chart."]
-        for axis in self.view.figure.axes:
-            if not axis.get_visible() or not axis.has_data():
-                continue
-            (x0, x1), (y0, y1) = axis.get_xlim(), axis.get_ylim()
-            names = [line.get_label() for line in axis.get_lines()
-                     if line.get_visible() and not line.get_label().startswith("_")]
-            parts.append(f"Chart '{axis.get_title() or 'untitled'}': {axis.get_xlabel() or 'x'} from {x0:.4g} to "
-                         f"{x1:.4g}, {axis.get_ylabel() or 'y'} from {y0:.4g} to {y1:.4g}"
-                         + (f"; lines: {', '.join(names)}." if names else "."))
-        parts += [f"{label}: {value}." for label, value, *_ in rows]
-        return " ".join(parts)
+        """The figure's text alternative: what each chart plots over which ranges (the real axis
+        limits, or a categorical axis's labels), its series, and the readouts (which state the
+        learner's point), without TeX markup. Rebuilt on every redraw."""
+        text = plots.describe(self.view.figure, self.title or "Chart")
+        rows = " ".join(f"{plots.plain_text(label)}: {plots.plain_text(value)}." for label, value, *_ in rows)
+        return f"{text} {rows}".strip()
 
     def _on_change(self, change) -> None:
         if self._scheduled:
@@ -374,8 +624,7 @@ class Explorer:
         from IPython.display import Javascript, display
 
         display(self.widget)
-        if any(LOG_SLIDER_CLASS in control._dom_classes for control in self.controls.values()):
-            display(Javascript(ARIA_VALUETEXT_SCRIPT))
+        display(Javascript(ARIA_VALUETEXT_SCRIPT))     # every explorer: keyboard and screen-reader fixes
 
 
 def explorer_classes() -> list[type]:

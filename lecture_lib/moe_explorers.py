@@ -335,8 +335,8 @@ def routing_figure(routing: moe.Routing, n_tokens: int = 12, *, show_share: bool
             crosses = bool(routing.crosses[token, slot])
             axis.plot([0, 0.8], [tok_y[token], ex_y[routing.experts[token, slot]]],
                       color=COLORS["weights"] if crosses else COLORS["kv"], lw=0.6 + 2 * routing.gates[token, slot],
-                      alpha=0.8)
-    title = f"dispatch of {n} tokens: green stays in its rack, red crosses"
+                      alpha=0.8, ls=(0, (4, 2)) if crosses else "-", marker="x" if crosses else "o", markevery=[1], ms=4)
+    title = f"dispatch of {n} tokens: solid green (o) stays in its rack, dashed red (x) crosses"
     if show_share:
         title += f" ({routing.crosses[:n].mean():.0%} of these copies)"
     axis.set(xlim=(-0.65, 1.3), ylim=(-0.06, 1.06), xticks=[], yticks=[], title=title)

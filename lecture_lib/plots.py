@@ -6,6 +6,8 @@ global state, so explorers can own one figure each and redraw it in place.
 
 from __future__ import annotations
 
+import functools
+
 STYLE = {
     "font.size": 10,
     "axes.titlesize": 11,
@@ -54,6 +56,10 @@ def presentation_scale() -> float:
 DPI = round(80 * presentation_scale())
 MIN_FONT = 10     # points: nothing in a figure is set smaller (issue 13)
 LEGEND_GAP = 0.12  # inches between an axes' right edge and its legend
+# The widest figure, in CSS pixels: JupyterLab's notebook column on a 1280-px screen with the file
+# browser open is 848 px wide (measured in Chromium, JupyterLab 4.6), and a wider image is scaled
+# down with its text (issue 19: 1,228-px figures shown at 0.69 of their size, text at 7-8 px).
+MAX_WIDTH_PX = 840
 
 
 def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):
@@ -167,6 +173,12 @@ def _has_right_neighbour(axis, figure) -> bool:
                and other.get_position().y0 < box.y1 and other.get_position().y1 > box.y0 for other in figure.axes)
 
 
+def _has_neighbour_below(axis, figure) -> bool:
+    box = axis.get_position()
+    return any(other is not axis and other.get_position().y1 <= box.y0 + 1e-6
+               and other.get_position().x0 < box.x1 and other.get_position().x1 > box.x0 for other in figure.axes)
+
+
 def _legends_below(figure, legends) -> None:
     """Legends of axes with a neighbour to their right go under their axes (two columns), and the
     figure grows taller by the tallest, so the figure does not grow wide."""
@@ -175,8 +187,24 @@ def _legends_below(figure, legends) -> None:
     for axis, legend in legends:
         handles, labels = axis.get_legend_handles_labels()
         legend.remove()
-        placed.append((axis, axis.legend(handles, labels, loc="upper center", ncols=min(2, len(labels)),
-                                         frameon=False, columnspacing=1.2)))
+        # room under this axes: up to the next axes to its right (or the figure's edge)
+        box = axis.get_position()
+        starts = [o.get_position().x0 for o in figure.axes
+                  if o is not axis and o.get_position().x0 >= box.x1 - 1e-6
+                  and o.get_position().y0 < box.y1 and o.get_position().y1 > box.y0]
+        ends = [o.get_position().x1 for o in figure.axes
+                if o is not axis and o.get_position().x1 <= box.x0 + 1e-6
+                and o.get_position().y0 < box.y1 and o.get_position().y1 > box.y0]
+        centre = (box.x0 + box.x1) / 2       # the legend is centred under its axes
+        left = (max(ends) + box.x0) / 2 if ends else 0.0             # half of each gap to a neighbour
+        right = (min(starts) + box.x1) / 2 if starts else 1.0
+        room = 2 * min(centre - left, right - centre) * figure.bbox.width
+        for ncols in (min(2, len(labels)), 1):
+            below = axis.legend(handles, labels, loc="upper center", ncols=ncols, frameon=False, columnspacing=1.2)
+            if ncols == 1 or below.get_window_extent(renderer).width <= room:
+                break
+            below.remove()
+        placed.append((axis, below))
     extra = max(lg.get_window_extent(renderer).height for _, lg in placed) / figure.dpi + 2 * LEGEND_GAP
     width, height = figure.get_size_inches()
     boxes = {axis: axis.get_position() for axis in figure.axes}
@@ -190,7 +218,7 @@ def _legends_below(figure, legends) -> None:
         legend.set_bbox_to_anchor((0.5, top), transform=axis.transAxes)
 
 
-def legends_outside(figure) -> None:
+def legends_outside(figure, max_width: float | None = None) -> None:
     """Move every axes' legend out of its data area, so no legend covers data: under the axes when
     another axes sits to its right (the figure grows taller), otherwise to its right (the figure
     widens by the legends' widths). Every axes keeps its size in inches. A legend placed to the
@@ -199,6 +227,13 @@ def legends_outside(figure) -> None:
     if not legends:
         return
     below = [(axis, legend) for axis, legend in legends if _has_right_neighbour(axis, figure)]
+    if max_width is not None and len(below) < len(legends):
+        # legends to the right would make the figure wider than the notebook's column: all go below
+        renderer = figure.canvas.get_renderer()
+        right = sum(legend.get_window_extent(renderer).width / figure.dpi + 2 * LEGEND_GAP
+                    for axis, legend in legends if (axis, legend) not in below)
+        if figure.get_size_inches()[0] + right > max_width:      # (not under an axes that has another below it)
+            below = [(axis, legend) for axis, legend in legends if not _has_neighbour_below(axis, figure)]
     if below:
         _legends_below(figure, below)
     legends = [(axis, legend) for axis, legend in legends if (axis, legend) not in below]
@@ -230,6 +265,58 @@ def legends_outside(figure) -> None:
     for axis, legend in legends:
         legend.set_bbox_to_anchor((1.0 + LEGEND_GAP / (axis.get_position().width * new_width), 1.0),
                                   transform=axis.transAxes)
+        legend.lecture_right = True      # fit_width keeps its gap
+
+
+def fit_width(figure, max_width: float) -> None:
+    """Narrow the figure to ``max_width`` inches by narrowing its axes (text, legends and margins
+    keep their size in inches), so the browser never scales the image (and its text) down."""
+    width, height = figure.get_size_inches()
+    excess = width - max_width
+    if excess <= 1e-6:
+        return
+    boxes = {axis: axis.get_position() for axis in figure.axes}
+    inches = {axis: (box.x0 * width, box.width * width) for axis, box in boxes.items()}
+    row = max(sum(w for other, (x0, w) in inches.items()
+                  if boxes[other].y0 < boxes[axis].y1 and boxes[other].y1 > boxes[axis].y0) for axis in inches)
+    factor = max(0.35, (row - excess) / row)
+    for axis, (x0, w) in inches.items():
+        shrink_left = sum((1 - factor) * ow for other, (ox0, ow) in inches.items()
+                          if other is not axis and ox0 + ow <= x0 + 1e-6)
+        axis.set_position([(x0 - shrink_left) / max_width, boxes[axis].y0, w * factor / max_width, boxes[axis].height])
+    figure.set_size_inches(max_width, height)
+    for axis in figure.axes:      # a legend to the right keeps its gap in inches
+        legend = axis.get_legend()
+        if legend is not None and getattr(legend, "lecture_right", False):
+            legend.set_bbox_to_anchor((1.0 + LEGEND_GAP / (axis.get_position().width * max_width), 1.0),
+                                      transform=axis.transAxes)
+
+
+def compact_number(value: float, _position=None) -> str:
+    """A tick label that stays short: 100k, 1.5M, 2B (no 100000125000150000 run-together labels)."""
+    magnitude = abs(value)
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if magnitude >= 10 * scale if suffix == "k" else magnitude >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:,.6g}" if magnitude >= 1000 else f"{value:.3g}"
+
+
+def readable_ticks(figure) -> None:
+    """On every linear axis that still has matplotlib's default ticks: at most about one tick per
+    inch and compact labels (100k, 1.5M), so tick labels never run into each other at a slider's
+    extreme. Explorers' own locators and formatters are left alone."""
+    from matplotlib.ticker import AutoLocator, FuncFormatter, MaxNLocator, ScalarFormatter
+
+    for axis in figure.axes:
+        width, height = (abs(v) for v in axis.get_position().size * figure.get_size_inches())
+        for which, length, wide in ((axis.xaxis, width, True), (axis.yaxis, height, False)):
+            if which.get_scale() != "linear":
+                continue
+            if type(which.get_major_locator()) is AutoLocator:
+                bins = max(2, int(length / (1.0 if wide else 0.45)))
+                which.set_major_locator(MaxNLocator(nbins=min(bins, 8), steps=[1, 2, 2.5, 5, 10]))
+            if type(which.get_major_formatter()) is ScalarFormatter:
+                which.set_major_formatter(FuncFormatter(compact_number))
 
 
 def styled(function):
@@ -245,15 +332,164 @@ def styled(function):
     return wrapper
 
 
-def to_image(figure):
-    """A static figure as an ``IPython.display.Image`` (works under any matplotlib backend)."""
+@functools.lru_cache(maxsize=4096)
+def plain_text(text: str) -> str:
+    """Figure text as a screen reader should hear it: TeX escapes and math markup removed
+    ("\\$30" -> "$30", "$10^{3}$" -> "10^3", "$\\mathbf{F0}$" -> "F0")."""
+    import re
+
+    text = str(text)
+    if "$" not in text and "\\" not in text and "{" not in text:
+        return " ".join(text.split())
+    text = text.replace("\\$", "\x00")                 # an escaped dollar is a dollar
+    text = text.replace("$", "")
+    for command, symbol in (("times", "×"), ("cdot", "·"), ("approx", "≈"), ("le", "≤"), ("ge", "≥"),
+                            ("to", "→"), ("infty", "∞"), ("propto", "∝")):
+        text = re.sub(rf"\\{command}(?![A-Za-z])", symbol, text)
+    text = re.sub(r"\\(?:mathbf|mathrm|mathit|text|mathsf|operatorname)\{([^{}]*)\}", r"\1", text)
+    text = re.sub(r"\\([A-Za-z]+)", r"\1", text)                # \alpha -> alpha
+    text = text.replace("{", "").replace("}", "").replace("\\", "")
+    return re.sub(r"\s+", " ", text.replace("\x00", "$")).strip()
+
+
+def _side_texts(axis, which) -> list:
+    """Texts an explorer draws as an axis's tick labels itself (left of the axes for y, below it
+    for x), e.g. the Gantt chart's "rack 0" and its time ticks."""
+    found = []
+    for text in axis.texts:
+        if not text.get_visible() or not text.get_text():
+            continue
+        x, y = text.get_position()
+        if (which == "x" and y < 0 and 0 <= x <= 1.0001 * axis.get_xlim()[1]) or (which == "y" and x < 0):
+            found.append(text)
+    return found
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text.replace(",", "").replace("−", "-"))
+        return True
+    except ValueError:
+        return False
+
+
+def _axis_words(axis, which) -> tuple[list[str], bool]:
+    """(labels, categorical) for an axis whose ticks carry fixed labels (set_yticklabels), or whose
+    tick labels the explorer draws itself as texts; ([], False) for an ordinary numeric axis."""
+    from matplotlib.ticker import FixedFormatter, FixedLocator, FuncFormatter, NullFormatter
+
+    side = axis.xaxis if which == "x" else axis.yaxis
+    formatter, locator = side.get_major_formatter(), side.get_major_locator()
+    no_ticks = isinstance(locator, FixedLocator) and len(locator.locs) == 0
+    if no_ticks or isinstance(formatter, NullFormatter) or (isinstance(formatter, FixedFormatter) and not any(formatter.seq)):
+        labels = [plain_text(t.get_text()) for t in _side_texts(axis, which)]
+    elif isinstance(formatter, (FixedFormatter, FuncFormatter)) and isinstance(locator, FixedLocator):
+        labels = [plain_text(formatter(loc, i)) for i, loc in enumerate(locator.locs)]
+    else:
+        return [], False
+    labels = [t for t in labels if t]
+    return labels, any(not _is_number(t) for t in labels)
+
+
+def _range_text(axis, which) -> str:
+    name = plain_text((axis.get_xlabel() if which == "x" else axis.get_ylabel()) or which)
+    words, categorical = _axis_words(axis, which)
+    if categorical:
+        shown = words if len(words) <= 8 else words[:3] + ["…"] + words[-2:]
+        return f"{name}: {', '.join(shown)}"
+    if words:
+        return f"{name} from {words[0]} to {words[-1]}"
+    low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
+    scale = axis.get_xscale() if which == "x" else axis.get_yscale()
+    return f"{name} from {compact_number(low)} to {compact_number(high)}" + (" (log scale)" if scale == "log" else "")
+
+
+def _shows(axis, which) -> bool:
+    from matplotlib.ticker import FixedFormatter, NullLocator
+
+    side = axis.xaxis if which == "x" else axis.yaxis
+    if not side.get_visible():
+        return False
+    if (axis.get_xlabel() if which == "x" else axis.get_ylabel()) or _side_texts(axis, which):
+        return True
+    if isinstance(side.get_major_locator(), NullLocator):
+        return False
+    formatter = side.get_major_formatter()
+    if isinstance(formatter, FixedFormatter):
+        return bool(_axis_words(axis, which)[0])
+    ticks = side.get_major_locator().locs if hasattr(side.get_major_locator(), "locs") else None
+    return ticks is None or len(ticks) > 0
+
+
+def describe(figure, title: str = "") -> str:
+    """A text alternative for a figure: for each chart its title, what each axis shows over which
+    range (the real limits, the numbers an explorer writes as ticks, or a categorical axis's
+    labels), its named series and its annotations. Cheap enough to rebuild on every redraw."""
+    parts = [plain_text(title).rstrip(".") + "." if title else ""]
+    suptitle = getattr(figure, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text():
+        parts.append(plain_text(suptitle.get_text()) + ".")
+    for axis in figure.axes:
+        if not axis.get_visible():
+            continue
+        if not (axis.lines or axis.collections or axis.patches or axis.images or axis.texts):
+            continue
+        heading = " ".join(plain_text(axis.get_title(loc)) for loc in ("left", "center", "right") if axis.get_title(loc))
+        ranges = [_range_text(axis, which) for which in "xy" if axis.axison and _shows(axis, which)]
+        legend = axis.get_legend()
+        if legend is not None:
+            names = [plain_text(t.get_text()) for t in legend.get_texts()]
+        else:
+            names = [plain_text(a.get_label()) for a in list(axis.lines) + list(axis.collections)
+                     if a.get_visible() and a.get_label() and not a.get_label().startswith("_")]
+        beside = set(map(id, _side_texts(axis, "x") + _side_texts(axis, "y"))) if axis.axison else set()
+        notes = [plain_text(t.get_text()) for t in axis.texts
+                 if t.get_visible() and id(t) not in beside and len(t.get_text().strip()) >= 4]
+        if len(notes) > 8:
+            notes = notes[:8] + [f"and {len(notes) - 8} more labels"]
+        sentence = f"Chart '{heading}'" if heading else "Chart"
+        sentence += (": " + "; ".join(ranges)) if ranges else ""
+        sentence += (f"; series: {', '.join(n for n in names if n)}" if any(names) else "")
+        sentence += (f"; labels: {', '.join(notes)}" if notes else "")
+        parts.append(sentence + ".")
+    return " ".join(p for p in parts if p)
+
+
+class FigureImage:
+    """A static figure for a notebook: a PNG with a text alternative. Shown as an ``<img alt=...>``
+    that never grows past the notebook's column (``max-width: 100%``), with the PNG and the text
+    alternative beside it for front ends that cannot show HTML."""
+
+    def __init__(self, png: bytes, alt: str, width: int):
+        self.data, self.alt, self.width = png, alt, width
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        import base64
+        import html as html_
+
+        encoded = base64.b64encode(self.data).decode("ascii")
+        tag = (f'<img class="lecture-static-figure" src="data:image/png;base64,{encoded}" '
+               f'alt="{html_.escape(self.alt)}" width="{self.width}" style="max-width:100%;height:auto">')
+        return {"text/html": tag, "image/png": encoded, "text/plain": self.alt}, \
+            {"image/png": {"width": self.width}}
+
+
+def to_image(figure, alt: str | None = None) -> FigureImage:
+    """A static figure (timetable, routing, Gantt chart, ...) as a PNG with a text alternative:
+    ``alt`` if given, else :func:`describe` of the figure (its charts' titles, real axis ranges,
+    series and labels). No wider than the notebook's column (:data:`MAX_WIDTH_PX`)."""
     import io
 
-    from IPython.display import Image
-
+    if alt is not None and not isinstance(alt, str):
+        raise ValueError(f"alt must be a text, got {type(alt).__name__}")
+    if not hasattr(figure, "savefig") or not hasattr(figure, "axes"):
+        raise ValueError(f"figure must be a matplotlib Figure, got {type(figure).__name__}")
+    readable(figure)
+    fit_width(figure, MAX_WIDTH_PX / DPI)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI)
-    return Image(data=buffer.getvalue(), format="png")
+    width = int(round(figure.get_size_inches()[0] * DPI))
+    return FigureImage(buffer.getvalue(), plain_text(alt) if alt else describe(figure), width)
 
 
 @styled

@@ -237,6 +237,21 @@ class LabServer:
 
 
 # --- The browser --------------------------------------------------------------------------------
+class NotebookServer(LabServer):
+    """``jupyter notebook`` (Notebook 7, the other front end learners open) over the same copies."""
+
+    front_end = "notebook"
+
+    def command(self) -> list[str]:
+        command = super().command()
+        command[2] = "notebook"
+        return [c.replace("--LabApp.expose_app_in_browser", "--JupyterNotebookApp.expose_app_in_browser")
+                for c in command if not c.startswith(("--LabApp.news_url", "--LabApp.check_for_updates_class"))]
+
+    def notebook_url(self, name: str) -> str:
+        return self.url(f"/notebooks/notebooks/{name}?token={self.token}")
+
+
 def launch_browser(playwright):
     """Headless Debian Chromium through Playwright (each launch gets a fresh temporary profile)."""
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
@@ -391,9 +406,11 @@ class NotebookSession:
     page: object = None
     console: list = field(default_factory=list)
     run_seconds: float = float("nan")
+    viewport: dict = field(default_factory=lambda: dict(VIEWPORT))
+    file_browser: bool = False          # open JupyterLab's file browser beside the notebook (the default layout)
 
     def open(self, *, timeout: float = 90.0) -> "NotebookSession":
-        self.context = self.browser.new_context(viewport=VIEWPORT)
+        self.context = self.browser.new_context(viewport=self.viewport)
         self.page = self.context.new_page()
         self.page.set_default_timeout(timeout * 1000)
         self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}") if m.type == "error" else None)
@@ -411,6 +428,9 @@ class NotebookSession:
                  await panel.sessionContext.ready;
                  window.jupyterapp.shell.activateById(panel.id);
                }""" % _PANEL_JS, self.name)
+        if self.file_browser:
+            self.page.evaluate("""async () => { const app = window.jupyterapp;
+                 if (app.commands.hasCommand('filebrowser:activate')) await app.commands.execute('filebrowser:activate'); }""")
         self.wait_idle(timeout)
         return self
 
@@ -533,6 +553,94 @@ class NotebookSession:
         if unsynced_only:
             rows = [row for row in rows if not row["readout"] or not row["valuetext"].startswith(row["readout"])]
         return rows
+
+    def displayed_controls(self) -> list[dict]:
+        """Every explorer control's label and what the page shows for it (a slider's readout, a
+        dropdown's selected option), in page order."""
+        return self.page.evaluate(
+            """() => [...document.querySelectorAll('.lecture-explorer .widget-slider, .lecture-explorer .widget-dropdown')]
+                 .map(box => {
+                   const label = ((box.querySelector('.widget-label') || {}).textContent || '').trim();
+                   const select = box.querySelector('select');
+                   const readout = box.querySelector('.widget-readout');
+                   const tag = [...box.classList].find(c => c.startsWith('lecture-control-'));
+                   return {label, model: tag ? tag.slice('lecture-control-'.length) : null,
+                           kind: select ? 'dropdown' : 'slider',
+                           shown: select ? (select.options[select.selectedIndex] || {}).text || ''
+                                         : readout ? (readout.textContent || readout.value || '').trim() : null};
+                 })""")
+
+    def declared_controls(self) -> list[dict]:
+        """From the kernel: every control made by lecture_lib.explore's helpers (they record the
+        value the lesson declared, and Explorer(**overrides) updates it), with its label, the
+        declared value and the kernel's current value."""
+        code = (
+            "import json as _j, ipywidgets as _w\n"
+            "from ipywidgets.widgets.widget import _instances as _inst\n"
+            "from lecture_lib import explore as _e\n"
+            "def _lt_declared():\n"
+            "    rows = []\n"
+            "    for _x in list(_inst.values()):\n"
+            "        if not hasattr(_x, 'declared') or getattr(_x, 'comm', None) is None:\n"
+            "            continue\n"
+            "        kind = ('log' if isinstance(_x, _e.LogSlider) else 'int' if isinstance(_x, _w.IntSlider)\n"
+            "                else 'float' if isinstance(_x, _w.FloatSlider) else 'dropdown')\n"
+            "        label = _x.label if kind == 'dropdown' else None\n"
+            "        if kind == 'dropdown':\n"
+            "            labels = [o[0] if isinstance(o, tuple) else str(o) for o in _x.options]\n"
+            "            values = [o[1] if isinstance(o, tuple) else o for o in _x.options]\n"
+            "            label = labels[values.index(_x.declared)] if _x.declared in values else None\n"
+            "        rows.append({'label': _x.description, 'kind': kind, 'model': _x.model_id,\n"
+            "                     'declared': _x.declared if kind != 'dropdown' else None,\n"
+            "                     'value': _x.value if kind != 'dropdown' else None,\n"
+            "                     'expected': _e.value_label(_x.declared) if kind == 'log' else\n"
+            "                                 str(int(_x.declared)) if kind == 'int' else label,\n"
+            "                     'step': getattr(_x, 'step', None)})\n"
+            "    return _j.dumps(rows)\n")
+        result = self.execute_in_kernel(code, "_lt_declared()")
+        if not result or result.get("error"):
+            raise RuntimeError(f"{self.name}: could not list the declared controls: {result}")
+        import ast
+
+        return json.loads(ast.literal_eval(result["value"]))
+
+    def figure_scales(self) -> list[dict]:
+        """Each explorer figure's on-screen width over the width it was drawn for (1.0: not scaled
+        down by the browser), with the column width it sits in."""
+        return self.page.evaluate(
+            """() => [...document.querySelectorAll('img.lecture-figure, img.lecture-static-figure')].map(img => {
+                 const drawn = parseFloat(img.style.width) || parseFloat(img.getAttribute('width')) || img.naturalWidth;
+                 const shown = img.getBoundingClientRect().width;
+                 const column = (img.closest('.jp-OutputArea-output') || img.parentElement).clientWidth;
+                 return {drawn, shown, scale: shown / drawn, column, alt: (img.getAttribute('alt') || img.getAttribute('title') || '').slice(0, 60)};
+               })""")
+
+    def output_images(self) -> list[dict]:
+        """Every image in the notebook's outputs with its text alternative (alt, else title)."""
+        return self.page.evaluate(
+            """() => [...document.querySelectorAll('.jp-OutputArea-output img')].map(img => ({
+                 cls: img.className, alt: img.getAttribute('alt') || '', title: img.getAttribute('title') || ''}))""")
+
+    def press_dropdowns(self) -> list[dict]:
+        """Focus each explorer dropdown and press ArrowDown (ArrowUp on the last option): did the
+        option change, and did focus stay on the control (not jump to another cell)?"""
+        results = []
+        count = self.page.locator(".lecture-explorer .widget-dropdown select").count()
+        for i in range(count):
+            select = self.page.locator(".lecture-explorer .widget-dropdown select").nth(i)
+            select.scroll_into_view_if_needed()
+            before = select.evaluate("el => [el.selectedIndex, el.options.length]")
+            key = "ArrowUp" if before[0] == before[1] - 1 else "ArrowDown"
+            select.focus()
+            self.page.keyboard.press(key)
+            time.sleep(0.15)
+            after = select.evaluate("el => [el.selectedIndex, document.activeElement === el]")
+            results.append({"index": i, "key": key, "before": before[0], "after": after[0], "focused": after[1]})
+            if after[0] != before[0]:            # put it back, and let the explorer settle
+                select.focus()
+                self.page.keyboard.press("ArrowUp" if key == "ArrowDown" else "ArrowDown")
+            self.wait_idle(20, settle=0.2)
+        return results
 
     def counts(self) -> dict:
         return self.page.evaluate(
@@ -668,6 +776,33 @@ class NotebookSession:
             self.context.close()
         self.context = self.page = None
         self.server.shutdown_sessions()
+
+
+def default_mismatches(displayed: list[dict], declared: list[dict]) -> list[str]:
+    """Controls whose page shows something other than the lesson's declared value: a log or integer
+    slider must show exactly its label, a linear slider a number within half a unit of its last
+    shown digit of the declared value, a dropdown the declared option. Controls are paired by the
+    model id each carries as a class; a control on the page that the kernel does not know is an error."""
+    by_model = {row["model"]: row for row in declared}
+    problems = []
+    for shown in displayed:
+        row = by_model.get(shown["model"])
+        if row is None:
+            problems.append(f"{shown['label']!r}: not made by lecture_lib.explore's helpers (no declared value)")
+            continue
+        text = (shown["shown"] or "").replace("\u00a0", " ").strip()
+        if row["kind"] == "float":
+            try:
+                number = float(text.replace(",", ""))
+            except ValueError:
+                problems.append(f"{shown['label']!r}: shows {text!r}, not a number (declared {row['declared']})")
+                continue
+            decimals = len(text.split(".")[1]) if "." in text else 0
+            if abs(number - row["declared"]) > 0.5 * 10 ** -decimals + 1e-12:
+                problems.append(f"{shown['label']!r}: shows {text!r}, declared {row['declared']}")
+        elif text != (row["expected"] or "").replace("\u00a0", " ").strip():
+            problems.append(f"{shown['label']!r}: shows {text!r}, declared {row['expected']!r}")
+    return problems
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -1,8 +1,11 @@
 """Every chapter in a real JupyterLab, in headless Chromium (DESIGN.md, "Testing layers" 4).
 
-For each notebook in ``notebooks/``: open it, Run All, find no error output, no "Error displaying
-widget" and no exception in an explorer's readout; then move **every** slider one step with the
-keyboard and see its explorer's figure or readout change. Run with ``pytest -m browser``.
+For each notebook in ``notebooks/``, at 1280 x 900 with the file browser open: open it, Run All,
+find no error output, no "Error displaying widget" and no exception in an explorer's readout; every
+control shows its declared value, every image has a text alternative, no figure is scaled below
+0.9, ArrowDown moves every dropdown; then move **every** slider one step with the keyboard and see
+its explorer's figure or readout change. The keyboard is also tried in Notebook 7. Run with
+``pytest -m browser``.
 """
 
 from __future__ import annotations
@@ -11,22 +14,41 @@ import time
 
 import pytest
 
-from browser_support import NotebookSession, notebook_names
+from browser_support import NotebookServer, NotebookSession, default_mismatches, notebook_names
 
 pytestmark = pytest.mark.browser
 
 NOTEBOOKS = notebook_names()
+LAYOUT = {"width": 1280, "height": 900}
+MIN_SCALE = 0.9
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS or [pytest.param("(none)", marks=pytest.mark.skip("no notebooks"))])
 def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, browser):
     started = time.monotonic()
-    session = NotebookSession(lab_server, browser, name)
+    # the default layout of issue 19: a 1280 x 900 window with JupyterLab's file browser open
+    session = NotebookSession(lab_server, browser, name, viewport=dict(LAYOUT), file_browser=True)
     try:
         session.open()
         run_seconds = session.run_all()
         errors = session.errors()
         assert not errors, f"{name}: errors on the page after Run All:\n" + "\n".join(errors) + _context(session)
+
+        # every control shows the lesson's declared value, before anything moves (issue 19 §1)
+        mismatches = default_mismatches(session.displayed_controls(), session.declared_controls())
+        assert not mismatches, f"{name}: controls that do not show their declared value:\n" + "\n".join(mismatches)
+
+        # every figure, explorer or static, has a text alternative (issue 19 §6)
+        bare = [img for img in session.output_images() if len((img["alt"] or img["title"]).strip()) < 20]
+        assert not bare, f"{name}: images without a text alternative: {bare}"
+
+        # figures are not scaled down by the browser in the default layout (issue 19 §5)
+        small = [f for f in session.figure_scales() if f["scale"] < MIN_SCALE]
+        assert not small, f"{name}: figures shown below {MIN_SCALE} of their size: {small}"
+
+        # ArrowDown on a dropdown changes its option and keeps the focus (issue 19 §6)
+        stuck = [d for d in session.press_dropdowns() if d["after"] == d["before"] or not d["focused"]]
+        assert not stuck, f"{name}: dropdowns the arrow keys did not move (or that lost focus): {stuck}"
 
         names_before = session.figure_names()
         assert all(f["tag"] == "IMG" and len(f["title"]) > 40 for f in names_before), (
@@ -112,5 +134,39 @@ def test_predict_then_reveal_in_the_browser(lab_server, browser):
         page.wait_for_selector("text=Answer, from the lecture", timeout=20_000)
         assert page.locator("text=You guessed 3").count() >= 1
         assert not session.errors()
+    finally:
+        session.close()
+
+
+@pytest.fixture(scope="module")
+def notebook7_server():
+    server = NotebookServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("name", ["02_moe_across_racks.ipynb"])
+def test_keyboard_moves_sliders_and_dropdowns_in_notebook_7(name, notebook7_server, browser):
+    """Issue 19 §6: in Notebook 7 the notebook's shortcuts took the arrow keys (focus jumped to a
+    heading cell); every slider and dropdown of an explorer must answer the keyboard there too."""
+    session = NotebookSession(notebook7_server, browser, name, viewport=dict(LAYOUT))
+    try:
+        session.open()
+        session.run_all()
+        assert not session.errors(), session.errors()
+        mismatches = default_mismatches(session.displayed_controls(), session.declared_controls())
+        assert not mismatches, mismatches
+        stuck = [d for d in session.press_dropdowns() if d["after"] == d["before"] or not d["focused"]]
+        assert not stuck, f"Notebook 7: dropdowns the arrow keys did not move: {stuck}"
+        failures = []
+        for slider in session.sliders():
+            move = session.move(slider)
+            focused = session.page.evaluate("() => !!(document.activeElement && document.activeElement.closest('.widget-slider'))")
+            if not move.changed or move.value_before == move.value_after or not focused:
+                failures.append(f"{slider.describe()}: {move.key} {move.value_before} -> {move.value_after}, "
+                                f"focus on the slider: {focused}")
+        assert session.sliders() and not failures, "Notebook 7:\n" + "\n".join(failures)
     finally:
         session.close()

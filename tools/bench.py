@@ -100,7 +100,8 @@ def browser_times() -> None:
         return
     import bench_browser
 
-    report("== slider to pixels in a real JupyterLab + Chromium (budget: median <= 50 ms, >= 3x naive) ==")
+    report("== slider to pixels in a real JupyterLab + Chromium (budget: median <= 1.2x the label-only floor, "
+           "p90 <= 45 ms) ==")
     bench_browser.run(report)
 
 

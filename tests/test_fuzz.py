@@ -31,6 +31,7 @@ import fractions
 import functools
 import importlib
 import inspect
+import json
 import math
 import numbers
 import os
@@ -212,9 +213,27 @@ def _presets():
         "name": ["H100", "GB200 NVL72", "deepseek-v3", "HBM"], "key": [pricing.names()[0], measurements.MEASUREMENTS[0].key],
         "compute_dtype": ["bf16"], "fmt": ["bf16"], "x": [np.linspace(-1.0, 1.0, 64).reshape(4, 16)], "n_params": [1e9], "target_loss": [2.5], "values": [np.arange(8, dtype=np.uint64)],
         "unit": [hardware.get("H100"), hardware.get_system("GB200 NVL72")], "deployment": [collectives.deployment(hardware.get("H100"), n_chips=8)],
-        "levels": [[(8, 450e9), (2, 400e9)]], "text": ["2k", "2*B"],
+        "levels": [[(8, 450e9), (2, 400e9)]],
         "layout": ["dp", "tp", "ep"], "bytes_total": [1e9],
+        # hf_config / models.from_hf_config: a config dict, the same as a file path and as JSON text.
+        "source": [dict(HF_CONFIG), _hf_config_file()], "text": ["2k", "2*B", json.dumps(HF_CONFIG)],
     }
+
+
+#: The count-bearing fields of meta-llama/Llama-3.1-8B's config.json
+#: (https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json; tests/test_hf_config.py).
+HF_CONFIG = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+             "tie_word_embeddings": False, "head_dim": 128}
+
+
+@functools.lru_cache(maxsize=None)
+def _hf_config_file() -> str:
+    """HF_CONFIG written to a temporary config.json, for the readers that take a path."""
+    path = os.path.join(tempfile.mkdtemp(prefix="lecture-fuzz-hf-"), "config.json")
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(HF_CONFIG, file)
+    return path
 
 
 def _explicit():
@@ -239,6 +258,8 @@ def _explicit():
         "reversible.block_backward": dict(params=params, cache=cache, d_out=x),
         "reversible.cache_bytes": dict(cache=cache),
         "progress.load": dict(file=os.path.join(tempfile.gettempdir(), "lecture-fuzz-no-progress.json")),
+        "hf_config.read_config": dict(source=_hf_config_file()),   # a path here; a dict for from_hf_config
+        "models.from_hf_config": dict(source=_hf_config_file()),
     }
 
 
@@ -299,10 +320,10 @@ EXTREME = [0, -1, -0.5, 10**400, 1e300, 1e308, 10**9, 10**15, 1e-300, 1e-320, 0.
            fractions.Fraction(3, 2), decimal.Decimal("2.5"), np.array([1.0, 2.0]), [3, 4]]
 
 
-def _kind_for(kind: str, value, usual) -> str:
-    """Text where text belongs (a name, a unit) and a bool where a flag belongs are not wrong types:
-    they may be refused or used."""
-    if isinstance(value, str) and isinstance(usual, str):
+def _kind_for(kind: str, value, usual, annotation=None) -> str:
+    """Text where text belongs (a name, a unit: the usual value is text, or the parameter is annotated
+    ``str | None``) and a bool where a flag belongs are not wrong types: they may be refused or used."""
+    if isinstance(value, str) and (isinstance(usual, str) or re.search(r"\bstr\b", str(annotation or ""))):
         return "extreme"
     if isinstance(value, (bool, np.bool_)) and isinstance(usual, bool):   # a real flag is the right type
         return "extreme"
@@ -597,7 +618,8 @@ def test_public_function_refuses_bad_input(label, baselines):
         default = inspect.signature(FUNCTIONS[label]).parameters[parameter].default
         if value is None and (default is None or (label, parameter) in NONE_ALLOWED):
             return
-        kind = _kind_for(kind, value, baseline.get(parameter, default))
+        kind = _kind_for(kind, value, baseline.get(parameter, default),
+                         inspect.signature(FUNCTIONS[label]).parameters[parameter].annotation)
         kwargs = {**baseline, parameter: value}
         problem = judge(label, parameter, kind, value, lambda: FUNCTIONS[label](**kwargs))
         assert problem is None, problem
@@ -689,7 +711,7 @@ if __name__ == "__main__":   # a full report instead of the first failure: pytho
                 for value in values:
                     if value is None and (p.default is None or (label, name) in NONE_ALLOWED):
                         continue
-                    problem = judge(label, name, _kind_for(kind, value, base.get(name, p.default)), value, lambda: function(**{**base, name: value}))
+                    problem = judge(label, name, _kind_for(kind, value, base.get(name, p.default), p.annotation), value, lambda: function(**{**base, name: value}))
                     if problem:
                         problems.append(problem)
         problems += judge_variants(label, function, base)

@@ -150,6 +150,12 @@ class PriceSheet:
                 if a is not None and b is not None and not np.isfinite(np.float64(a) / np.float64(b)):
                     raise ValueError(f"{owner}: {top}={a!r} and {bottom}={b!r} differ too much in size "
                                      f"({top}/{bottom} overflows): use prices of ordinary size")
+            step = None if self.long_input is None else np.float64(self.long_input) / np.float64(self.input)
+            for kind in _CACHE_KINDS:   # the long tier scales the cache prices by the input step
+                price = getattr(self, kind)
+                if step is not None and price is not None and not np.isfinite(price * step):
+                    raise ValueError(f"{owner}: {kind}={price!r} times the long-context step long_input/input "
+                                     f"= {step:.3g} overflows: use prices of ordinary size")
 
     # --- ratios the lecture reads off a price sheet ----------------------------------------
 

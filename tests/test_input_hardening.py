@@ -389,6 +389,8 @@ def test_price_sheet_long_tier_cache_price_does_not_overflow_first():
     sheet = pricing.get("claude-opus-4.6-1m-beta")
     step = sheet.long_input / sheet.input
     assert sheet.price_per_token("cache_read", prompt_tokens=10**6) == pytest.approx(sheet.cache_read * step / 1e6)
+    with pytest.raises(ValueError, match="cache_write_1h"):   # 1e308 x 2 on the long tier: inf before
+        __import__("dataclasses").replace(sheet, cache_write_1h=1e308)
 
 
 @pytest.mark.parametrize("kwargs, name", [

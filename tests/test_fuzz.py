@@ -101,6 +101,10 @@ NOT_DATA = {
 NONE_ALLOWED = {("predict.parse_guess", "text"): "None is an empty answer box",
                 ("predict.verdict", "guess"): "None is no guess made"}
 
+# Text parameters that also read bytes as UTF-8 text, by design: bytes there are not a wrong type.
+BYTES_ARE_TEXT = {("symbols.parse", "text"): "parse() decodes bytes (errors='replace') as checks.check does an "
+                                             "answer, and formula's _to_sympy hands it text as str or bytes"}
+
 # Parameters that only label an error message (the resolvers' ``parameter``).
 LABELS = {"parameter"}
 
@@ -347,10 +351,13 @@ EXTREME = [0, -1, -0.5, 10**400, 1e300, 1e308, 10**9, 10**15, 1e-300, 1e-320, 0.
            fractions.Fraction(3, 2), decimal.Decimal("2.5"), np.array([1.0, 2.0]), [3, 4]]
 
 
-def _kind_for(kind: str, value, usual, annotation=None) -> str:
+def _kind_for(kind: str, value, usual, annotation=None, bytes_ok: bool = False) -> str:
     """Text where text belongs (a name, a unit: the usual value is text, or the parameter is annotated
-    ``str | None``) and a bool where a flag belongs are not wrong types: they may be refused or used."""
+    ``str | None``; bytes too where :data:`BYTES_ARE_TEXT` says so) and a bool where a flag belongs are
+    not wrong types: they may be refused or used."""
     if isinstance(value, str) and (isinstance(usual, str) or re.search(r"\bstr\b", str(annotation or ""))):
+        return "extreme"
+    if isinstance(value, bytes) and bytes_ok:
         return "extreme"
     if isinstance(value, (bool, np.bool_)) and isinstance(usual, bool):   # a real flag is the right type
         return "extreme"
@@ -659,7 +666,8 @@ def test_public_function_refuses_bad_input(label, baselines):
         if value is None and (default is None or (label, parameter) in NONE_ALLOWED):
             return
         kind = _kind_for(kind, value, baseline.get(parameter, default),
-                         inspect.signature(FUNCTIONS[label]).parameters[parameter].annotation)
+                         inspect.signature(FUNCTIONS[label]).parameters[parameter].annotation,
+                         (label, parameter) in BYTES_ARE_TEXT)
         kwargs = {**baseline, parameter: value}
         problem = judge(label, parameter, kind, value, lambda: FUNCTIONS[label](**kwargs))
         assert problem is None, problem
@@ -752,7 +760,7 @@ if __name__ == "__main__":   # a full report instead of the first failure: pytho
                 for value in values:
                     if value is None and (p.default is None or (label, name) in NONE_ALLOWED):
                         continue
-                    problem = judge(label, name, _kind_for(kind, value, base.get(name, p.default), p.annotation), value, lambda: function(**{**base, name: value}))
+                    problem = judge(label, name, _kind_for(kind, value, base.get(name, p.default), p.annotation, (label, name) in BYTES_ARE_TEXT), value, lambda: function(**{**base, name: value}))
                     if problem:
                         problems.append(problem)
         problems += judge_variants(label, function, base)

@@ -582,3 +582,13 @@ def test_from_hf_config_refuses_a_bad_name_before_reading(name):
     with pytest.raises(ValueError, match="name"):
         hf_config.from_hf_config(_LLAMA_8B, name=name)
     assert hf_config.from_hf_config(_LLAMA_8B, name="4").name == "4"
+
+
+@pytest.mark.parametrize("bad", [np.array([1.0, 2.0]), ["error"], None, 1])
+def test_symbols_parse_names_unknown(bad):
+    """unknown=np.array([1., 2.]) raised "The truth value of an array ... is ambiguous", naming nothing."""
+    from lecture_lib import symbols
+
+    with pytest.raises(ValueError, match="unknown"):
+        symbols.parse("2*B", unknown=bad)
+    assert symbols.parse(b"2*B") == symbols.parse("2*B")   # bytes are read as text, by design

@@ -592,3 +592,11 @@ def test_symbols_parse_names_unknown(bad):
     with pytest.raises(ValueError, match="unknown"):
         symbols.parse("2*B", unknown=bad)
     assert symbols.parse(b"2*B") == symbols.parse("2*B")   # bytes are read as text, by design
+
+
+@pytest.mark.parametrize("bad", ["01", "i4,", "(2)f", None, "int32"])
+def test_unit_roundoff_refuses_text_numpy_cannot_read_as_a_float_dtype(bad):
+    """dtype='01' raised NumPy's SyntaxError (found by the fuzz's generated text)."""
+    with pytest.raises(ValueError, match="dtype"):
+        reversible.unit_roundoff(bad)
+    assert reversible.unit_roundoff(np.float32) == 2.0**-24

@@ -122,9 +122,9 @@ def collective_latency_time(kind: str, *, bytes_total, n_devices: int, link_band
     validate.choice("kind", kind, list(ALPHA_BETA))
     bytes_total = validate.scalar("bytes_total", bytes_total, allow_zero=True)
     n_devices = validate.integer("n_devices", n_devices)
-    validate.scalar("link_bandwidth", link_bandwidth)
-    validate.scalar("hop_latency", hop_latency, allow_zero=True)
-    validate.scalar("base_latency", base_latency, allow_zero=True)
+    link_bandwidth = validate.scalar("link_bandwidth", link_bandwidth)
+    hop_latency = validate.scalar("hop_latency", hop_latency, allow_zero=True)
+    base_latency = validate.scalar("base_latency", base_latency, allow_zero=True)
     if n_devices == 1:
         return 0.0
     return ALPHA_BETA[kind](alpha_base=base_latency, alpha_step=hop_latency, bytes_msg=bytes_total,
@@ -151,7 +151,7 @@ def collective_time(kind: str, *, bytes_total, levels) -> float:
     worst = 0.0
     for i, (devices, bandwidth) in enumerate(levels):
         devices = validate.integer(f"levels[{i}] devices", devices)
-        validate.scalar(f"levels[{i}] bytes_per_s", bandwidth)
+        bandwidth = validate.scalar(f"levels[{i}] bytes_per_s", bandwidth)
         if devices == 1 or bytes_total == 0:
             continue
         worst = max(worst, KINDS[kind](bytes_msg=bytes_total, n_ring=devices, bw_link=bandwidth,
@@ -174,11 +174,11 @@ def tp_all_reduce_time(model, *, tp: int, batch_tokens, bytes_per_value: float, 
 
     model = models.resolve(model)
     tp = validate.integer("tp", tp)
-    validate.number("batch_tokens", batch_tokens)
-    validate.number("bytes_per_value", bytes_per_value)
-    validate.number("link_bandwidth", link_bandwidth)
-    validate.scalar("hop_latency", hop_latency, allow_zero=True)
-    validate.scalar("base_latency", base_latency, allow_zero=True)
+    batch_tokens = validate.number("batch_tokens", batch_tokens)
+    bytes_per_value = validate.number("bytes_per_value", bytes_per_value)
+    link_bandwidth = validate.number("link_bandwidth", link_bandwidth)
+    hop_latency = validate.scalar("hop_latency", hop_latency, allow_zero=True)
+    base_latency = validate.scalar("base_latency", base_latency, allow_zero=True)
     if tp == 1:
         return 0.0
     names = {"B": "batch_tokens", "bytes_value": "bytes_per_value", "n_ring": "tp", "bw_link": "link_bandwidth",
@@ -210,6 +210,12 @@ def dp_gradient_sync_time(*, n_params, bytes_per_grad: float, dp: int, link_band
                       called_as={"bytes_msg": "n_params * bytes_per_grad", "n_ring": "dp", "bw_link": "link_bandwidth"})
 
 
+MAX_DOMAINS = 10**7
+"""The most scale-up domains a :class:`Deployment` may hold: far past any cluster built (the largest
+announced are a few hundred thousand GPUs, i.e. tens of thousands of 8-GPU domains), and small enough
+that every count and product of the deployment stays an ordinary number."""
+
+
 @dataclass(frozen=True)
 class Deployment(ChipAggregate):
     """``n_domains`` scale-up domains of one chip (e.g. 12 HGX H100 nodes = 96 GPUs), as one unit.
@@ -232,7 +238,7 @@ class Deployment(ChipAggregate):
         if not isinstance(self.chip, hardware.Chip):
             raise ValueError(f"chip must be a hardware.Chip, got {validate._describe(self.chip)}")
         per_domain = validate.integer("chips_per_domain", self.chips_per_domain, maximum=self.chip.scale_up_domain)
-        domains = validate.integer("n_domains", self.n_domains, maximum=10**7)
+        domains = validate.integer("n_domains", self.n_domains, maximum=MAX_DOMAINS)
         object.__setattr__(self, "chips_per_domain", per_domain)
         object.__setattr__(self, "n_domains", domains)
 
@@ -255,7 +261,7 @@ def deployment(unit, *, n_systems: int = 1, n_chips: int | None = None) -> Deplo
     """
     from . import hardware
 
-    n_systems = validate.integer("n_systems", n_systems)
+    n_systems = validate.integer("n_systems", n_systems, maximum=MAX_DOMAINS)
     if isinstance(unit, hardware.System):
         if n_chips is not None:
             raise ValueError("n_chips is only for a bare chip; a System brings its own n_chips")
@@ -267,6 +273,10 @@ def deployment(unit, *, n_systems: int = 1, n_chips: int | None = None) -> Deplo
     if count % per_domain:
         raise ValueError(f"n_chips must fill whole {unit.name} scale-up domains of {unit.scale_up_domain}, "
                          f"got {count}")
+    if count // per_domain > MAX_DOMAINS:   # named here: Deployment() would blame its own n_domains
+        raise ValueError(f"n_chips x n_systems must be at most {MAX_DOMAINS:,} {unit.name} scale-up domains of "
+                         f"{per_domain} ({MAX_DOMAINS * per_domain:,} chips), got n_chips={n_chips!r}, "
+                         f"n_systems={n_systems!r} ({count:,} chips)")
     return Deployment(f"{count} x {unit.name}", unit, per_domain, count // per_domain)
 
 
@@ -316,8 +326,8 @@ EP_CRITICAL_D_FF = Formula(d_ff_star, sp.solve(sp.Eq(EP_COMM.rhs, EP_COMPUTE.rhs
 
 
 def _alpha(flops, link_bandwidth):
-    validate.number("flops", flops)
-    validate.number("link_bandwidth", link_bandwidth)
+    """``flops`` and ``link_bandwidth`` validated, as the values to compute with."""
+    return validate.number("flops", flops), validate.number("link_bandwidth", link_bandwidth)
 
 
 def dp_critical_batch(*, dp: int, flops, link_bandwidth, bytes_per_grad: float = 2) -> float:
@@ -332,8 +342,8 @@ def dp_critical_batch(*, dp: int, flops, link_bandwidth, bytes_per_grad: float =
     ``flops`` and ``link_bandwidth`` are one device's (one direction). ``dp = 1`` needs no sync: 0.
     """
     dp = validate.integer("dp", dp)
-    _alpha(flops, link_bandwidth)
-    validate.number("bytes_per_grad", bytes_per_grad)
+    flops, link_bandwidth = _alpha(flops, link_bandwidth)
+    bytes_per_grad = validate.number("bytes_per_grad", bytes_per_grad)
     if dp == 1:
         return 0.0
     return DP_CRITICAL_BATCH(n_dp=dp, FLOPs=flops, bw_link=link_bandwidth, bytes_grad=bytes_per_grad,
@@ -354,8 +364,8 @@ def tp_critical_d_ff(*, tp: int, flops, link_bandwidth, bytes_per_value: float =
     """
     tp = validate.integer("tp", tp)
     matrices = validate.integer("matrices", matrices)
-    _alpha(flops, link_bandwidth)
-    validate.number("bytes_per_value", bytes_per_value)
+    flops, link_bandwidth = _alpha(flops, link_bandwidth)
+    bytes_per_value = validate.number("bytes_per_value", bytes_per_value)
     if tp == 1:
         return 0.0
     return TP_CRITICAL_D_FF(n_tp=tp, FLOPs=flops, bw_link=link_bandwidth, bytes_value=bytes_per_value,
@@ -376,8 +386,8 @@ def ep_critical_d_ff(*, ep: int, flops, link_bandwidth, bytes_per_value: float =
     """
     ep = validate.integer("ep", ep)
     matrices = validate.integer("matrices", matrices)
-    _alpha(flops, link_bandwidth)
-    validate.number("bytes_per_value", bytes_per_value)
+    flops, link_bandwidth = _alpha(flops, link_bandwidth)
+    bytes_per_value = validate.number("bytes_per_value", bytes_per_value)
     if ep == 1:
         return 0.0
     return EP_CRITICAL_D_FF(n_ep=ep, FLOPs=flops, bw_link=link_bandwidth, bytes_value=bytes_per_value,
@@ -409,8 +419,8 @@ def weights_per_device(*, n_params, bytes_per_param: float, layout: str, n_devic
     """
     from . import hardware
 
-    validate.number("n_params", n_params)
-    validate.number("bytes_per_param", bytes_per_param)
+    n_params = validate.number("n_params", n_params)
+    bytes_per_param = validate.number("bytes_per_param", bytes_per_param)
     validate.choice("layout", layout, LAYOUTS)
     n_devices = validate.integer("n_devices", n_devices)
     chip = hardware.resolve_chip(chip)

@@ -41,6 +41,7 @@ import stat
 from pathlib import Path
 
 from . import models
+from .validate import _describe
 
 #: The largest config.json read from disk; published ones are a few kilobytes.
 MAX_FILE_BYTES = 1_000_000
@@ -94,34 +95,62 @@ def read_config(source) -> dict:
     """``source`` as a config dict: a dict is used as given; a path is read as JSON.
 
     The path must be a regular file (not a directory, FIFO or device) of at most
-    ``MAX_FILE_BYTES``; NaN and Infinity literals and nesting too deep to parse are refused.
+    ``MAX_FILE_BYTES``; NaN and Infinity literals and nesting too deep to parse are refused. Every
+    error names ``source``.
     """
     if isinstance(source, dict):
+        if not source or not all(isinstance(key, str) for key in source):
+            raise ValueError(f"source must be a config dict of named fields (as config.json holds), got "
+                             f"{_describe(source)}")
         return source
     if not isinstance(source, (str, os.PathLike)):
-        raise ValueError(f"config must be a config.json path or a dict, got {type(source).__name__}")
-    path = Path(source)
+        raise ValueError(f"source must be a config.json path or a dict, got {type(source).__name__}: "
+                         f"{_describe(source)}")
+    try:
+        name = os.fspath(source)
+    except TypeError:   # an os.PathLike whose __fspath__ returns no text
+        raise ValueError(f"source must be a config.json path or a dict, got {_describe(source)}") from None
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"source must be a config.json path or a dict, got {_describe(source)}")
+    shown = f"source={name!r:.200}"
+    path = Path(name)
     try:
         info = path.stat()
-    except OSError as error:
-        raise ValueError(f"config file {str(path)!r} cannot be read: {error.strerror}") from None
+    except (OSError, ValueError) as error:   # missing, no permission, a name too long or with a NUL byte
+        raise ValueError(f"{shown} cannot be read: {getattr(error, 'strerror', None) or error}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise ValueError(f"config file {str(path)!r} is not a regular file")
+        raise ValueError(f"{shown} is not a regular file")
     if info.st_size > MAX_FILE_BYTES:
-        raise ValueError(f"config file {str(path)!r} is {info.st_size:,} bytes; a config.json is "
+        raise ValueError(f"{shown} is {info.st_size:,} bytes; a config.json is "
                          f"a few kB (limit {MAX_FILE_BYTES:,})")
-    text = path.read_bytes()[:MAX_FILE_BYTES + 1].decode("utf-8", errors="replace")
-    return parse_config_text(text, where=str(path))
-
-
-def _refuse_constant(name):
-    raise ValueError(f"config has {name}, which is not a JSON number")
-
-
-def parse_config_text(text: str, *, where: str = "config") -> dict:
-    """The JSON text of a config.json as a dict; anything else is a ``ValueError``."""
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        with path.open("rb") as file:   # at most the limit, even if the file grew since stat()
+            text = file.read(MAX_FILE_BYTES + 1).decode("utf-8", errors="replace")
+    except OSError as error:
+        raise ValueError(f"{shown} cannot be read: {error.strerror or error}") from None
+    if len(text) > MAX_FILE_BYTES:
+        raise ValueError(f"{shown} is over {MAX_FILE_BYTES:,} bytes; a config.json is a few kB")
+    return parse_config_text(text, where=shown)
+
+
+def _refuse_constant(where, name):
+    raise ValueError(f"{where} has {name}, which is not a JSON number")
+
+
+def parse_config_text(text: str, *, where: str = "text") -> dict:
+    """The JSON text of a config.json as a dict; anything else is a ``ValueError``.
+
+    ``where`` is what the messages call the text (by default the parameter, "text")."""
+    if not isinstance(where, str) or not where.strip():
+        raise ValueError(f"where must be a non-empty string naming the text, got {_describe(where)}")
+    if not isinstance(text, str):
+        raise ValueError(f"text must be the JSON text of a config.json (a str), got {type(text).__name__}: "
+                         f"{_describe(text)}")
+    if len(text) > MAX_FILE_BYTES:
+        raise ValueError(f"{where} is {len(text):,} characters; a config.json is a few kB "
+                         f"(limit {MAX_FILE_BYTES:,})")
+    try:
+        data = json.loads(text, parse_constant=lambda name: _refuse_constant(where, name))
     except RecursionError:
         raise ValueError(f"{where} is nested too deeply to be a config.json") from None
     except json.JSONDecodeError as error:
@@ -374,23 +403,29 @@ def from_hf_config(source, *, name: str | None = None) -> models.Model:
     ``kv_bytes_per_token`` of the result match the course's presets exactly when given their
     published configs (tests/test_hf_config.py).
     """
-    config = read_config(source)
-    family = _family(config)
-    fields_config = config
-    if family == "gemma3" and "text_config" in config:
-        if not isinstance(config["text_config"], dict):
-            raise ValueError("config.json field 'text_config' must be an object for a gemma3 model")
-        fields_config = dict(config["text_config"])
-    fields = _Fields(fields_config, family)
-    shape = _BUILDERS[family](fields)
-    if name is None:
-        name = config.get("_name_or_path") or family
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"name must be a non-empty string, got {name!r:.60}")
-    notes = (f"Read from a Hugging Face config.json (model_type {family}). "
-             + _NOT_COUNTED.get(family, ""))
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ValueError(f"name must be a non-empty string or None, got {_describe(name)}")
+    config = read_config(source)   # its errors name source
     try:
-        return models.Model(name=name.strip()[:200], source="Hugging Face config.json",
-                            notes=notes.strip(), **shape)
-    except ValueError as error:
-        raise ValueError(f"this {family} config.json describes no valid model: {error}") from None
+        family = _family(config)
+        fields_config = config
+        if family == "gemma3" and "text_config" in config:
+            if not isinstance(config["text_config"], dict):
+                raise ValueError("config.json field 'text_config' must be an object for a gemma3 model")
+            fields_config = dict(config["text_config"])
+        fields = _Fields(fields_config, family)
+        shape = _BUILDERS[family](fields)
+        if name is None:
+            name = config.get("_name_or_path") or family
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError(f"config.json field '_name_or_path' must be a non-empty string, got "
+                                 f"{_describe(name)}")
+        notes = (f"Read from a Hugging Face config.json (model_type {family}). "
+                 + _NOT_COUNTED.get(family, ""))
+        try:
+            return models.Model(name=name.strip()[:200], source="Hugging Face config.json",
+                                notes=notes.strip(), **shape)
+        except ValueError as error:
+            raise ValueError(f"this {family} config.json describes no valid model: {error}") from None
+    except ValueError as error:   # what is wrong is inside the config the caller passed: say so
+        raise ValueError(f"source: {error}") from None

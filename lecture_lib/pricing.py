@@ -116,25 +116,46 @@ class PriceSheet:
         if not isinstance(self.source, str) or not re.match(r"https?://\S+$", self.source.strip()):
             raise ValueError(f"{owner}: source must be the URL the prices were read from, "
                              f"got {self.source!r}")
-        for field in ("input", "output"):
-            validate.number(f"{owner}: {field}", getattr(self, field))
-        for field in _OPTIONAL_PRICES:
+        # Keep the validated float, not the value passed: a Decimal, a Fraction or a NumPy scalar
+        # would otherwise reach the arithmetic below (Decimal / float raises TypeError, np.float16
+        # overflows), and a list would pass as an array of prices.
+        for field in ("input", "output") + _OPTIONAL_PRICES:
             value = getattr(self, field)
-            if value is not None:
-                validate.number(f"{owner}: {field}", value)
+            if value is not None or field in ("input", "output"):
+                object.__setattr__(self, field, validate.scalar(f"{owner}: {field}", value))
         has_long = (self.long_input is not None, self.long_output is not None)
         if self.long_context_threshold is None:
             if any(has_long):
                 raise ValueError(f"{owner}: long_input/long_output need a long_context_threshold "
                                  "(the prompt length, in tokens, where the long tier starts)")
         else:
-            validate.integer(f"{owner}: long_context_threshold", self.long_context_threshold)
+            object.__setattr__(self, "long_context_threshold",
+                               validate.integer(f"{owner}: long_context_threshold", self.long_context_threshold))
             if not all(has_long):
                 raise ValueError(f"{owner}: long_context_threshold needs both long_input and "
                                  f"long_output, got {self.long_input!r} and {self.long_output!r}")
         if (self.fast_input is None) != (self.fast_output is None):
             raise ValueError(f"{owner}: fast_input and fast_output come together, got "
                              f"{self.fast_input!r} and {self.fast_output!r}")
+        self._check_ratios(owner)
+
+    def _check_ratios(self, owner: str) -> None:
+        """Every ratio and conversion a caller reads must be finite: two valid prices can still divide
+        to inf (input 1e-300 against output 1e10, or 1e308 over a cache price of 0.5)."""
+        pairs = [("output", "input"), ("input", "cache_read"), ("long_input", "input"),
+                 ("long_output", "output"), ("fast_input", "input"), ("fast_output", "output")]
+        with np.errstate(all="ignore"):
+            for top, bottom in pairs:
+                a, b = getattr(self, top), getattr(self, bottom)
+                if a is not None and b is not None and not np.isfinite(np.float64(a) / np.float64(b)):
+                    raise ValueError(f"{owner}: {top}={a!r} and {bottom}={b!r} differ too much in size "
+                                     f"({top}/{bottom} overflows): use prices of ordinary size")
+            step = None if self.long_input is None else np.float64(self.long_input) / np.float64(self.input)
+            for kind in _CACHE_KINDS:   # the long tier scales the cache prices by the input step
+                price = getattr(self, kind)
+                if step is not None and price is not None and not np.isfinite(price * step):
+                    raise ValueError(f"{owner}: {kind}={price!r} times the long-context step long_input/input "
+                                     f"= {step:.3g} overflows: use prices of ordinary size")
 
     # --- ratios the lecture reads off a price sheet ----------------------------------------
 
@@ -200,7 +221,7 @@ class PriceSheet:
         elif kind == "output":
             long = self.long_output
         else:
-            long = base * self.long_input / self.input
+            long = base * (self.long_input / self.input)   # the ratio first: base * long_input may overflow
         per_mtok = np.where(np.asarray(tokens) > self.long_context_threshold, long, base) \
             if self.long_context_threshold is not None else np.full(np.shape(tokens), base)
         per_token = per_mtok / PER_MTOK

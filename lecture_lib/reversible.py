@@ -132,7 +132,7 @@ def unit_roundoff(dtype) -> float:
         if dtype is None:
             raise TypeError("None is float64 to NumPy, but no one means it")
         dtype = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):   # NumPy parses text such as '01' as a field list: SyntaxError
         raise ValueError(f"dtype must be a NumPy float dtype such as np.float32, got {validate._describe(dtype)}") from None
     if isinstance(dtype, bool) or dtype.kind != "f":
         raise ValueError(f"dtype must be a float dtype, got {dtype}")

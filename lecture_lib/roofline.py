@@ -482,11 +482,12 @@ def _placement(model, deployment, chosen: Layout | None) -> dict:
             "r_kv": KV_REPLICATION(n_tp=n_tp, kv_heads=heads), "device": device}
 
 
-def _weights_per_device(split: dict, place: dict, bytes_w: float, bytes_e: float) -> float:
+def _weights_per_device(split: dict, place: dict, bytes_w: float, bytes_e: float, called_as=None) -> float:
+    """``called_as`` names the caller's parameters behind ``bytes_param``/``bytes_expert`` in an error."""
     return WEIGHTS_PER_DEVICE(N_dense=split["N_dense"], bytes_param=bytes_w, n_tp=place["n_tp"],
                               L_moe=split["L_moe"], n_experts=split["n_experts"], n_redundant=place["n_redundant"],
                               N_expert=split["N_expert"], bytes_expert=bytes_e, n_ep=place["n_ep"],
-                              allow_zero=("L_moe", "N_expert", "n_redundant"))
+                              allow_zero=("L_moe", "N_expert", "n_redundant"), called_as=called_as)
 
 
 def device_memory(model, deployment, *, layout=None, batch=0, len_ctx=0, weight_dtype="fp8",
@@ -512,7 +513,9 @@ def device_memory(model, deployment, *, layout=None, batch=0, len_ctx=0, weight_
                                                                               expert_weight_dtype)
     _models._bytes_per("kv_dtype", kv_dtype)
     split, place = _moe_split(model), _placement(model, deployment, chosen)
-    weights = _weights_per_device(split, place, bytes_w, bytes_e)
+    weights = _weights_per_device(split, place, bytes_w, bytes_e, called_as={
+        "bytes_param": "weight_dtype",
+        "bytes_expert": "weight_dtype" if expert_weight_dtype is None else "expert_weight_dtype"})
     kv = 0.0
     if batch > 0 and len_ctx > 0:
         stored = model.kv_bytes_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))

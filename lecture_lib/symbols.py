@@ -354,7 +354,7 @@ def parse(text, *, unknown: str = "error") -> sp.Expr:
     import ast
     import math
 
-    if unknown not in ("error", "symbol"):
+    if not isinstance(unknown, str) or unknown not in ("error", "symbol"):   # an array has no single truth value
         raise ValueError(f"unknown must be 'error' or 'symbol', got {unknown!r}")
     if isinstance(text, bytes):
         text = text.decode(errors="replace")

@@ -80,11 +80,18 @@ MIXED_CRITICAL_TOKENS = Formula(
            "B/N > 4 alpha^2 / (M_X M_Y F)")
 
 
+_NAMES = {"B_tok": "batch_tokens", "d_model": "d_model", "d_ff": "d_ff", "n_mats": "matrices",
+          "bytes_value": "bytes_per_value", "FLOPs": "flops", "n_chip": "n_chips", "n_fsdp": "fsdp", "n_tp": "tp",
+          "bw_fsdp": "fsdp_bandwidth", "bw_tp": "tp_bandwidth"}
+"""Each Formula input as the public functions' parameter, so an error names what the caller passed."""
+
+
 def _model_dims(d_model, d_ff, matrices, bytes_per_value):
     return (validate.scalar("d_model", d_model), validate.scalar("d_ff", d_ff),
             validate.integer("matrices", matrices, maximum=8), validate.scalar("bytes_per_value", bytes_per_value))
 
 
+@validate.reports_inputs
 def mixed_optimum(*, n_chips, batch_tokens, d_model, d_ff, flops, fsdp_bandwidth, tp_bandwidth, matrices: int = 2,
                   bytes_per_value: float = 2) -> dict:
     """The book's continuous optimum of FSDP + TP: ``{"x_opt", "y_opt", "critical_tokens_per_chip",
@@ -103,8 +110,12 @@ def mixed_optimum(*, n_chips, batch_tokens, d_model, d_ff, flops, fsdp_bandwidth
     mixed = MIXED_CRITICAL_TOKENS(bytes_value=size, FLOPs=c, n_mats=mats, d_ff=f, bw_fsdp=wx, bw_tp=wy,
                                   called_as={"bytes_value": "bytes_per_value", "FLOPs": "flops", "n_mats": "matrices",
                                              "bw_fsdp": "fsdp_bandwidth", "bw_tp": "tp_bandwidth"})
-    fsdp = 0.0 if n == 1 else FSDP_CRITICAL_TOKENS(bytes_value=size, n_chip=n, FLOPs=c, bw_link=wx)
-    tp = 0.0 if n == 1 else TP_CRITICAL_WIDTH(bytes_value=size, n_chip=n, FLOPs=c, bw_link=wy, n_mats=mats)
+    fsdp = 0.0 if n == 1 else FSDP_CRITICAL_TOKENS(bytes_value=size, n_chip=n, FLOPs=c, bw_link=wx,
+                                                   called_as=validate.called_as(FSDP_CRITICAL_TOKENS, {
+                                                       **_NAMES, "bw_link": "fsdp_bandwidth"}))
+    tp = 0.0 if n == 1 else TP_CRITICAL_WIDTH(bytes_value=size, n_chip=n, FLOPs=c, bw_link=wy, n_mats=mats,
+                                              called_as=validate.called_as(TP_CRITICAL_WIDTH, {
+                                                  **_NAMES, "bw_link": "tp_bandwidth"}))
     return {"x_opt": x, "y_opt": n / x, "critical_tokens_per_chip": mixed, "fsdp_critical_tokens_per_chip": fsdp,
             "tp_critical_d_ff": tp}
 
@@ -115,6 +126,7 @@ STATE_BYTES = {"weights_and_grads": 4, "optimizer": 12}
 DATA_MODES = ("fsdp", "dp")
 
 
+@validate.reports_inputs
 def layout_step(*, fsdp: int, tp: int, stages: int = 1, micro_batches: int = 1, batch_tokens, d_model, d_ff,
                 n_layers: int, flops, fsdp_bandwidth, tp_bandwidth, pp_bandwidth=None, matrices: int = 2,
                 bytes_per_value: float = 2, data: str = "fsdp") -> dict:
@@ -148,14 +160,17 @@ def layout_step(*, fsdp: int, tp: int, stages: int = 1, micro_batches: int = 1, 
         raise ValueError("pp_bandwidth must be given when stages > 1")
     wp = None if pp_bandwidth is None else validate.scalar("pp_bandwidth", pp_bandwidth)
     if batch / (x * m) < 1:
-        raise ValueError(f"batch_tokens must give each of the {x} FSDP groups at least one token per micro-batch "
-                         f"(micro_batches={m}), got {batch:g}")
+        raise ValueError(f"batch_tokens={batch:g} must give each of the fsdp={x} FSDP groups at least one token "
+                         f"per micro-batch (micro_batches={m}): use fewer FSDP groups or more tokens")
     n = x * y * p
     per_stage = layers / p
-    math_fwd = layers * LAYOUT_MATH(n_mats=mats, B_tok=batch, d_model=d, d_ff=f, n_chip=n, FLOPs=c)
+    names = {**_NAMES, "n_chip": "fsdp x tp x stages"}
+    math_fwd = layers * LAYOUT_MATH(n_mats=mats, B_tok=batch, d_model=d, d_ff=f, n_chip=n, FLOPs=c,
+                                    called_as=validate.called_as(LAYOUT_MATH, names))
     validate.choice("data", data, list(DATA_MODES))
     gather = per_stage * FSDP_LAYER_COMM(n_mats=mats, d_model=d, d_ff=f, bytes_value=size, n_fsdp=x, n_tp=y,
-                                         bw_fsdp=wx) if x > 1 else 0.0
+                                         bw_fsdp=wx, called_as=validate.called_as(FSDP_LAYER_COMM, names)
+                                         ) if x > 1 else 0.0
     if data == "fsdp":
         gathers = m if p > 1 else 1
         fsdp_fwd, fsdp_bwd = gathers * gather, (gathers + 1) * gather
@@ -164,8 +179,8 @@ def layout_step(*, fsdp: int, tp: int, stages: int = 1, micro_batches: int = 1, 
     params = layers * mats * d * f
     sharded = STATE_BYTES["optimizer"] * params / n
     held = STATE_BYTES["weights_and_grads"] * params / (n if data == "fsdp" else y * p)
-    tp_one = per_stage * TP_LAYER_COMM(B_tok=batch, n_fsdp=x, d_model=d, bytes_value=size, n_tp=y,
-                                       bw_tp=wy) if y > 1 else 0.0
+    tp_one = per_stage * TP_LAYER_COMM(B_tok=batch, n_fsdp=x, d_model=d, bytes_value=size, n_tp=y, bw_tp=wy,
+                                       called_as=validate.called_as(TP_LAYER_COMM, names)) if y > 1 else 0.0
     pp_one = (batch / x) * d * size / (y * wp) if p > 1 else 0.0
     comm_fwd, comm_bwd = fsdp_fwd + tp_one + pp_one, fsdp_bwd + tp_one + pp_one
     bubble = float(BUBBLE_FRACTION.rhs.subs({P: p, n_micro: m})) if p > 1 else 0.0
@@ -177,6 +192,7 @@ def layout_step(*, fsdp: int, tp: int, stages: int = 1, micro_batches: int = 1, 
             "comm_bound": comm_fwd > math_fwd or comm_bwd > 2 * math_fwd}
 
 
+@validate.reports_inputs
 def best_layouts(*, n_chips: int, batch_tokens, d_model, d_ff, n_layers: int, chip, matrices: int = 2,
                  bytes_per_value: float = 2, micro_batches: int = 8, max_stages: int = 8, fmt: str = "bf16") -> list:
     """Every split ``fsdp × tp × stages = n_chips`` of a GPU cluster, fastest step first (:func:`layout_step`).
@@ -198,9 +214,10 @@ def best_layouts(*, n_chips: int, batch_tokens, d_model, d_ff, n_layers: int, ch
     m = validate.integer("micro_batches", micro_batches, maximum=10**6)
     layers = validate.integer("n_layers", n_layers, maximum=10**5)
     batch = validate.scalar("batch_tokens", batch_tokens)
+    d, f, mats, size = _model_dims(d_model, d_ff, matrices, bytes_per_value)
     validate.choice("fmt", fmt, list(chip.flops))
     domain = chip.scale_up_domain
-    rows = []
+    rows, tried = [], 0
     for p in range(1, min(max_stages, n, layers) + 1):
         if n % p:
             continue
@@ -209,17 +226,25 @@ def best_layouts(*, n_chips: int, batch_tokens, d_model, d_ff, n_layers: int, ch
             micro = m if p > 1 else 1
             if (n // p) % y or batch / (x * micro) < 1:
                 continue
+            tried += 1
             in_domain = x * y <= domain
             wx = chip.scale_up_bandwidth if in_domain else min(chip.scale_up_bandwidth,
                                                                 domain * chip.scale_out_bandwidth / y)
             for data in DATA_MODES:
-                row = layout_step(fsdp=x, tp=y, stages=p, micro_batches=micro, batch_tokens=batch, d_model=d_model,
-                                  d_ff=d_ff, n_layers=layers, flops=chip.flops[fmt], fsdp_bandwidth=wx,
+                row = layout_step(fsdp=x, tp=y, stages=p, micro_batches=micro, batch_tokens=batch, d_model=d,
+                                  d_ff=f, n_layers=layers, flops=chip.flops[fmt], fsdp_bandwidth=wx,
                                   tp_bandwidth=chip.scale_up_bandwidth, pp_bandwidth=chip.scale_out_bandwidth,
-                                  matrices=matrices, bytes_per_value=bytes_per_value, data=data)
+                                  matrices=mats, bytes_per_value=size, data=data)
                 if row["state_bytes_per_chip"] <= chip.hbm_capacity and (data == "fsdp" or x > 1):
                     rows.append({**row, "fsdp_bandwidth": wx})
+    if not tried:
+        raise ValueError(f"batch_tokens={batch:g} gives no split of n_chips={n} at least one token per FSDP group "
+                         f"and micro-batch (micro_batches={m} when stages > 1): use more tokens or fewer chips")
     if not rows:
-        raise ValueError(f"batch_tokens={batch_tokens!r} fits no layout of {n} chips (too few tokens per "
-                         "micro-batch, or the training state exceeds HBM)")
+        params = layers * mats * d * f
+        total = sum(STATE_BYTES.values()) * params
+        raise ValueError(f"the training state of n_layers x matrices x d_model x d_ff = {layers} x {mats} x {d:g} x "
+                         f"{f:g} = {params:.3g} parameters ({total:.3g} bytes) exceeds the {chip.hbm_capacity:.3g} "
+                         f"bytes of HBM per chip on every split of n_chips={n} (max_stages={max_stages}): "
+                         "use more chips or a smaller model")
     return sorted(rows, key=lambda row: row["t_step"])

@@ -31,6 +31,7 @@ import fractions
 import functools
 import importlib
 import inspect
+import json
 import math
 import numbers
 import os
@@ -49,6 +50,33 @@ import lecture_lib
 from lecture_lib.formula import Formula
 
 CALL_SECONDS = 3.0
+
+# Functions that do a lot of honest work in one call, with the CPU seconds they get instead of
+# CALL_SECONDS and why. The limit still fails a real hang; it only stops a slow baseline from
+# passing for one (``find_baseline`` then finds none and the function would go unfuzzed).
+SLOW = {
+    "flashcards.cards": (30.0, "builds every card of the course: imports the eight problems_NN modules, "
+                               "typesets every Formula, solves each chapter's key numbers with SymPy and reads "
+                               "the solution notebooks (1 to 3 s of CPU on an idle machine, more under load)"),
+}
+
+
+def seconds_for(label: str) -> float:
+    """The CPU seconds one call of ``label`` may take: :data:`SLOW`'s figure, else CALL_SECONDS."""
+    return SLOW.get(label, (CALL_SECONDS, ""))[0]
+
+
+def warm_up() -> None:
+    """Pay matplotlib's one-time setup (font list and cache, the Agg canvas: a second or more, far more
+    with a cold cache) before any call is timed, so it is not charged to whichever function draws the
+    first figure (pipeline_memory_explorers.decode_loop_figure, in the order functions are met)."""
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots()
+    axis.text(0.5, 0.5, "warm-up")
+    axis.broken_barh([(0, 1)], (0, 1))
+    figure.canvas.draw()
+    plt.close(figure)
 
 # Functions whose input is not data: widget and figure plumbing, notebook tooling, decorators and
 # SymPy helpers (each is tested in its own module's tests). Everything else public is fuzzed.
@@ -72,6 +100,10 @@ NOT_DATA = {
 # Parameters where None is a documented value although the parameter has no default.
 NONE_ALLOWED = {("predict.parse_guess", "text"): "None is an empty answer box",
                 ("predict.verdict", "guess"): "None is no guess made"}
+
+# Text parameters that also read bytes as UTF-8 text, by design: bytes there are not a wrong type.
+BYTES_ARE_TEXT = {("symbols.parse", "text"): "parse() decodes bytes (errors='replace') as checks.check does an "
+                                             "answer, and formula's _to_sympy hands it text as str or bytes"}
 
 # Parameters that only label an error message (the resolvers' ``parameter``).
 LABELS = {"parameter"}
@@ -212,9 +244,27 @@ def _presets():
         "name": ["H100", "GB200 NVL72", "deepseek-v3", "HBM"], "key": [pricing.names()[0], measurements.MEASUREMENTS[0].key],
         "compute_dtype": ["bf16"], "fmt": ["bf16"], "x": [np.linspace(-1.0, 1.0, 64).reshape(4, 16)], "n_params": [1e9], "target_loss": [2.5], "values": [np.arange(8, dtype=np.uint64)],
         "unit": [hardware.get("H100"), hardware.get_system("GB200 NVL72")], "deployment": [collectives.deployment(hardware.get("H100"), n_chips=8)],
-        "levels": [[(8, 450e9), (2, 400e9)]], "text": ["2k", "2*B"],
+        "levels": [[(8, 450e9), (2, 400e9)]],
         "layout": ["dp", "tp", "ep"], "bytes_total": [1e9],
+        # hf_config / models.from_hf_config: a config dict, the same as a file path and as JSON text.
+        "source": [dict(HF_CONFIG), _hf_config_file()], "text": ["2k", "2*B", json.dumps(HF_CONFIG)],
     }
+
+
+#: The count-bearing fields of meta-llama/Llama-3.1-8B's config.json
+#: (https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json; tests/test_hf_config.py).
+HF_CONFIG = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+             "tie_word_embeddings": False, "head_dim": 128}
+
+
+@functools.lru_cache(maxsize=None)
+def _hf_config_file() -> str:
+    """HF_CONFIG written to a temporary config.json, for the readers that take a path."""
+    path = os.path.join(tempfile.mkdtemp(prefix="lecture-fuzz-hf-"), "config.json")
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(HF_CONFIG, file)
+    return path
 
 
 def _explicit():
@@ -239,6 +289,8 @@ def _explicit():
         "reversible.block_backward": dict(params=params, cache=cache, d_out=x),
         "reversible.cache_bytes": dict(cache=cache),
         "progress.load": dict(file=os.path.join(tempfile.gettempdir(), "lecture-fuzz-no-progress.json")),
+        "hf_config.read_config": dict(source=_hf_config_file()),   # a path here; a dict for from_hf_config
+        "models.from_hf_config": dict(source=_hf_config_file()),
     }
 
 
@@ -253,10 +305,10 @@ def _message_names(error: Exception, names) -> str | None:
     return None
 
 
-def find_baseline(function, presets, explicit=None):
-    """Keyword arguments that make ``function`` return normally, or None."""
+def find_baseline(function, presets, explicit=None, seconds: float = CALL_SECONDS):
+    """Keyword arguments that make ``function`` return normally (within ``seconds`` of CPU), or None."""
     if explicit is not None:
-        with time_limit():
+        with time_limit(seconds):
             function(**explicit)
         return explicit
     signature = inspect.signature(function)
@@ -267,7 +319,7 @@ def find_baseline(function, presets, explicit=None):
     for _ in range(40):
         kwargs = {name: options[name][index] for name, index in chosen.items()}
         try:
-            with time_limit():
+            with time_limit(seconds):
                 function(**kwargs)
             return kwargs
         except (ValueError, KeyError, TypeError, Hang) as error:
@@ -299,10 +351,13 @@ EXTREME = [0, -1, -0.5, 10**400, 1e300, 1e308, 10**9, 10**15, 1e-300, 1e-320, 0.
            fractions.Fraction(3, 2), decimal.Decimal("2.5"), np.array([1.0, 2.0]), [3, 4]]
 
 
-def _kind_for(kind: str, value, usual) -> str:
-    """Text where text belongs (a name, a unit) and a bool where a flag belongs are not wrong types:
-    they may be refused or used."""
-    if isinstance(value, str) and isinstance(usual, str):
+def _kind_for(kind: str, value, usual, annotation=None, bytes_ok: bool = False) -> str:
+    """Text where text belongs (a name, a unit: the usual value is text, or the parameter is annotated
+    ``str | None``; bytes too where :data:`BYTES_ARE_TEXT` says so) and a bool where a flag belongs are
+    not wrong types: they may be refused or used."""
+    if isinstance(value, str) and (isinstance(usual, str) or re.search(r"\bstr\b", str(annotation or ""))):
+        return "extreme"
+    if isinstance(value, bytes) and bytes_ok:
         return "extreme"
     if isinstance(value, (bool, np.bool_)) and isinstance(usual, bool):   # a real flag is the right type
         return "extreme"
@@ -340,7 +395,7 @@ def _numbers_in(result):
 def judge(label: str, parameter: str, kind: str, value, call, *, may_be_negative: bool = False):
     """Run ``call`` and return a description of what went wrong, or None when the outcome is allowed."""
     try:
-        with time_limit():
+        with time_limit(seconds_for(label)):
             result = call()
     except Hang as error:
         return f"{label}({parameter}={value!r}) hangs: {error}"
@@ -562,13 +617,26 @@ def constructor_problems(kind, cls, baseline, values=None) -> list[str]:
 @pytest.fixture(scope="module")
 def baselines():
     presets, explicit = _presets(), _explicit()
-    return {label: find_baseline(function, presets, explicit.get(label)) for label, function in FUNCTIONS.items()}
+    warm_up()
+    return {label: find_baseline(function, presets, explicit.get(label), seconds_for(label))
+            for label, function in FUNCTIONS.items()}
 
 
 def test_discovery_finds_the_whole_api():
     assert len(FUNCTIONS) > 80 and len(FORMULAS) > 80
     assert "roofline.balance_batch" in FUNCTIONS and "reversible.network_avalanche" in FUNCTIONS
     assert "roofline.BALANCE_BATCH_WITH_KV" in FORMULAS and "scaling.TOKENS_FOR_LOSS" in FORMULAS
+
+
+def test_slow_functions_are_real_and_still_time_limited():
+    """SLOW raises a limit, never removes it: each entry is a fuzzed function with a reason and a finite
+    limit, and the alarm still stops a call that never returns."""
+    for label, (seconds, reason) in SLOW.items():
+        assert label in FUNCTIONS and len(reason) > 20 and CALL_SECONDS < seconds <= 60
+    with pytest.raises(Hang):
+        with time_limit(0.2):
+            while True:
+                pass
 
 
 def test_every_public_function_has_a_working_baseline(baselines):
@@ -597,7 +665,9 @@ def test_public_function_refuses_bad_input(label, baselines):
         default = inspect.signature(FUNCTIONS[label]).parameters[parameter].default
         if value is None and (default is None or (label, parameter) in NONE_ALLOWED):
             return
-        kind = _kind_for(kind, value, baseline.get(parameter, default))
+        kind = _kind_for(kind, value, baseline.get(parameter, default),
+                         inspect.signature(FUNCTIONS[label]).parameters[parameter].annotation,
+                         (label, parameter) in BYTES_ARE_TEXT)
         kwargs = {**baseline, parameter: value}
         problem = judge(label, parameter, kind, value, lambda: FUNCTIONS[label](**kwargs))
         assert problem is None, problem
@@ -676,9 +746,10 @@ if __name__ == "__main__":   # a full report instead of the first failure: pytho
 
     os.environ["LECTURE_PROGRESS_FILE"] = os.path.join(tempfile.mkdtemp(prefix="lecture-fuzz-"), "progress.json")
     presets, explicit = _presets(), _explicit()
+    warm_up()
     problems = []
     for label, function in sorted(FUNCTIONS.items()):
-        base = find_baseline(function, presets, explicit.get(label))
+        base = find_baseline(function, presets, explicit.get(label), seconds_for(label))
         if base is None:
             problems.append(f"{label}: no baseline")
             continue
@@ -689,7 +760,7 @@ if __name__ == "__main__":   # a full report instead of the first failure: pytho
                 for value in values:
                     if value is None and (p.default is None or (label, name) in NONE_ALLOWED):
                         continue
-                    problem = judge(label, name, _kind_for(kind, value, base.get(name, p.default)), value, lambda: function(**{**base, name: value}))
+                    problem = judge(label, name, _kind_for(kind, value, base.get(name, p.default), p.annotation, (label, name) in BYTES_ARE_TEXT), value, lambda: function(**{**base, name: value}))
                     if problem:
                         problems.append(problem)
         problems += judge_variants(label, function, base)

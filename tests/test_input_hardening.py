@@ -351,3 +351,252 @@ def test_memory_explorer_refuses_an_infinite_context():
     for bad in (math.inf, math.nan, -1):
         with pytest.raises(ValueError, match="len_ctx"):
             pipeline_memory_explorers.MemoryExplorer(len_ctx=bad)
+
+
+# ---------------------------------------------------------------------------- 10. the fuzz's last findings (issue 20 §4)
+def _sheet(**fields):
+    base = pricing.get("claude-opus-4.6")
+    kept = {f: getattr(base, f) for f in ("key", "provider", "model", "as_of", "source", "input", "output",
+                                          "cache_write_5m", "cache_write_1h", "cache_read", "fast_input",
+                                          "fast_output")}
+    return pricing.PriceSheet(**{**kept, **fields})
+
+
+@pytest.mark.parametrize("field", ["input", "output", "cache_read", "fast_input", "fast_output"])
+@pytest.mark.parametrize("retype", [decimal.Decimal, fractions.Fraction, np.float16, np.float32],
+                         ids=lambda t: t.__name__)
+def test_price_sheet_keeps_the_validated_float(field, retype):
+    """PriceSheet(input=Decimal('2.5')) raised TypeError in its ratios (Decimal / float)."""
+    plain = _sheet(**{field: 2.5})
+    sheet = _sheet(**{field: retype(2.5) if retype is not fractions.Fraction else fractions.Fraction(5, 2)})
+    assert type(getattr(sheet, field)) is float
+    assert sheet.output_to_input == plain.output_to_input and sheet.fast_multiplier == plain.fast_multiplier
+    assert sheet.cache_read_discount == plain.cache_read_discount
+
+
+@pytest.mark.parametrize("fields, name", [
+    ({"input": [3, 4]}, "input"), ({"cache_read": [3, 4]}, "cache_read"), ({"fast_output": np.array([1.0, 2.0])},
+                                                                           "fast_output"),
+    ({"input": 1e308}, "input"), ({"cache_read": 2.5e-308}, "cache_read"), ({"output": 1e-320}, "output"),
+], ids=["input_list", "cache_list", "fast_array", "input_huge", "cache_tiny", "output_subnormal"])
+def test_price_sheet_refuses_lists_and_prices_whose_ratios_overflow(fields, name):
+    """A list was taken as an array of prices (TypeError later); input=1e308 gave cache_read_discount = inf."""
+    with pytest.raises(ValueError, match=rf"(?<![A-Za-z_]){name}(?![A-Za-z_])"):
+        _sheet(**fields)
+
+
+def test_price_sheet_long_tier_cache_price_does_not_overflow_first():
+    sheet = pricing.get("claude-opus-4.6-1m-beta")
+    step = sheet.long_input / sheet.input
+    assert sheet.price_per_token("cache_read", prompt_tokens=10**6) == pytest.approx(sheet.cache_read * step / 1e6)
+    with pytest.raises(ValueError, match="cache_write_1h"):   # 1e308 x 2 on the long tier: inf before
+        __import__("dataclasses").replace(sheet, cache_write_1h=1e308)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(n_systems=10**9), "n_systems"), (dict(n_chips=10**9), "n_chips"),
+    (dict(n_chips=8, n_systems=2 * 10**7), "n_systems"),
+], ids=["systems", "chips", "product"])
+def test_deployment_names_the_callers_count_not_n_domains(kwargs, name):
+    from lecture_lib import collectives
+
+    with pytest.raises(ValueError, match=name) as caught:
+        collectives.deployment(hardware.get("H100"), **kwargs)
+    assert "n_domains" not in str(caught.value)
+    with pytest.raises(ValueError, match="n_systems"):
+        collectives.deployment(hardware.get_system("GB200 NVL72"), n_systems=10**9)
+    assert collectives.deployment(hardware.get("H100"), n_chips=8, n_systems=10**7).n_domains == 10**7
+
+
+_COLLECTIVE_CALLS = {   # each with numbers that float16, Fraction and Decimal hold exactly
+    "collective_latency_time": (lambda **k: __import__("lecture_lib.collectives").collectives.collective_latency_time(
+        "allreduce", **k), dict(bytes_total=4096, n_devices=8, link_bandwidth=2048, hop_latency=0.5, base_latency=2)),
+    "collective_time": (lambda bandwidth, **k: __import__("lecture_lib.collectives").collectives.collective_time(
+        "allgather", levels=[(8, bandwidth)], **k), dict(bytes_total=4096, bandwidth=2048)),
+    "tp_all_reduce_time": (lambda **k: __import__("lecture_lib.collectives").collectives.tp_all_reduce_time(
+        "llama-3-70b", **k), dict(tp=8, batch_tokens=4096, bytes_per_value=2, link_bandwidth=2048, hop_latency=0.5,
+                                  base_latency=2)),
+    "dp_critical_batch": (lambda **k: __import__("lecture_lib.collectives").collectives.dp_critical_batch(**k),
+                          dict(dp=8, flops=4096, link_bandwidth=2048, bytes_per_grad=2)),
+    "tp_critical_d_ff": (lambda **k: __import__("lecture_lib.collectives").collectives.tp_critical_d_ff(**k),
+                         dict(tp=8, flops=4096, link_bandwidth=2048, bytes_per_value=2)),
+    "ep_critical_d_ff": (lambda **k: __import__("lecture_lib.collectives").collectives.ep_critical_d_ff(**k),
+                         dict(ep=8, flops=4096, link_bandwidth=2048, bytes_per_value=2)),
+    "weights_per_device": (lambda **k: __import__("lecture_lib.collectives").collectives.weights_per_device(
+        layout="tp", chip="H100", **k)["t_weights"], dict(n_params=4096, bytes_per_param=2, n_devices=8)),
+}
+
+
+@pytest.mark.parametrize("label", sorted(_COLLECTIVE_CALLS))
+@pytest.mark.parametrize("retype", [np.float16, np.int8, fractions.Fraction, decimal.Decimal], ids=lambda t: t.__name__)
+def test_collectives_compute_with_the_validated_numbers(label, retype):
+    """Retyped one at a time, each input gives the plain answer (a guard: the Formulas these call
+    re-validate their inputs, so the raw values that collectives passed on did no harm yet; the next
+    test is the one that failed)."""
+    call, kwargs = _COLLECTIVE_CALLS[label]
+    plain = call(**kwargs)
+    for name, value in kwargs.items():
+        if retype is np.int8 and (value != int(value) or value > 127):
+            continue
+        got = call(**{**kwargs, name: retype(value) if retype is not decimal.Decimal else decimal.Decimal(str(value))})
+        assert got == pytest.approx(plain, rel=1e-12) and math.isfinite(got), name
+
+
+@pytest.mark.parametrize("module", ["collectives", "topology", "training_layout", "pricing"])
+def test_no_validated_value_is_thrown_away(module):
+    """``validate.number(name, x)`` returns the float to compute with; a bare call as a statement checks x
+    and then computes with x itself (a Decimal, a float16). collectives.py had nine such calls."""
+    import ast
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "lecture_lib" / f"{module}.py"
+    discarded = [f"line {node.lineno}: {ast.unparse(node)}" for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                 and isinstance(node.value.func, ast.Attribute) and isinstance(node.value.func.value, ast.Name)
+                 and node.value.func.value.id == "validate"
+                 and node.value.func.attr in ("number", "scalar", "integer", "fraction")]
+    assert not discarded, discarded
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(weight_dtype=1e-320), "weight_dtype"), (dict(expert_weight_dtype=1e-320), "expert_weight_dtype"),
+], ids=["weights", "experts"])
+def test_device_memory_names_the_dtype_the_caller_passed(kwargs, name):
+    """It blamed bytes_expert, a Formula input the caller never sees."""
+    with pytest.raises(ValueError, match=rf"(?<![A-Za-z_]){name}(?![A-Za-z_])") as caught:
+        roofline.device_memory("deepseek-v3", _deployment(), **kwargs)
+    assert "bytes_expert" not in str(caught.value)
+
+
+def test_topology_collective_time_refuses_an_overflowing_latency():
+    from lecture_lib import topology
+
+    with pytest.raises(ValueError, match="hop_latency"):
+        topology.collective_time("allreduce", dims=8, bytes_total=1e9, link_bandwidth=1e11, hop_latency=1e308)
+    with pytest.raises(ValueError, match="hop_latency"):
+        topology.collective_time("alltoall", dims=(16, 16), topology="torus", bytes_total=1e9, link_bandwidth=1e11,
+                                 hop_latency=1e308)
+
+
+def test_ring_all_to_all_hops_answers_large_rings_at_once():
+    """np.float16(4096) took n² = 16.8 million steps (past the fuzz's 3 s); it now counts one sender's
+    distances and multiplies by the n identical senders."""
+    from lecture_lib import topology
+
+    start = time.process_time()
+    assert topology.ring_all_to_all_hops(np.float16(4096)) == 4096 * 4096**2 // 4   # n · n²/4, n even
+    assert topology.ring_all_to_all_hops(10**5 + 1) == (10**5 + 1) * ((10**5 + 1) ** 2 - 1) // 4   # odd
+    assert time.process_time() - start < 1.0
+    for n in range(1, 40):   # against the chunk-by-chunk count it replaced
+        assert topology.ring_all_to_all_hops(n) == sum(min(d, n - d) for _ in range(n) for d in range(1, n))
+
+
+def _layout_step(**changes):
+    from lecture_lib import training_layout
+
+    kwargs = dict(fsdp=4, tp=4, batch_tokens=4, d_model=4, d_ff=4, n_layers=4, flops=4, fsdp_bandwidth=4,
+                  tp_bandwidth=4)
+    return training_layout.layout_step(**{**kwargs, **changes})
+
+
+def _best_layouts(**changes):
+    from lecture_lib import training_layout
+
+    kwargs = dict(n_chips=4, batch_tokens=4, d_model=4, d_ff=4, n_layers=4, chip="H100")
+    return training_layout.best_layouts(**{**kwargs, **changes})
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: _layout_step(fsdp=10**9), "fsdp"), (lambda: _layout_step(fsdp=np.int8(5)), "fsdp"),
+    (lambda: _layout_step(batch_tokens=1e308), "batch_tokens"),
+    (lambda: _layout_step(bytes_per_value=1e308), "bytes_per_value"),
+    (lambda: _best_layouts(n_chips=np.float16(4096)), "n_chips"),
+    (lambda: _best_layouts(batch_tokens=1e308), "batch_tokens"),
+    (lambda: _best_layouts(d_model=1e9), "d_model"), (lambda: _best_layouts(d_ff=1e15), "d_ff"),
+    (lambda: _best_layouts(d_model=np.uint64(2**63)), "d_model"),
+    (lambda: _best_layouts(bytes_per_value=1e308), "bytes_per_value"),
+], ids=["fsdp_huge", "fsdp_int8", "step_batch", "step_bytes", "chips", "batch", "d_model", "d_ff", "d_model_u64",
+        "bytes"])
+def test_training_layouts_name_the_callers_parameter(call, name):
+    """Before: "batch_tokens must give each of the 7 FSDP groups ..." (no fsdp), "t_compute() has no finite
+    real value at B_tok=..." and "fits no layout" whatever the reason."""
+    with pytest.raises(ValueError, match=rf"(?<![A-Za-z_]){name}(?![A-Za-z_])"):
+        call()
+
+
+def test_best_layouts_still_ranks_a_real_cluster():
+    rows = _best_layouts(n_chips=64, batch_tokens=2**20, d_model=8192, d_ff=28672, n_layers=80)
+    assert rows and rows == sorted(rows, key=lambda row: row["t_step"])
+    assert all(row["fsdp"] * row["tp"] * row["stages"] == 64 for row in rows)
+
+
+_LLAMA_8B = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+             "tie_word_embeddings": False, "head_dim": 128}   # meta-llama/Llama-3.1-8B config.json
+
+
+@pytest.mark.parametrize("bad", [None, 4, 1e308, b"config.json", [3, 4], np.array([1.0]), {}, {1: 2}, "",
+                                 "/no/such/config.json", "a\0b"],
+                         ids=["none", "int", "float", "bytes", "list", "array", "empty", "int_keys", "blank",
+                              "missing", "nul"])
+def test_hf_config_readers_name_source(bad):
+    """They said "config must be ..." or "config file ... cannot be read", naming no parameter; a NUL in
+    the path raised the ValueError of os.stat, {} was read as a config."""
+    from lecture_lib import hf_config
+
+    for call in (hf_config.read_config, hf_config.from_hf_config, models.from_hf_config):
+        with pytest.raises(ValueError, match="source"):
+            call(bad)
+
+
+def test_hf_config_content_errors_name_source_and_the_field(tmp_path):
+    from lecture_lib import hf_config
+
+    with pytest.raises(ValueError, match="source.*'vocab_size'"):
+        hf_config.from_hf_config({k: v for k, v in _LLAMA_8B.items() if k != "vocab_size"})
+    path = tmp_path / "config.json"
+    path.write_text("{\"model_type\": NaN}")
+    with pytest.raises(ValueError, match="source=.*NaN"):
+        hf_config.read_config(path)
+    path.write_text(__import__("json").dumps(_LLAMA_8B))
+    assert hf_config.read_config(str(path)) == _LLAMA_8B
+    assert models.from_hf_config(path).params_total == hf_config.from_hf_config(_LLAMA_8B).params_total
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(text=None), "text"), (dict(text=b"{}"), "text"), (dict(text=4), "text"), (dict(text="[1]"), "text"),
+    (dict(text="{", where=None), "where"), (dict(text="{}", where=4), "where"),
+], ids=["none", "bytes", "int", "list", "where_none", "where_int"])
+def test_parse_config_text_names_text_and_where(kwargs, name):
+    """text=None raised TypeError from json.loads; a bad where was used as is."""
+    from lecture_lib import hf_config
+
+    with pytest.raises(ValueError, match=name):
+        hf_config.parse_config_text(**kwargs)
+
+
+@pytest.mark.parametrize("name", [4, "", True])
+def test_from_hf_config_refuses_a_bad_name_before_reading(name):
+    from lecture_lib import hf_config
+
+    with pytest.raises(ValueError, match="name"):
+        hf_config.from_hf_config(_LLAMA_8B, name=name)
+    assert hf_config.from_hf_config(_LLAMA_8B, name="4").name == "4"
+
+
+@pytest.mark.parametrize("bad", [np.array([1.0, 2.0]), ["error"], None, 1])
+def test_symbols_parse_names_unknown(bad):
+    """unknown=np.array([1., 2.]) raised "The truth value of an array ... is ambiguous", naming nothing."""
+    from lecture_lib import symbols
+
+    with pytest.raises(ValueError, match="unknown"):
+        symbols.parse("2*B", unknown=bad)
+    assert symbols.parse(b"2*B") == symbols.parse("2*B")   # bytes are read as text, by design
+
+
+@pytest.mark.parametrize("bad", ["01", "i4,", "(2)f", None, "int32"])
+def test_unit_roundoff_refuses_text_numpy_cannot_read_as_a_float_dtype(bad):
+    """dtype='01' raised NumPy's SyntaxError (found by the fuzz's generated text)."""
+    with pytest.raises(ValueError, match="dtype"):
+        reversible.unit_roundoff(bad)
+    assert reversible.unit_roundoff(np.float32) == 2.0**-24

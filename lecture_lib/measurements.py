@@ -202,7 +202,13 @@ class Measurement:
         if self.batch is not None:
             validate.scalar(f"{k}: batch", self.batch)
         for name in ("len_in", "len_out", "len_ctx"):
-            validate.scalar(f"{k}: {name}", getattr(self, name), allow_zero=True, maximum=validate.COUNT_LIMIT)
+            tokens = validate.scalar(f"{k}: {name}", getattr(self, name), allow_zero=True, maximum=validate.COUNT_LIMIT)
+            if 0 < tokens < 1:
+                raise ValueError(f"{k}: {name} must be 0 (none) or at least 1 token, got {getattr(self, name)!r}")
+            object.__setattr__(self, name, tokens)
+        if self.batch is not None:
+            object.__setattr__(self, "batch", validate.scalar(f"{k}: batch", self.batch))
+        object.__setattr__(self, "measured", validate.scalar(f"{k}: measured", self.measured))
         hit = validate.scalar(f"{k}: hit_rate", self.hit_rate, allow_zero=True)
         if hit >= 1:
             raise ValueError(f"{k}: hit_rate must be in [0, 1), got {self.hit_rate!r}")

@@ -130,8 +130,14 @@ class PlanExplorer(explore.Explorer):
             row = by_key.get((section, key))
             return row.text if row else default
 
-        fits = by_key[("capacity", "pooled_fits")].value
-        rows = [("weights fit (pooled)", text("capacity", "pooled_weights_per_gpu") + " per GPU", "ok" if fits else "bad"),
+        layout = result.numbers["inputs"]["layout"] or "pooled"
+        if ("capacity", f"{layout}_fits") not in by_key:
+            layout = "pooled"
+        fits = by_key[("capacity", f"{layout}_fits")].value
+        rows = [("headline layout", text("inputs", "layout")),
+                (f"weights fit ({by_key[('capacity', f'{layout}_fits')].label.split(':')[0]})",
+                 text("capacity", f"{layout}_weights_per_gpu") + " per GPU", "ok" if fits else "bad"),
+                ("target", text("inputs", "target")),
                 ("largest batch that fits", text("decode", "fit_limit")),
                 ("B* weights only / with KV", f"{text('decode', 'balance_batch')} / {text('decode', 'balance_batch_with_kv')}"),
                 ("latency floor (batch 1)", text("decode", "latency_floor")),

@@ -294,15 +294,20 @@ def _dense(fields: _Fields) -> dict:
     return shape
 
 
-def _mixtral(fields: _Fields) -> dict:
+def _local_experts(fields: _Fields, **local_rule) -> dict:
+    """Mixtral and gpt-oss: every layer MoE, ``num_local_experts`` experts of ``intermediate_size`` each."""
     shape = _common(fields)
     per_expert = fields.whole("intermediate_size")
-    window, local = _local_layers(fields, shape["n_layers"], every_layer=True)
+    window, local = _local_layers(fields, shape["n_layers"], **local_rule)
     shape.update(d_ff=per_expert, d_ff_expert=per_expert,
                  n_routed_experts=fields.whole("num_local_experts"),
                  experts_per_token=fields.whole("num_experts_per_tok"),
                  sliding_window=window, n_local_layers=local)
     return shape
+
+
+def _mixtral(fields: _Fields) -> dict:
+    return _local_experts(fields, every_layer=True)
 
 
 def _qwen_moe(fields: _Fields) -> dict:
@@ -352,14 +357,8 @@ def _deepseek(fields: _Fields) -> dict:
 
 
 def _gpt_oss(fields: _Fields) -> dict:
-    shape = _common(fields)
-    per_expert = fields.whole("intermediate_size")
-    window, local = _local_layers(fields, shape["n_layers"], alternate=True)
-    shape.update(d_ff=per_expert, d_ff_expert=per_expert,
-                 n_routed_experts=fields.whole("num_local_experts"),
-                 experts_per_token=fields.whole("num_experts_per_tok"),
-                 sliding_window=window, n_local_layers=local,
-                 attention_bias=fields.flag("attention_bias", default=True), attention_sinks=True)
+    shape = _local_experts(fields, alternate=True)
+    shape.update(attention_bias=fields.flag("attention_bias", default=True), attention_sinks=True)
     return shape
 
 

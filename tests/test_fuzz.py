@@ -93,6 +93,7 @@ NOT_DATA = {
     "reversible.gf2_derivative": "takes a round function",
     "flashcards.main": "command-line entry point; tests/test_flashcards.py runs it",
     "progress.main": "command-line entry point; tests/test_progress.py runs it",
+    "plan.main": "command-line entry point; tests/test_plan.py runs it with good and bad arguments",
     "flashcards.export": "writes the Anki file behind flashcards.main (tests/test_flashcards.py); its inputs are fuzzed through cards()",
     "progress.record": "check()'s notebook hook: never raises by design (tests/test_progress.py), like checks.check",
 }

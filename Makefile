@@ -23,6 +23,7 @@ help:
 	@echo "make site       the chapters, executed, as a static HTML site in site/ (offline)"
 	@echo "make lite       the course as a JupyterLite site in lite/ (Python in the browser)"
 	@echo "make site-serve / make lite-serve   serve site/ or lite/ on PORT (default 8888, or the next free one)"
+	@echo "make clean-venv delete .venv (the next make target rebuilds it)"
 	@echo "teaching (nbgrader, JupyterHub, schedules, levels): docs/instructor.md; library reference: docs/library.md"
 
 $(PY):

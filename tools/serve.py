@@ -33,8 +33,8 @@ def port_free(port: int) -> bool:
 
 def busy_message(port: int) -> str:
     return (f"port {port} on {HOST} is already in use (another `make lab`, `make site-serve` or "
-            f"`make lite-serve`?). Stop it, or pick another port: PORT={port + 1} (e.g. `make site-serve "
-            f"PORT={port + 1}`).")
+            f"`make lite-serve`?). Stop it, or pick another port: run the same make command with "
+            f"PORT={port + 1} (e.g. `make lab PORT={port + 1}`).")
 
 
 def bind(folder: Path, port: int, strict: bool) -> http.server.ThreadingHTTPServer:

@@ -148,11 +148,13 @@ def resolve_model(model):
     (a path to one, or its parsed dict: :func:`models.from_hf_config`, which checks every field)."""
     if isinstance(model, models.Model):
         return model
-    if isinstance(model, dict):
-        return models.from_hf_config(model)
-    if isinstance(model, os.PathLike) or (isinstance(model, str) and (model.endswith(".json")
-                                                                       or os.sep in model)):
-        return models.from_hf_config(model)
+    if isinstance(model, dict) or isinstance(model, os.PathLike) or (
+            isinstance(model, str) and (model.endswith(".json") or os.sep in model)):
+        try:
+            return models.from_hf_config(model)
+        except ValueError as error:   # from_hf_config names its own parameter ("source"): say "model"
+            raise ValueError(f"model must be a readable Hugging Face config.json (a path or its dict): "
+                             f"{error}") from None
     if not isinstance(model, str):
         raise ValueError(f"model must be a models preset name, a config.json path or a Model, got "
                          f"{validate._describe(model)}")
@@ -165,7 +167,9 @@ def resolve_model(model):
 
 def resolve_unit(system, *, n_chips: int | None = None):
     """``system`` as a ``hardware.System`` or ``hardware.Chip``: the object, or a preset name (a system
-    preset unless ``n_chips`` is given, then a chip)."""
+    preset unless ``n_chips`` is given, then a chip). ``n_chips`` is None or a whole number >= 1."""
+    if n_chips is not None:
+        n_chips = validate.integer("n_chips", n_chips)
     if isinstance(system, (hardware.System, hardware.Chip)):
         return system
     if not isinstance(system, str):
@@ -179,8 +183,20 @@ def resolve_unit(system, *, n_chips: int | None = None):
     try:
         return hardware.get(system)
     except KeyError:
-        raise ValueError(f"system must be a system preset ({', '.join(hardware.system_names())}) or a "
-                         f"chip ({', '.join(hardware.chip_names())}), got {system!r}") from None
+        pass
+    if n_chips is not None and _is_system_name(system):
+        raise ValueError(f"n_chips counts chips, so system must then name a chip ({', '.join(hardware.chip_names())}), "
+                         f"got the system preset {system!r} with n_chips={n_chips}: leave n_chips out (use n_systems)")
+    raise ValueError(f"system must be a system preset ({', '.join(hardware.system_names())}) or a "
+                     f"chip ({', '.join(hardware.chip_names())}), got {system!r}")
+
+
+def _is_system_name(name: str) -> bool:
+    try:
+        hardware.get_system(name)
+    except KeyError:
+        return False
+    return True
 
 
 def resolve_deployment(system, *, n_systems: int = 1, n_chips: int | None = None) -> collectives.Deployment:
@@ -208,13 +224,13 @@ def _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype, com
         compute_dtype = weight_dtype
     available = sorted(deployment.chip.flops)
     for name, fmt in (("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype)):
-        if fmt is not None and fmt not in available:
+        if fmt is not None and (not isinstance(fmt, str) or fmt not in available):
             raise ValueError(f"{name} must be one of {available} for {deployment.chip.name}, got "
                              f"{validate._describe(fmt)}")
     return bytes_w, bytes_e, compute_dtype
 
 
-def effective_bytes_per_param(model, bytes_w: float, bytes_e: float) -> float:
+def _effective_bytes_per_param(model, bytes_w: float, bytes_e: float) -> float:
     """Bytes per stored parameter averaged over the model (mixed precision: experts in ``bytes_e``,
     the rest in ``bytes_w``); ``bytes_w`` itself when the two agree. Chapter 1's and Chapter 4's
     single-format formulas take this."""
@@ -249,7 +265,7 @@ def _layout_label(layout, model=None) -> str:
     return f"TP{chosen.attention_tp} per domain + DP" + ("" if dense else ", EP")
 
 
-def layouts_for(deployment) -> dict:
+def _layouts_for(deployment) -> dict:
     """The layouts a plan compares: ``{"tp", "dp_ep"}``, plus TP inside each scale-up domain with data
     parallelism across domains when there are several (``roofline.Layout(attention_tp=chips_per_domain)``)."""
     out = {"tp": roofline.LAYOUTS["tp"], "dp_ep": roofline.LAYOUTS["dp_ep"]}
@@ -262,7 +278,14 @@ def layouts_for(deployment) -> dict:
 
 def auto_layout(model, deployment) -> str:
     """The layout a plan uses by default: "dp_ep" (DP attention, experts over every device) for an MoE model on
-    several devices, as DeepSeek's and SGLang's published deployments run, else "tp"."""
+    several devices, as DeepSeek's and SGLang's published deployments run, else "tp".
+
+    ``model`` as :func:`plan` takes it (a preset name, a config.json or a ``models.Model``); ``deployment`` a
+    :class:`collectives.Deployment` (:func:`resolve_deployment` makes one)."""
+    model = resolve_model(model)
+    if not isinstance(deployment, collectives.Deployment):
+        raise ValueError(f"deployment must be a collectives.Deployment (resolve_deployment makes one), got "
+                         f"{validate._describe(deployment)}")
     return "dp_ep" if model.is_moe and deployment.n_chips > 1 else "tp"
 
 
@@ -306,7 +329,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
     tau = validate.scalar("tokens_per_step", tokens_per_step, maximum=64)
     if tau < 1:
         raise ValueError(f"tokens_per_step must be >= 1, got {tokens_per_step!r}")
-    chosen = roofline.resolve_layout(auto_layout(model, deployment) if layout == "auto" else layout)
+    auto = isinstance(layout, str) and layout == "auto"
+    chosen = roofline.resolve_layout(auto_layout(model, deployment) if auto else layout)
     bytes_w, bytes_e, compute = _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype,
                                          compute_dtype, expert_compute_dtype)
     expert_compute = expert_compute_dtype
@@ -332,7 +356,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
          else f"fixed batch of {units.whole(batch)}" if batch is not None else "throughput (largest batch that fits)"))
     add("inputs", "layout", "headline layout", None if chosen is None else chosen.name, _layout_label(chosen, model)
         + (" (one big chip: weights and KV split evenly, an optimistic bound)" if chosen is None else "")
-        + (" (chosen for this model and system)" if layout == "auto" else ""))
+        + (" (chosen for this model and system)" if auto else ""))
 
     # Capacity -------------------------------------------------------------------------------------
     per_token_kv = model.kv_bytes_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
@@ -340,7 +364,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
         "models.Model.kv_bytes_per_token")
     add("capacity", "hbm_per_gpu", "HBM per GPU", chip.hbm_capacity, units.bytes_(chip.hbm_capacity),
         "hardware.Chip.hbm_capacity")
-    for name, lay in {"pooled": None, **layouts_for(deployment)}.items():
+    for name, lay in {"pooled": None, **_layouts_for(deployment)}.items():
         held = roofline.device_memory(model, deployment, layout=lay, weight_dtype=bytes_w,
                                       expert_weight_dtype=bytes_e, kv_dtype=kv_dtype)
         fit = _fits_batch(model, deployment, lay, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e, kv_dtype=kv_dtype)
@@ -355,7 +379,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
         add("capacity", f"{name}_max_batch", f"{label}: largest batch at this context", fit,
             units.whole(math.floor(fit)) + " sequences", "roofline.batch_that_fits")
     stages = deployment.n_domains
-    bytes_avg = effective_bytes_per_param(model, bytes_w, bytes_e)
+    bytes_avg = _effective_bytes_per_param(model, bytes_w, bytes_e)
     if stages > 1:
         micro = pipeline_memory.max_micro_batch(hbm_capacity=chip.hbm_capacity, n_total=model.params_total,
                                                 bytes_param=bytes_avg, len_ctx=len_ctx, bytes_tok=per_token_kv,

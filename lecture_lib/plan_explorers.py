@@ -21,7 +21,7 @@ RATE_RANGE = (1, 1e6)
 GRID_POINTS = 12        # batches on the curve (each is one decode_bound call, cached per model/system/context)
 
 
-def compute_format(system_name: str, weights: str) -> str:
+def _compute_format(system_name: str, weights: str) -> str:
     """The format the matmuls run in: the weights' own when the chip has a peak for it, else FP8, else BF16
     (FP4 weights on an H100 are multiplied at the FP8 peak; a TPU v5e has neither FP8 nor FP4)."""
     available = hardware.get_system(system_name).chip.flops
@@ -38,7 +38,7 @@ def _curve(model_name: str, system_name: str, n_systems: int, len_ctx: float, we
     if fit < 1:
         return fit, np.array([]), np.array([]), np.array([])
     batches = np.unique(np.round(np.geomspace(1, max(1.0, np.floor(fit)), GRID_POINTS)))
-    compute = compute_format(system_name, weights)
+    compute = _compute_format(system_name, weights)
     steps = [roofline.decode_bound(model, deployment, batch=b, len_ctx=len_ctx, weight_dtype=weights,
                                    compute_dtype=compute, kv_dtype="bf16") for b in batches]
     return (fit, batches, np.array([s["t"] for s in steps]),
@@ -49,7 +49,7 @@ def _curve(model_name: str, system_name: str, n_systems: int, len_ctx: float, we
 def _plan(model: str, system: str, n_systems: int, len_ctx: float, target_ms: float, price: float, weights: str):
     return planner.plan(model, system, n_systems=n_systems, price_per_gpu_hour=price, len_ctx=len_ctx,
                         latency_target=target_ms / 1e3, weight_dtype=weights,
-                        compute_dtype=compute_format(system, weights))
+                        compute_dtype=_compute_format(system, weights))
 
 
 class PlanExplorer(explore.Explorer):
@@ -117,7 +117,7 @@ class PlanExplorer(explore.Explorer):
             for marker in self.markers:
                 marker.set_data([], [])
         rows = self._rows(result)
-        compute = compute_format(values["system"], values["weights"])
+        compute = _compute_format(values["system"], values["weights"])
         if compute != values["weights"]:
             rows.insert(0, ("compute format", f"{compute}: this chip has no {values['weights']} peak", "note"))
         return rows, False

@@ -100,7 +100,8 @@ NOT_DATA = {
 
 # Parameters where None is a documented value although the parameter has no default.
 NONE_ALLOWED = {("predict.parse_guess", "text"): "None is an empty answer box",
-                ("predict.verdict", "guess"): "None is no guess made"}
+                ("predict.verdict", "guess"): "None is no guess made",
+                ("plan.plan", "layout"): "None pools the devices into one big chip (documented; --layout pooled)"}
 
 # Text parameters that also read bytes as UTF-8 text, by design: bytes there are not a wrong type.
 BYTES_ARE_TEXT = {("symbols.parse", "text"): "parse() decodes bytes (errors='replace') as checks.check does an "

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lecture_lib import collectives, hardware, measurements, models, moe, pipeline, pipeline_memory, roofline
@@ -175,6 +176,78 @@ def test_bad_model_and_system_names_the_parameter(tmp_path):
         planner.plan("llama-3.1-8b", "no-such-gpu", price_per_gpu_hour=2, len_ctx=1024)
     with pytest.raises(ValueError, match="n_chips"):
         planner.plan("llama-3.1-8b", hardware.get_system("HGX H100"), n_chips=4, price_per_gpu_hour=2, len_ctx=1024)
+
+
+# Classes of bad input the fuzzer (tests/test_fuzz.py) found (issue 20 §4): each is refused with a
+# ValueError naming the caller's parameter, never an AttributeError or NumPy's "truth value" error.
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(compute_dtype=np.array([1.0, 2.0])), "compute_dtype"),          # an array where a format name goes
+    (dict(expert_compute_dtype=np.array([1.0, 2.0])), "expert_compute_dtype"),
+    (dict(compute_dtype=8), "compute_dtype"),
+    (dict(layout=np.array([1.0, 2.0])), "layout"),
+    (dict(layout=["tp"]), "layout"),
+    (dict(n_chips=0), "n_chips"),                                          # counts: whole numbers >= 1
+    (dict(n_chips=2.5), "n_chips"),
+    (dict(n_chips=float("nan")), "n_chips"),
+    (dict(n_chips="8"), "n_chips"),
+    (dict(n_chips=True), "n_chips"),
+    (dict(n_chips=10**400), "n_chips"),
+])
+def test_wrong_types_name_the_parameter(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=2, len_ctx=1024, **kwargs)
+
+
+@pytest.mark.parametrize("n_chips", [8, np.int64(8), np.float32(8.0), np.uint64(8), 8.0])
+def test_a_system_preset_with_n_chips_names_n_chips(n_chips):
+    """n_chips counts chips: with a system preset's name it is refused in its own words, whatever its type."""
+    for call in (lambda: planner.resolve_unit("HGX H100", n_chips=n_chips),
+                 lambda: planner.resolve_deployment("HGX H100", n_chips=n_chips),
+                 lambda: planner.plan("llama-3.1-8b", "HGX H100", n_chips=n_chips, price_per_gpu_hour=2,
+                                      len_ctx=1024)):
+        with pytest.raises(ValueError, match="n_chips"):
+            call()
+
+
+@pytest.mark.parametrize("n_chips", [np.int64(8), np.float32(8.0), np.uint64(8), 8.0])
+def test_n_chips_in_another_real_type_is_the_same_deployment(n_chips):
+    assert planner.resolve_deployment("H100", n_chips=n_chips) == planner.resolve_deployment("H100", n_chips=8)
+    assert planner.resolve_unit("H100", n_chips=n_chips) is planner.resolve_unit("H100", n_chips=8)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "8", None, True])
+def test_resolve_unit_checks_n_chips(bad):
+    if bad is None:   # None is the documented "a system preset" case
+        assert planner.resolve_unit("HGX H100", n_chips=None) is hardware.get_system("HGX H100")
+        return
+    with pytest.raises(ValueError, match="n_chips"):
+        planner.resolve_unit("H100", n_chips=bad)
+
+
+def test_a_config_dict_that_is_not_a_config_names_model():
+    for bad in ({}, {"hidden_size": 4096}):
+        with pytest.raises(ValueError, match="model"):
+            planner.resolve_model(bad)
+        with pytest.raises(ValueError, match="model"):
+            planner.plan(bad, "H100", price_per_gpu_hour=2, len_ctx=1024)
+
+
+def test_auto_layout_checks_its_inputs():
+    d = planner.resolve_deployment("H100", n_chips=8)
+    assert planner.auto_layout("deepseek-v3", d) == planner.auto_layout(models.get("deepseek-v3"), d) == "dp_ep"
+    assert planner.auto_layout("llama-3-70b", d) == "tp"
+    for bad in (None, "8 x H100", 8, hardware.get("H100"), hardware.get_system("HGX H100")):
+        with pytest.raises(ValueError, match="deployment"):
+            planner.auto_layout("deepseek-v3", bad)
+    for bad in (None, 3.0, "no-such-model", {}):
+        with pytest.raises(ValueError, match="model"):
+            planner.auto_layout(bad, d)
+
+
+def test_layout_none_is_the_documented_pooled_bound():
+    pooled = planner.plan("llama-3.1-8b", "HGX H100", price_per_gpu_hour=2, len_ctx=1024, layout=None)
+    assert pooled.numbers["inputs"]["layout"] is None
+    assert "pooled" in pooled.section("inputs")[-1].text
 
 
 LLAMA = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,

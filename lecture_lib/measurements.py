@@ -634,7 +634,8 @@ def unread_primaries() -> list[Measurement]:
 def efficiency_summary(rows=None, *, kind: str | None = None) -> dict:
     """Share of the bound reached by ``rows`` (default: every row of the dataset).
 
-    Returns ``{"n", "low", "high", "median"}`` over ``measured / bound``. Left out: rows that beat their
+    Returns ``{"n", "low", "high", "median"}`` over ``measured / bound``, and the ``"models"`` and row ``"keys"``
+    behind them (a band from one model's deployments says little about another's). Left out: rows that beat their
     bound (speculative decoding: their bound is a different one) and rows whose efficiency is only a
     lower limit (``lower_limit``: the publisher did not state a cost the bound needs). ``kind`` filters.
     """
@@ -647,11 +648,13 @@ def efficiency_summary(rows=None, *, kind: str | None = None) -> dict:
         raise ValueError(f"rows must hold only Measurement rows, got {validate._describe(rows)}")
     if kind is not None:
         validate.choice("kind", kind, KINDS)
-    eff = [row.efficiency for row in rows if not row.beats_bound_because and not row.lower_limit
-           and (kind is None or row.kind == kind)]
+    kept = [row for row in rows if not row.beats_bound_because and not row.lower_limit
+            and (kind is None or row.kind == kind)]
+    eff = [row.efficiency for row in kept]
     if not eff:
         raise ValueError(f"rows must hold at least one row of kind {kind!r} that does not beat its bound")
-    return {"n": len(eff), "low": min(eff), "high": max(eff), "median": statistics.median(eff)}
+    return {"n": len(eff), "low": min(eff), "high": max(eff), "median": statistics.median(eff),
+            "models": sorted({row.model for row in kept}), "keys": [row.key for row in kept]}
 
 
 def table() -> list[dict]:

@@ -414,7 +414,12 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
         "none: KV outpaces compute at every batch" if math.isinf(b_star_kv) else units.whole(b_star_kv) + " sequences",
         "roofline.balance_batch_with_kv")
     floor = step(1)
-    unfit = "" if floor["fits"] else " (if it fitted: the weights do not)"
+    if floor["fits"]:
+        unfit = ""
+    elif floor["weights_per_device"] > chip.hbm_capacity:
+        unfit = " (if it fitted: the weights do not)"
+    else:
+        unfit = " (if it fitted: one sequence's KV cache at this context does not)"
     add("decode", "latency_floor", "latency floor (batch 1)", floor["t"],
         units.seconds(floor["t"]) + " per token" + unfit, "roofline.decode_bound(batch=1)")
     add("decode", "tokens_per_s_per_user_at_floor", "tokens/s per user at batch 1", floor["tokens_per_s_per_seq"],
@@ -446,7 +451,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
                                  expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
                                  layout=chosen, weight_dtype=bytes_w,
                                  expert_weight_dtype=bytes_e)
-    add("prefill", "t_prefill", "time to prefill the context", pre["t_prefill"], units.seconds(pre["t_prefill"]),
+    add("prefill", "t_prefill", "time to prefill the context", pre["t_prefill"],
+        units.seconds(pre["t_prefill"]) + ("" if pre["fits"] else " (if it fitted: the weights do not)"),
         "roofline.prefill_bound")
     add("prefill", "input_tokens_per_s", "input tokens/s, whole deployment", pre["input_tokens_per_s"],
         units.rate(pre["input_tokens_per_s"]), "roofline.prefill_bound")
@@ -508,9 +514,10 @@ def _band(add, kind: str, key: str, what: str, bound: float) -> None:
     band = measurements.efficiency_summary(kind=kind)
     add("reality", f"{key}_band", f"{kind} rows: share of the bound reached", band,
         f"measured systems reach {band['low']:.0%}–{band['high']:.0%} of this bound; median {band['median']:.0%} "
-        f"({band['n']} rows)", f"measurements.efficiency_summary(kind={kind!r})")
-    add("reality", f"{key}_expected", f"{what}: what that band suggests", {k: bound * band[k] for k in
-                                                                           ("low", "median", "high")},
+        f"({band['n']} rows, of {', '.join(band['models'])} only: a guide, not a forecast for this model)",
+        f"measurements.efficiency_summary(kind={kind!r})")
+    add("reality", f"{key}_expected", f"{what}: what that band suggests",
+        {k: bound * band[k] for k in ("low", "median", "high")},
         f"{units.rate(bound * band['low'])} to {units.rate(bound * band['high'])}, median "
         f"{units.rate(bound * band['median'])} (bound {units.rate(bound)})",
         "bound × efficiency_summary")

@@ -202,9 +202,12 @@ class BatchExplorer(_RooflineExplorer):
             lines["kv" + suffix], = axis.plot([], [], color=COLORS["kv"], label="KV fetch")
             lines["memory" + suffix], = axis.plot([], [], color=COLORS["memory"], ls="--", label="memory = weights + KV")
             lines["total" + suffix], = axis.plot([], [], color=COLORS["total"], lw=3.2, alpha=0.8, label="max (the bound)")
-            lines["balance_weights" + suffix] = axis.axvline(1, color=COLORS["balance"], ls=":", lw=1.0,
+            # B* lines get dash patterns of their own (sparse dots, long dashes), so that the legend's
+            # look-alike pass (plots.distinguish_lines) leaves them as drawn in both panels and the text
+            # can name them: they would otherwise share a pattern with the KV or memory curve.
+            lines["balance_weights" + suffix] = axis.axvline(1, color=COLORS["balance"], ls=(0, (1, 3)), lw=1.2,
                                                              alpha=0.6, label="B* (weights only)")
-            lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls="--", lw=1.5,
+            lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls=(0, (8, 3)), lw=1.5,
                                                      label="B* with KV")
             lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
         # An MoE step reads only the experts its tokens touch (Chapter 8 measures it) (roofline.PARAMS_READ)

@@ -60,7 +60,7 @@ def _cost(per: str = "output", scale: float = 1.0) -> float:
 _register("9.1", Problem(
     # A whole number of sequences: the room divided by one sequence's cache, rounded down (61). The tolerance,
     # 0.5% (±0.3 sequence), takes only that whole number: 62 does not fit, and 61.4 is not rounded.
-    "How many Qwen3-30B-A3B sequences fit on one H100", "number", lambda: math.floor(_fit()),
+    "How many Qwen3-30B-A3B sequences fit on one H100", "number", lambda: float(math.floor(_fit())),
     rtol=0.005, unit="sequences",
     mistakes=(Mistake(_fit, "That is the room divided by one sequence's cache before rounding: a fraction of a "
                             "sequence cannot be served. Round down to whole sequences.", rtol=0.004),

@@ -403,11 +403,15 @@ def scale_up_table(*, bytes_per_param: float = 1.0, weight_share: float = 0.5,
         dies = DIES_PER_PACKAGE.get(system.chip.name, 1)
         n_fit = moe.MAX_PARAMS_THAT_FIT(weight_share=weight_share, hbm_capacity=system.hbm_capacity,
                                         bytes_param=bytes_per_param)
-        floors = [units.seconds(moe.scale_up_fit(m, system, bytes_per_param=bytes_per_param)["weight_fetch_floor"])
-                  for m in model_names]
+        floors = []
+        for m in model_names:   # a floor only where the weights fit in the domain's HBM at all
+            fit = moe.scale_up_fit(m, system, bytes_per_param=bytes_per_param)
+            floors.append(units.seconds(fit["weight_fetch_floor"]) if fit["fits"] else
+                          f"does not fit ({units.bytes_(fit['weight_bytes'])} > {units.bytes_(fit['capacity'])})")
         rows.append([system.name, str(system.n_chips), str(system.n_chips * dies), units.bytes_(system.hbm_capacity),
                      units.count(n_fit)] + floors)
     return _html(["system", "packages", "dies", "HBM", f"largest model ({weight_share:.0%} of HBM)"]
                  + [f"floor: {m}" for m in model_names], rows,
                  caption=f"Weights at {bytes_per_param:g} byte per parameter. Floor = total weight bytes / HBM "
-                         "bandwidth of the whole domain (Chapter 1's latency floor).")
+                         "bandwidth of the whole domain (Chapter 1's latency floor), shown only where the weights fit in the "
+                         "domain's HBM at all.")

@@ -289,7 +289,9 @@ def gantt_figure(timeline: pipeline.Timeline, *, title: str | None = None, width
     """
     if not isinstance(timeline, pipeline.Timeline):
         raise ValueError(f"timeline must be a pipeline.Timeline (from pipeline.simulate), got {type(timeline).__name__}")
-    figure, (axis,) = plots.new_figure(width, 0.45 * timeline.stages + 1.2)
+    base = 0.45 * timeline.stages + 1.2        # inches; a title gets a line of its own above the legend
+    height = base + (0.35 if title else 0.0)
+    figure, (axis,) = plots.new_figure(width, height)
     arrays = timeline.arrays
     rows = arrays["stage"] + 0.5
     boxes = _boxes(arrays["start"], arrays["end"], rows, 0.86)
@@ -316,7 +318,8 @@ def gantt_figure(timeline: pipeline.Timeline, *, title: str | None = None, width
              yticklabels=[f"rack {s}" for s in range(timeline.stages)], xlabel="time")
     axis.grid(False)
     axis.legend(loc="lower left", bbox_to_anchor=(0, 1), ncol=3)
-    if title:
-        axis.set_title(title, loc="right")
-    figure.subplots_adjust(left=0.1, right=0.98, bottom=0.5 / (0.45 * timeline.stages + 1.2) + 0.12, top=0.8)
+    if title:      # above the legend, not beside it: on a narrow column the two overlapped
+        figure.suptitle(title, x=0.1, y=1 - 0.06 / height, ha="left", va="top")
+    figure.subplots_adjust(left=0.1, right=0.98, bottom=(0.5 + 0.12 * base) / height, top=1 - 0.2 * base / height
+                           - (0.35 / height if title else 0.0))
     return figure

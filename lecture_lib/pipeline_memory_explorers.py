@@ -185,7 +185,7 @@ class LatencyExplorer(explore.Explorer):
         view, axes = explore.new_view(8.6, 3.6, ncols=2)
         left, right = axes
         left.set(xlabel="pipeline stages P", ylabel="ms per token", xticks=STAGES[::3],
-                 xlim=(0.4, STAGES[-1] + 0.6), title="t_token ≈ t_step + P·t_hop")
+                 xlim=(0.4, STAGES[-1] + 0.6), title="t_token ≈ t_step + P·t_hop (P = 1: no hop)")
         self.highlight = left.axvspan(pm.LECTURE_STAGES - 0.5, pm.LECTURE_STAGES + 0.5, color=COLORS["marker"],
                                       alpha=0.18, lw=0)
         self.step_bars = left.bar(STAGES, np.ones_like(STAGES), width=0.7, color=COLORS["compute"], label="step")
@@ -247,7 +247,10 @@ class LatencyExplorer(explore.Explorer):
             explore.capacity_row(n_total=model.params_total, bytes_param=bytes_param, batch=0, len_ctx=1, bytes_tok=1,
                                  hbm_capacity=e * p * chip.hbm_capacity, where=f"E·P = {e * p:,} × {chip.name}"),
             (f"time per token at P = {p}", f"{units.seconds(token)}  (+{token / t_step - 1:.0%} over one stage)"),
-        ] + ([("step time used", f"{units.seconds(t_step)}: the weight-fetch floor of E = {e} GPUs, above the slider's "
+        ] + ([("E: GPUs per stage", f"{e:,} exceeds the {chip.name} scale-up domain ({domain:,} GPUs): its "
+                                    "collectives would cross the slow scale-out links (Chapter 2), which this chart "
+                                    "leaves out", "bad")]
+             if e > (domain := chip.scale_up_domain) else []) + ([("step time used", f"{units.seconds(t_step)}: the weight-fetch floor of E = {e} GPUs, above the slider's "
                                   f"{units.seconds(asked_step)}", "note")] if t_step > asked_step else []) + [
             ("tokens/s per sequence", f"{1 / token:,.1f} (one stage: {1 / t_step:,.1f})"),
             (f"weight-fetch floor, E = {e} GPUs", units.seconds(at_e)),

@@ -132,7 +132,10 @@ def distinguish_lines(figure) -> None:
             handle.set_linestyle(line.get_linestyle())
             handle._unscaled_dash_pattern = line._unscaled_dash_pattern
             handle._dash_pattern = line._dash_pattern
-            styles[(line.get_label(), line.get_color())] = (line.get_linestyle(), line.get_marker())
+            # the dash pattern itself: get_linestyle() names every custom pattern "--"
+            offset, pattern = line._unscaled_dash_pattern
+            styles[(line.get_label(), line.get_color())] = (
+                (offset, pattern) if pattern else line.get_linestyle(), line.get_marker())
     for axis in figure.axes:          # the same curve in a panel without a legend looks the same
         if axis.get_legend() is not None:
             continue

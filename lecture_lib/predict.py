@@ -329,8 +329,8 @@ def board_balance_batch() -> Prediction:
         comparisons=((f"where the explorer's bold line really bends at its defaults (B* with the KV cache, "
                       f"{BOARD_CONTEXT:,} tokens of context, fp8 KV)", with_kv),),
         note="The board's B* ignores the KV fetch. With a KV cache the memory line slopes upward, so the bold "
-             "line meets the compute line later: the dashed B* with KV in the explorer sits to the right of the "
-             "dotted weights-only one, and the gap grows with the context length.")
+             "line meets the compute line later: the long-dashed B* with KV in the explorer sits to the right of the "
+             "sparsely dotted weights-only one, and the gap grows with the context length.")
 
 
 def two_rack_slowdown() -> Prediction:
@@ -408,7 +408,8 @@ def kv_bytes_at_price_step() -> Prediction:
     return Prediction(
         "KV bytes per token at the 200K step",
         lambda: context.KV_BYTES_FROM_PRICE_STEP_BOARD(mem_bw=1, mults=300, N_active=100e9, len_ctx=200e3),
-        "bytes per token", example="e.g. 50000")
+        "bytes per token", example="e.g. 50000",
+        giveaways=("1.67 kB", "1.6 kB", "1.7 KB/token", "1.7 kB/token"))   # how the explorers write it
 
 
 CIPHER_SEED = 7             # the chapter's toy cipher

@@ -9,6 +9,7 @@ calls, from the inputs the problem statement names; see :mod:`lecture_lib.checks
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from . import collectives, hardware, models, roofline
 from . import plan as planner
@@ -57,12 +58,19 @@ def _cost(per: str = "output", scale: float = 1.0) -> float:
 
 
 _register("9.1", Problem(
-    "How many Qwen3-30B-A3B sequences fit on one H100", "number", _fit, rtol=0.02, unit="sequences",
-    mistakes=(Mistake(lambda: _fit(kv_heads=32),
+    # A whole number of sequences: the room divided by one sequence's cache, rounded down (61). The tolerance,
+    # 0.5% (±0.3 sequence), takes only that whole number: 62 does not fit, and 61.4 is not rounded.
+    "How many Qwen3-30B-A3B sequences fit on one H100", "number", lambda: float(math.floor(_fit())),
+    rtol=0.005, unit="sequences",
+    mistakes=(Mistake(_fit, "That is the room divided by one sequence's cache before rounding: a fraction of a "
+                            "sequence cannot be served. Round down to whole sequences.", rtol=0.004),
+              Mistake(lambda: math.ceil(_fit()), "That rounds up: the last sequence's cache would not fit in the HBM "
+                                                 "left. Round down to whole sequences.", rtol=0.004),
+              Mistake(lambda: _fit(kv_heads=32),
                       "That caches K and V for all 32 query heads. The config's num_key_value_heads is 4 (GQA): "
-                      "each layer stores only 4 heads' keys and values."),
+                      "each layer stores only 4 heads' keys and values.", rtol=0.1),
               Mistake(lambda: _fit(weights="bf16"),
-                      "That stores the weights in BF16. The problem says FP8: one byte per weight."))))
+                      "That stores the weights in BF16. The problem says FP8: one byte per weight.", rtol=0.03))))
 _register("9.2", Problem(
     "The batch-1 latency floor of Qwen3-30B-A3B, as tokens per second", "number", _floor_rate, rtol=0.02,
     unit="tokens/s per user",

@@ -62,7 +62,9 @@ class OvertrainingExplorer(explore.Explorer):
             "months": explore.slider("deployment (months)", scaling.LECTURE_MONTHS, 0.5, 24, 0.5),
             "family_split": explore.int_slider("models sharing it", scaling.LECTURE_FAMILY_SPLIT, 1, 20),
             "rl_multiplier": explore.slider("RL FLOPs per param·token", 3.0, 2.0, 6.0, 0.25),
-            "decode_mfu": explore.slider("decode MFU ÷ training MFU", 1 / 3, 0.1, 1.0, 0.01, readout_format=".2f"),
+            # steps of 1/30 from 0.1 (= 3/30) to 1 hold the lecture's 1/3 exactly (10/30): a step of 0.01
+            # snapped it to 0.33 in the browser, and the readouts then disagreed with the reveal (131× vs 130×)
+            "decode_mfu": explore.slider("decode MFU ÷ training MFU", 1 / 3, 0.1, 1.0, 1 / 30, readout_format=".3f"),
             "n_active": explore.log_slider("active parameters", scaling.LECTURE_N_ACTIVE, *self.N_RANGE),
         }
 

@@ -143,6 +143,41 @@ def e_notation_in_outputs(notebook) -> list[str]:
     return found
 
 
+# An explorer above a reveal shows its readouts and option labels as soon as Run All reaches it; these
+# are the ones checked to state none of the answer's texts (the scan below still checks each of them).
+EXPLORERS_ABOVE_A_REVEAL = {"StageBoundaryExplorer", "HeuristicExplorer", "ExpectedExpertsExplorer"}
+
+
+def _explorer_texts(explorer) -> list[str]:
+    texts = [_plain(explorer.readout.value)]
+    for control in explorer.controls.values():
+        if isinstance(control, widgets.Dropdown):
+            texts += [str(option[0] if isinstance(option, tuple) else option) for option in control.options]
+    return texts
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
+def test_no_explorer_above_a_reveal_shows_its_answer(path):
+    """Issue 19 §2 for widgets, which the output scan cannot read: Ch6's cost explorer wrote 1.67 kB above
+    the 1,667 B/token reveal, Ch7's avalanche explorer the residual net's flip rate above its reveal."""
+    notebook = nbformat.read(path, as_version=4)
+    classes = {cls.__name__: cls for cls in explorer_classes()}
+    code = [(i, c.source) for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
+    found = []
+    for variable, factory in {v: f for _, src in code for v, f in re.findall(r"(\w+)\s*=\s*predict\.(\w+)\(\)", src)}.items():
+        reveal = next(i for i, src in code if f"{variable}.reveal()" in src)
+        patterns = [re.compile(r"(?<![\d.,])" + re.escape(text) + r"(?![\d])")
+                    for text in predict.FACTORIES[factory]().answer_texts()]
+        for i, src in code:
+            for name in re.findall(r"(\w+Explorer)\(", src) if i < reveal else []:
+                if name not in EXPLORERS_ABOVE_A_REVEAL:
+                    found.append(f"{variable}: {name} (cell {i}) sits above the reveal")
+                    continue
+                for text in _explorer_texts(classes[name]()):
+                    found += [f"{variable}: {name} shows {p.pattern!r}" for p in patterns if p.search(text)]
+    assert found == []
+
+
 def test_the_spoiler_scan_finds_a_printed_answer():
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell("g = predict.decode_idle()\ng.ask()"),

@@ -41,8 +41,9 @@ GUID_NAMESPACE = "lecture_lib"
 KINDS = ("formula", "number", "concept")
 
 CHAPTER_MODULES = {1: ("roofline",), 2: ("moe",), 3: ("pipeline",), 4: ("pipeline_memory",),
-                   5: ("scaling",), 6: ("context",), 7: ("reversible",), 8: ("collectives",)}
-"""Which library modules hold each chapter's formulas."""
+                   5: ("scaling",), 6: ("context",), 7: ("reversible",), 8: ("collectives", "topology", "training_layout"), 9: ()}
+"""Which library modules hold each chapter's formulas (Chapter 9, the planner, adds none: its cards are key
+numbers)."""
 
 CHAPTER_FORMULAS = {8: {"roofline": ("EXPECTED_EXPERTS", "PARAMS_READ", "T_WEIGHTS_READ", "T_COMPUTE_VERIFY",
                                      "DECODE_THROUGHPUT", "T_ATTENTION", "T_PREFILL", "BATCH_THAT_FITS")}}
@@ -248,6 +249,15 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
                   lambda: collectives.dp_critical_batch(dp=8, flops=_chip("H100").flops["bf16"],
                                                         link_bandwidth=_chip("H100").scale_up_bandwidth),
                   lambda v: f"≈ {v:,.0f}", lambda: _chip("H100").sources, ("flops", "scale_up_bandwidth")),
+        KeyNumber("deepseek-dp-ep-weights", 9, "DeepSeek-V3 in FP8 on one HGX H200 under DP attention + EP: weights "
+                  "each GPU holds (a full copy of attention and the shared expert, 1/8 of the routed experts)",
+                  lambda: roofline.device_memory("deepseek-v3", _system("HGX H200"), layout="dp_ep",
+                                                 weight_dtype="fp8")["weights"],
+                  units.bytes_, lambda: _system("HGX H200").chip.sources, ("hbm_capacity",)),
+        KeyNumber("deepseek-tp-kv-copies", 9, "DeepSeek-V3 (MLA) under TP 8: how many times each sequence's KV "
+                  "latent is stored across the node (why DP attention fits more sequences)",
+                  lambda: roofline.device_memory("deepseek-v3", _system("HGX H200"), layout="tp")["r_kv"],
+                  lambda v: f"{v:.0f}×", lambda: _system("HGX H200").chip.sources, ("hbm_capacity",)),
     )
 
 

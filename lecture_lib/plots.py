@@ -59,7 +59,9 @@ LEGEND_GAP = 0.12  # inches between an axes' right edge and its legend
 # The widest figure, in CSS pixels: JupyterLab's notebook column on a 1280-px screen with the file
 # browser open is 848 px wide (measured in Chromium, JupyterLab 4.6), and a wider image is scaled
 # down with its text (issue 19: 1,228-px figures shown at 0.69 of their size, text at 7-8 px).
-MAX_WIDTH_PX = 840
+# On a projector (LECTURE_PRESENT, a 1280-px page with no file browser) the figures grow with the
+# presentation scale: 840 x 1.35 = 1,134 px still fits the page.
+MAX_WIDTH_PX = round(840 * presentation_scale())
 
 
 def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):

@@ -67,12 +67,13 @@ def test_the_package_holds_every_chapters_cards(two_exports, tmp_path):
     assert len(found) == sum(counts.values())
     per_chapter = Counter(tag for note in found for tag in note["tags"] if tag.startswith("chapter"))
     last = max(int(path.name[:2]) for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    assert last == 8
+    assert last == 9
     assert sorted(per_chapter) == [f"chapter{c:02d}" for c in range(1, last + 1)], "a chapter has no cards"
     for chapter in range(1, last + 1):
         in_chapter = [n for n in found if f"chapter{chapter:02d}" in n["tags"]]
         kinds = Counter(kind for n in in_chapter for kind in n["tags"] if kind in flashcards.KINDS)
-        assert kinds["formula"] == expected_formulas(chapter) > 0
+        assert kinds["formula"] == expected_formulas(chapter)
+        assert kinds["formula"] > 0 or not flashcards.CHAPTER_MODULES[chapter]   # Chapter 9 (the planner) has none
         assert kinds["number"] >= 1
         choices = [pid for pid in checks.problem_ids(chapter=chapter) if checks.PROBLEMS[pid].kind == "choice"]
         assert kinds["concept"] == len(choices)
@@ -144,6 +145,6 @@ def test_key_number_sources_are_readable_text():
             assert card.source.strip(), card.key
             for raw in ("mappingproxy", "{'", "': '", "{&#x27;"):
                 assert raw not in card.source, (card.key, card.source[:200])
-            assert len(card.source) < 700, (card.key, len(card.source))
+            assert len(card.source) < 800, (card.key, len(card.source))
     drain = {c.key: c for c in flashcards.number_cards(1)}["number:1.h100-drain"]
     assert drain.source.startswith("hbm bandwidth, hbm capacity: ") and "flops" not in drain.source

@@ -10,9 +10,38 @@ Submodules load on first use, so ``import lecture_lib`` stays cheap::
 """
 
 import importlib
+import importlib.util
 import pkgutil
+import warnings
 
 __version__ = "0.1.0"
+
+#: What the numeric half of the library needs beyond SymPy (import name -> distribution name).
+NUMERIC_DEPENDENCIES = {"numpy": "numpy", "matplotlib": "matplotlib", "PIL": "pillow"}
+
+
+def missing_dependencies() -> list[str]:
+    """The distributions of :data:`NUMERIC_DEPENDENCIES` that cannot be imported here."""
+    missing = []
+    for module, distribution in NUMERIC_DEPENDENCIES.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):        # a module blocked or half-installed
+            found = False
+        if not found:
+            missing.append(distribution)
+    return missing
+
+
+_MISSING = missing_dependencies()
+if _MISSING:
+    # Loud, once, at import (JupyterLite: `%pip install lecture-lib` cannot report a failed fetch itself).
+    warnings.warn(
+        f"lecture_lib: {', '.join(_MISSING)} could not be found, so the explorers, plots and numeric functions "
+        f"will fail with ModuleNotFoundError. In JupyterLite these come from Pyodide's package CDN: open the site "
+        f"online once, or install them (%pip install {' '.join(_MISSING)}). Without them only the SymPy side "
+        f"works: lecture_lib.symbols and the derivations that use sympy alone.",
+        RuntimeWarning, stacklevel=2)
 
 # Every module of the package, found on disk, so one added later loads as an attribute without being listed
 # (lecture_lib.measurements, .predict and .collectives once raised AttributeError, missing from a hand-kept list).

@@ -217,11 +217,7 @@ def _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype, com
     bytes_e = bytes_w if expert_weight_dtype is None else models._bytes_per("expert_weight_dtype",
                                                                             expert_weight_dtype)
     models._bytes_per("kv_dtype", kv_dtype)
-    if compute_dtype is None:
-        if not isinstance(weight_dtype, str):
-            raise ValueError(f"compute_dtype must be given when weight_dtype is a byte count, got "
-                             f"weight_dtype={weight_dtype!r}")
-        compute_dtype = weight_dtype
+    compute_dtype = roofline._default_compute_dtype(weight_dtype, compute_dtype)
     available = sorted(deployment.chip.flops)
     for name, fmt in (("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype)):
         if fmt is not None and (not isinstance(fmt, str) or fmt not in available):

@@ -526,6 +526,17 @@ def device_memory(model, deployment, *, layout=None, batch=0, len_ctx=0, weight_
             "n_chips": place["n_chips"], "layout": "pooled" if chosen is None else chosen.name}
 
 
+def _default_compute_dtype(weight_dtype, compute_dtype):
+    """The format the matmuls run in: ``compute_dtype``, or the weights' own format when it is a name
+    (``ValueError`` when the weights are given as a byte count and no compute format is)."""
+    if compute_dtype is not None:
+        return compute_dtype
+    if not isinstance(weight_dtype, str):
+        raise ValueError(f"compute_dtype must be given when weight_dtype is a byte count, got "
+                         f"weight_dtype={weight_dtype!r} and no compute_dtype")
+    return weight_dtype
+
+
 @validate.reports_inputs
 def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8",
                  expert_weight_dtype: str | None = None, compute_dtype: str | None = None,
@@ -585,11 +596,7 @@ def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8"
                          f"than it processes), got {verified!r} < {tokens_per_step!r}")
     validate.choice("step_form", step_form, STEP_FORMS)
     _models._bytes_per("weight_dtype", weight_dtype)
-    if compute_dtype is None:
-        if not isinstance(weight_dtype, str):
-            raise ValueError(f"compute_dtype must be given when weight_dtype is a byte count, got "
-                             f"weight_dtype={weight_dtype!r} and no compute_dtype")
-        compute_dtype = weight_dtype
+    compute_dtype = _default_compute_dtype(weight_dtype, compute_dtype)
     expert_compute_dtype = compute_dtype if expert_compute_dtype is None else expert_compute_dtype
     attention_dtype = compute_dtype if attention_dtype is None else attention_dtype
     expert_weight_dtype = weight_dtype if expert_weight_dtype is None else expert_weight_dtype

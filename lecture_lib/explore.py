@@ -222,6 +222,13 @@ class LogSlider(widgets.FloatLogSlider):
         finally:
             self._moving = False
 
+    def _should_send_property(self, key, value):
+        # The browser's view reads only ``index``: a value that follows a move of the index is not
+        # echoed back (one message less per move); ``value`` stays in the widget's saved state.
+        if key == "value" and self._moving:
+            return False
+        return super()._should_send_property(key, value)
+
     def _place(self) -> None:
         if self.value not in self._every_stop:
             self._every_stop = tuple(sorted(self._every_stop + (self.value,)))
@@ -444,16 +451,28 @@ class FigureView:
     """
 
     def __init__(self, figure):
+        from . import live_figure
+
         self.figure = figure
         self.canvas = figure.canvas
         width, height = (int(round(v)) for v in figure.get_size_inches() * figure.dpi)
-        self.widget = AltImage(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
-        self.widget.add_class("lecture-figure")
+        layout = widgets.Layout(width=f"{width}px", height=f"{height}px")
+        # In JupyterLab, Notebook 7 and Voila the moving artists are painted in the browser
+        # (lecture_lib.live_figure); elsewhere, one PNG per move.
+        self.live = live_figure.available()
+        if self.live:
+            self.widget = live_figure.widget_class()(layout=layout, css_size=[width, height], pixels=[width, height])
+            self.widget.add_class("lecture-live")
+        else:
+            self.widget = AltImage(format="png", layout=layout)
+            self.widget.add_class("lecture-figure")
         self._finished = False
         self.alt_text = ""
         self._animated: list = []
         self._background = None
+        self._page_background_stale = True     # live: the page's <img> must get the current background
         self._palette = None
+        self._frames = 0
         self.last_render_seconds = 0.0
 
     def finish(self) -> None:
@@ -473,6 +492,9 @@ class FigureView:
         width, height = (int(round(v)) for v in self.figure.get_size_inches() * self.figure.dpi)
         self.widget.layout.width, self.widget.layout.height = f"{width}px", f"{height}px"
         self.figure.set_dpi(self.figure.dpi * PIXEL_RATIO)
+        if self.live:
+            self.widget.css_size = [width, height]
+            self.widget.pixels = [int(v) for v in self.canvas.get_width_height(physical=True)]
         self._background = None
 
     def animate(self, *artists):
@@ -484,29 +506,89 @@ class FigureView:
         started = time.perf_counter()
         full = full or self._background is None
         if full:
-            self.canvas.draw()
+            self.canvas.draw()          # every artist but the animated ones
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+            self._page_background_stale = True
+        if self.live:
+            self._render_live(new_palette=full)
         else:
+            if not full:
+                self.canvas.restore_region(self._background)
+            for artist in self._animated:
+                self.figure.draw_artist(artist)
+            self.widget.value = self.png_bytes(new_palette=full)
+        self.last_render_seconds = time.perf_counter() - started
+
+    def _render_live(self, *, new_palette: bool) -> None:
+        """Send the background when it changed, and the moving artists as canvas operations
+        (lecture_lib.live_figure); an artist the canvas cannot draw sends the whole frame as a PNG."""
+        from . import live_figure
+
+        self._frames += 1
+        try:
+            ops, points = live_figure.record(self.figure, self._animated)
+        except live_figure.Unsupported:
             self.canvas.restore_region(self._background)
+            for artist in self._animated:
+                self.figure.draw_artist(artist)
+            with self.widget.hold_sync():
+                self.widget.background = self.png_bytes(new_palette=True)
+                self.widget.points, self.widget.frame = b"", {"ops": [], "n": self._frames}
+            self._page_background_stale = True        # the page now holds a composite, not the background
+            return
+        with self.widget.hold_sync():
+            if self._page_background_stale:
+                self.canvas.restore_region(self._background)
+                self.widget.background = self.png_bytes(colours=256)
+                self._page_background_stale = False
+            self.widget.points = points
+            self.widget.frame = {"ops": ops, "n": self._frames}
+
+    def shown(self) -> tuple:
+        """What the page holds now, comparable between moves: the PNG, or a live figure's
+        background, points and operations."""
+        if not self.live:
+            return (bytes(self.widget.value),)
+        ops = [{k: v for k, v in op.items()} for op in self.widget.frame.get("ops", [])]
+        return bytes(self.widget.background), bytes(self.widget.points), repr(ops)
+
+    def page_png(self) -> bytes:
+        """The PNG the page holds: the whole figure, or a live figure's background."""
+        return bytes(self.widget.background if self.live else self.widget.value)
+
+    def snapshot_png(self) -> bytes:
+        """The PNG of what the learner sees now (background and moving artists), drawn by Agg in
+        either mode: what tests compare, and a still copy of a live figure."""
+        if self._background is None:
+            self.render(full=True)
+        self.canvas.restore_region(self._background)
         for artist in self._animated:
             self.figure.draw_artist(artist)
-        self.widget.value = self.png_bytes(new_palette=full)
-        self.last_render_seconds = time.perf_counter() - started
+        return self.png_bytes(new_palette=True)
 
     def describe(self, text: str) -> None:
         """Set the figure's text alternative. The Image widget's ``tooltip`` becomes the ``title``
         attribute of its ``<img>`` (ipywidgets 8), which is the image's accessible name for screen
         readers when it has no ``alt``; sighted readers see it on hover."""
         self.alt_text = text
-        if self.widget.tooltip != text:
-            self.widget.tooltip = text
+        trait = "alt" if self.live else "tooltip"
+        if getattr(self.widget, trait) != text:
+            setattr(self.widget, trait, text)
 
-    def png_bytes(self, *, new_palette: bool = True) -> bytes:
+    def png_bytes(self, *, new_palette: bool = True, colours: int | None = None) -> bytes:
+        """The canvas as a PNG: 64 colours (a palette reused by blitted frames unless
+        ``new_palette``), or its own ``colours``-colour palette chosen from every pixel (a live
+        figure's background, sent only when the axes change: its thin legend swatches keep their
+        colours, which a 64-colour palette of a half-size copy merged)."""
         from PIL import Image
 
         width, height = self.canvas.get_width_height()
         image = Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
         buffer = io.BytesIO()
+        if colours is not None:
+            image.quantize(colours, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
+                buffer, format="png", compress_level=1)
+            return buffer.getvalue()
         # A 64-colour palette keeps line art crisp and makes the PNG ~2.5x smaller and faster to
         # encode, send and decode than full RGB. Choosing the palette (FASTOCTREE) is the slow part
         # at 2x pixels (12 ms of a 2078 x 608 frame), so it is chosen on full redraws only, from a

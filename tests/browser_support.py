@@ -332,7 +332,8 @@ _SNAPSHOT_JS = """
 (id) => {
   const box = document.querySelector(`[data-lt-container="${id}"]`);
   if (!box) return null;
-  const images = [...box.querySelectorAll('img')].map(img => img.currentSrc || img.src).join('|');
+  const images = [...box.querySelectorAll('img')].map(img => img.currentSrc || img.src).join('|')
+                 + [...box.querySelectorAll('.lecture-live-figure')].map(f => '#' + (f.dataset.frame || '')).join('');
   let text;
   if (box.classList.contains('lecture-explorer')) {
     text = [...box.querySelectorAll('.lecture-readout')].map(e => e.textContent).join('|');
@@ -354,10 +355,16 @@ _PROBE_JS = """
   const painted = (store, id, at) =>
     requestAnimationFrame(() => { (store[id] = store[id] || []).push({at, painted: performance.now()}); });
   document.addEventListener('keydown', (e) => { lt.key = e.timeStamp; }, true);
+  // a new figure: an <img> loaded (a PNG figure) or a live figure's canvas repainted (which,
+  // after a new background, happens once that background's <img> has loaded)
   document.addEventListener('load', (e) => {
     const img = e.target;
-    if (!img || img.tagName !== 'IMG') return;
+    if (!img || img.tagName !== 'IMG' || img.closest('.lecture-live-figure')) return;
     const box = img.closest('[data-lt-container]');
+    if (box) painted(lt.images, box.getAttribute('data-lt-container'), performance.now());
+  }, true);
+  document.addEventListener('lecture-frame', (e) => {
+    const box = e.target && e.target.closest && e.target.closest('[data-lt-container]');
     if (box) painted(lt.images, box.getAttribute('data-lt-container'), performance.now());
   }, true);
   for (const readout of document.querySelectorAll('[data-lt-container] .lecture-readout')) {

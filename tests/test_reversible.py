@@ -370,10 +370,10 @@ def test_every_bit_and_round_moves_the_avalanche_explorer():
     seen = set()
     for bit in range(rx.BLOCK_BITS):
         explorer.controls["bit"].value = bit
-        seen.add(explorer.view.widget.value)
+        seen.add(explorer.view.shown())
     for rounds in range(1, rx.MAX_ROUNDS + 1):
         explorer.controls["rounds"].value = rounds
-        seen.add(explorer.view.widget.value)
+        seen.add(explorer.view.shown())
     assert len(seen) == rx.BLOCK_BITS + rx.MAX_ROUNDS - 1   # (bit 31, the default rounds) is seen twice
 
 
@@ -383,7 +383,7 @@ def test_memory_explorer_renders_every_model_and_chip():
         explorer.controls["model"].value = model
         for chip in hardware.chip_names():
             explorer.controls["chip"].value = chip
-            assert bytes(explorer.view.widget.value[:4]) == b"\x89PNG"
+            assert explorer.view.page_png()[:4] == b"\x89PNG"
             assert "color:#b00" not in explorer.readout.value
 
 

@@ -406,6 +406,7 @@ This site works offline. To move the sliders, run the course in JupyterLab (<cod
 def build(output: Path, selected: list[str] | None = None) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("LECTURE_PIXEL_RATIO", "2")   # still images: sharp on high-DPI screens, no slider to keep fast
+    os.environ.setdefault("LECTURE_FIGURE", "png")      # each explorer stored as one whole PNG (no widget JS on the site)
     output.mkdir(parents=True, exist_ok=True)
     copy_mathjax(output)
     entries, practice = [], []

@@ -334,7 +334,9 @@ function render({ model, el }) {
   const paintFrame = () => {
     const buffer = model.get('points');
     const view = buffer instanceof DataView ? buffer : new DataView(buffer.buffer || buffer, buffer.byteOffset || 0, buffer.byteLength);
+    const started = performance.now();
     draw(ctx, canvas, model.get('frame'), view);
+    box.dataset.paintMs = (performance.now() - started).toFixed(2);      // read by tools/bench_browser.py
     box.dataset.frame = String(++frames);
     box.dispatchEvent(new CustomEvent('lecture-frame', { bubbles: true }));
   };

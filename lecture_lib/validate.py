@@ -66,6 +66,9 @@ def number(name: str, value, *, positive: bool = True, allow_zero: bool = False,
     type: ``np.float16(4096)`` squared overflows, ``np.int8(5) * 1000`` raises OverflowError) and a
     ``float64`` array for several. Callers rebind their parameter to it.
     """
+    fast = _number_fast(value, positive, allow_zero, maximum)
+    if fast is not None:
+        return fast
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
         raise ValueError(f"{name} must be a number, got {_describe(value)}")
     if isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, np.ndarray):
@@ -90,6 +93,27 @@ def number(name: str, value, *, positive: bool = True, allow_zero: bool = False,
     if maximum is not None and not np.all(np.less_equal(values, maximum)):
         raise ValueError(f"{name} must be <= {maximum:g}, got {_describe(value)}")
     return as_float if array is None else array
+
+
+def _number_fast(value, positive: bool, allow_zero: bool, maximum):
+    """What :func:`number` returns for a plain float or int or a float64 array that passes every
+    check, decided with the fewest operations (explorers call it ~150 times per slider move);
+    None sends any other value, or one that fails a check, down the full path and its message."""
+    kind = type(value)
+    if kind is float or (kind is int and -2 ** 53 <= value <= 2 ** 53):
+        v = float(value)
+        if not math.isfinite(v) or (v != 0 and abs(v) < _SMALLEST_NORMAL):
+            return None
+        if positive and not (v >= 0 if allow_zero else v > 0):
+            return None
+        if maximum is not None and not v <= maximum:
+            return None
+        return v
+    if kind is np.ndarray and value.dtype == np.float64 and value.size and positive and not allow_zero:
+        low, high = value.min(), value.max()      # NaN makes both comparisons false
+        if low >= _SMALLEST_NORMAL and high <= (np.inf if maximum is None else maximum) and high < np.inf:
+            return value.copy()      # a copy, as the full path's astype gives: the caller's array stays theirs
+    return None
 
 
 def scalar(name: str, value, **limits) -> float:

@@ -1,0 +1,159 @@
+"""The live figure: moving artists recorded as canvas operations (lecture_lib.live_figure).
+
+The page's drawing of these operations is compared with Agg's pixels in tests/test_browser.py;
+here: that the operations say what matplotlib would draw, and that every fallback works.
+"""
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from lecture_lib import explore, live_figure
+
+
+def _triples(points: bytes) -> np.ndarray:
+    return np.frombuffer(points, dtype="<f4").reshape(-1, 3)
+
+
+def _figure():
+    figure = Figure(figsize=(4, 3), dpi=100)
+    FigureCanvasAgg(figure).draw()        # an Agg renderer exists (text is measured with it)
+    axes = figure.add_subplot()
+    axes.set_xlim(0, 10)
+    axes.set_ylim(0, 10)
+    return figure, axes
+
+
+def test_a_line_becomes_one_path_in_canvas_pixels_with_its_style():
+    figure, axes = _figure()
+    (line,) = axes.plot([1, 5, 9], [2, 8, 2], color="#d62728", lw=2, ls="--", alpha=0.5)
+    ops, points = live_figure.record(figure, [line])
+    assert len(ops) == 1 and ops[0]["k"] == "p" and ops[0]["n"] == 3
+    op, xy = ops[0], _triples(points)
+    assert op["s"] == "rgba(214,39,40,0.5)"
+    assert op["w"] == pytest.approx(2 * 100 / 72, rel=1e-3)          # points -> px at 100 dpi
+    assert op["d"] and all(d > 0 for d in op["d"])                    # dashed, in px
+    expected = axes.transData.transform([(1, 2), (5, 8), (9, 2)])
+    assert xy[:, 1] == pytest.approx(expected[:, 0], abs=0.01)
+    assert xy[:, 2] == pytest.approx(300 - expected[:, 1], abs=0.01)  # y runs down on a canvas
+    x0, y0, x1, y1 = axes.bbox.extents
+    assert op["clip"] == pytest.approx([x0, 300 - y1, x1 - x0, y1 - y0], abs=0.01)
+
+
+def test_markers_text_fills_and_hatches_are_recorded():
+    figure, axes = _figure()
+    (dots,) = axes.plot([2, 4], [3, 3], "o", ms=6, color="C2")
+    label = axes.text(5, 5, "B* = 2,500", fontsize=12, color="k", ha="right")
+    band = axes.add_patch(Rectangle((6, 0), 2, 10, facecolor="none", edgecolor="#c62828", hatch="//"))
+    ops, points = live_figure.record(figure, [dots, label, band])
+    kinds = [op["k"] for op in ops]
+    assert kinds == ["m", "t", "p"]
+    marker, text, hatch = ops
+    assert marker["pn"] == 2 and marker["n"] >= 4 and "f" in marker
+    assert text["s"] == "B* = 2,500" and "12.00pt" not in text["font"] and "16.67px" in text["font"]
+    assert text["tw"] > 0
+    # right-aligned at x = 5: matplotlib already moved the anchor left by the text's own width
+    assert text["x"] + text["tw"] == pytest.approx(axes.transData.transform((5, 5))[0], abs=1.0)
+    assert hatch["h"] == "//" and hatch["hc"].startswith("rgba(") and "f" not in hatch
+    assert len(_triples(points)) == hatch["o"] + hatch["n"]
+
+
+def test_math_text_is_drawn_as_plain_text():
+    figure, axes = _figure()
+    label = axes.text(1, 1, r"$B^*$ balance")
+    (op,), _ = live_figure.record(figure, [label])
+    assert "$" not in op["s"] and "balance" in op["s"]
+
+
+def test_an_image_cannot_be_recorded_and_the_frame_falls_back_to_a_whole_png():
+    class ImageExplorer(explore.Explorer):
+        title = "test image explorer"
+
+        def controls_(self):
+            return {"gain": explore.slider("gain", 1.0, 0.5, 2.0, 0.1)}
+
+        def setup(self):
+            view, (axes,) = explore.new_view(4, 3)
+            self.image = axes.imshow(np.eye(4))
+            self.line, = axes.plot([0, 3], [0, 3])
+            view.animate(self.image, self.line)
+            return view
+
+        def update(self, values):
+            self.image.set_data(np.eye(4) * values["gain"])
+            self.line.set_ydata([0, 3 * values["gain"] / 2])
+            return [("gain", f"{values['gain']:.1f}")], False
+
+    explorer = ImageExplorer()
+    view = explorer.view
+    if not view.live:
+        pytest.skip("anywidget is not installed: every frame is a PNG anyway")
+    assert view.widget.frame["ops"] == [] and view.page_png()[:4] == b"\x89PNG"
+    before = view.page_png()
+    explorer.controls["gain"].value = 1.5
+    assert view.page_png() != before and view.widget.frame["ops"] == []
+    view._animated.remove(explorer.image)          # now everything moving can be recorded:
+    explorer.controls["gain"].value = 1.2           # the page gets the plain background back
+    assert view.widget.frame["ops"] and not view._page_background_stale
+
+
+def test_every_explorer_frame_is_small(monkeypatch):
+    """What one move sends: a few kilobytes, not a PNG (the reason for live figures)."""
+    for cls in explore.explorer_classes():
+        explorer = cls()
+        try:
+            if not explorer.view.live:
+                pytest.skip("anywidget is not installed")
+            size = len(explorer.view.widget.points) + len(json.dumps(explorer.view.widget.frame))
+            assert size < 40_000, f"{cls.__name__}: {size} bytes per move"
+            assert explorer.view.widget.frame["ops"], f"{cls.__name__}: nothing recorded"
+        finally:
+            explorer.view.figure.clear()
+
+
+def test_png_mode_when_asked_or_without_anywidget(monkeypatch):
+    from lecture_lib.roofline_explorers import ContextExplorer
+
+    monkeypatch.setenv("LECTURE_FIGURE", "png")
+    assert not live_figure.available()
+    explorer = ContextExplorer()
+    assert not explorer.view.live and bytes(explorer.view.widget.value[:4]) == b"\x89PNG"
+    before = explorer.view.shown()
+    slider = explorer.controls["batch"]
+    slider.index = slider.index + 1
+    assert explorer.view.shown() != before
+    assert explorer.view.widget.tooltip == explorer.view.alt_text
+
+
+def test_snapshot_is_the_whole_figure_in_both_modes(monkeypatch):
+    from PIL import Image
+    import io
+
+    from lecture_lib.roofline_explorers import ContextExplorer
+
+    shots = {}
+    for mode in ("", "png"):
+        monkeypatch.setenv("LECTURE_FIGURE", mode)
+        explorer = ContextExplorer()
+        shots[mode] = np.asarray(Image.open(io.BytesIO(explorer.view.snapshot_png())).convert("RGB"), dtype=float)
+    assert shots[""].shape == shots["png"].shape
+    assert np.abs(shots[""] - shots["png"]).mean() < 1.0
+
+
+def test_a_log_slider_does_not_echo_its_value_after_the_browser_moved_it():
+    control = explore.log_slider("batch", 1024, 1, 65536)
+    sent = []
+    control._send = lambda message, buffers=None: sent.append(message)   # what would go to the page
+    control.index = control.index + 1                                      # as the browser does
+    assert control.value == 2048
+    assert not any("value" in m.get("state", {}) for m in sent)
+    control.value = 512                                                    # from code: the page is told
+    assert any("index" in m.get("state", {}) for m in sent)

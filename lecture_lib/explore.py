@@ -463,6 +463,7 @@ class FigureView:
         if self.live:
             self.widget = live_figure.widget_class()(layout=layout, css_size=[width, height], pixels=[width, height])
             self.widget.add_class("lecture-live")
+            self.widget.add_class(f"lecture-figure-{self.widget.model_id}")    # tests pair page and kernel
         else:
             self.widget = AltImage(format="png", layout=layout)
             self.widget.add_class("lecture-figure")

@@ -270,7 +270,11 @@ function hatchPattern(ctx, op) {
       for (let i = 0; i < k; i++) for (let j = 0; j < k; j++) { t.beginPath(); t.arc((i + 0.5) * size / k, (j + 0.5) * size / k, r, 0, 2 * Math.PI); t.fill(); } }
     hatchTiles.set(key, tile);
   }
-  return ctx.createPattern(hatchTiles.get(key), 'repeat');
+  const pattern = ctx.createPattern(hatchTiles.get(key), 'repeat');
+  // Agg starts its tiles at the figure's bottom-left corner; the canvas at its top-left
+  const size = hatchTiles.get(key).height;
+  pattern.setTransform(new DOMMatrix().translate(0, ctx.canvas.height % size));
+  return pattern;
 }
 
 function paint(ctx, op, path) {
@@ -293,7 +297,7 @@ function draw(ctx, canvas, frame, view) {
     else if (op.k === 'm') {
       for (let i = op.po; i < op.po + op.pn; i++) {
         const x = view.getFloat32(12 * i + 4, true), y = view.getFloat32(12 * i + 8, true);
-        paint(ctx, op, buildPath(view, op.o, op.n, x, y - canvas.height));
+        paint(ctx, op, buildPath(view, op.o, op.n, x, y));
       }
     } else if (op.k === 't') {
       ctx.font = op.font; ctx.fillStyle = op.c; ctx.textBaseline = 'alphabetic';

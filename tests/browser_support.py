@@ -257,6 +257,12 @@ def launch_browser(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
 
 
+def _blocks(image, size: int = 4):
+    """The mean colour of each ``size`` x ``size`` block of an (h, w, 3) array."""
+    h, w = (image.shape[0] // size) * size, (image.shape[1] // size) * size
+    return image[:h, :w].reshape(h // size, size, w // size, size, 3).mean(axis=(1, 3))
+
+
 # --- One notebook in the browser ----------------------------------------------------------------
 _PANEL_JS = """
 (name) => {
@@ -610,6 +616,60 @@ class NotebookSession:
         import ast
 
         return json.loads(ast.literal_eval(result["value"]))
+
+    def live_figure_differences(self) -> list[dict]:
+        """Each live figure as the page painted it (background <img> + canvas, a screenshot)
+        against the kernel's own Agg drawing of the same figure (``FigureView.snapshot_png``):
+        the mean difference per channel (0-255) and the share of pixels that differ by more than
+        48 in 4 x 4-pixel blocks (a missing or misplaced curve, marker or label shows there;
+        anti-aliasing, hatch phase and the browser's own text rendering do not)."""
+        import base64
+        import io
+
+        import numpy as np
+        from PIL import Image
+
+        boxes = self.page.evaluate(
+            """() => [...document.querySelectorAll('.lecture-live')].map(el => {
+                 const cls = [...el.classList].find(c => c.startsWith('lecture-figure-'));
+                 return cls ? cls.slice('lecture-figure-'.length) : null; }).filter(Boolean)""")
+        if not boxes:
+            return []
+        code = ("import gc as _lt_gc, base64 as _lt_b64, json as _lt_json\n"
+                "from lecture_lib.explore import FigureView as _lt_FV\n"
+                "_lt_views = {v.widget.model_id: v for v in _lt_gc.get_objects() if isinstance(v, _lt_FV)}\n")
+        result = self.execute_in_kernel(
+            code, "_lt_json.dumps({k: _lt_b64.b64encode(_lt_views[k].snapshot_png()).decode() "
+                  f"for k in {boxes!r} if k in _lt_views}})")
+        import ast
+
+        snapshots = json.loads(ast.literal_eval(result["value"])) if result.get("value") else {}
+        found = []
+        for model_id in boxes:
+            element = self.page.query_selector(f".lecture-figure-{model_id} .lecture-live-figure")
+            if element is None or model_id not in snapshots:
+                found.append({"model": model_id, "error": "no figure on the page or no view in the kernel"})
+                continue
+            element.scroll_into_view_if_needed()
+            self.page.wait_for_timeout(100)
+            page = np.asarray(Image.open(io.BytesIO(element.screenshot())).convert("RGB"), dtype=float)
+            kernel = np.asarray(Image.open(io.BytesIO(base64.b64decode(snapshots[model_id]))).convert("RGB"),
+                                dtype=float)
+            (h, w), (ph, pw) = kernel.shape[:2], page.shape[:2]
+            if not (0 <= ph - h <= 2 and 0 <= pw - w <= 2):
+                found.append({"model": model_id, "error": f"page {page.shape} != kernel {kernel.shape}"})
+                continue
+            # a box at a fractional position is captured with an extra row or column: best alignment
+            best = None
+            for dy in range(ph - h + 1):
+                for dx in range(pw - w + 1):
+                    difference = np.abs(page[dy:dy + h, dx:dx + w] - kernel)
+                    blocks = np.abs(_blocks(page[dy:dy + h, dx:dx + w]) - _blocks(kernel)).max(axis=2)
+                    score = {"model": model_id, "mean": float(difference.mean()), "far": float((blocks > 48).mean())}
+                    if best is None or score["mean"] < best["mean"]:
+                        best = score
+            found.append(best)
+        return found
 
     def figure_scales(self) -> list[dict]:
         """Each explorer figure's on-screen width over the width it was drawn for (1.0: not scaled

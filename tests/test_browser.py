@@ -21,6 +21,8 @@ pytestmark = pytest.mark.browser
 NOTEBOOKS = notebook_names()
 LAYOUT = {"width": 1280, "height": 900}
 MIN_SCALE = 0.9
+MAX_MEAN_DIFFERENCE = 6.0      # per channel, 0-255: anti-aliasing, hatch phase, the browser's own text rendering
+MAX_FAR_PIXELS = 0.025         # share of 4x4 blocks off by more than 48: curves or labels missing or misplaced
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS or [pytest.param("(none)", marks=pytest.mark.skip("no notebooks"))])
@@ -49,6 +51,11 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
         # ArrowDown on a dropdown changes its option and keeps the focus (issue 19 §6)
         stuck = [d for d in session.press_dropdowns() if d["after"] == d["before"] or not d["focused"]]
         assert not stuck, f"{name}: dropdowns the arrow keys did not move (or that lost focus): {stuck}"
+
+        # a live figure paints what Agg would have drawn: its canvas over its background
+        drift = [d for d in session.live_figure_differences()
+                 if "error" in d or d["mean"] > MAX_MEAN_DIFFERENCE or d["far"] > MAX_FAR_PIXELS]
+        assert not drift, f"{name}: live figures that differ from the kernel's drawing: {drift}"
 
         names_before = session.figure_names()
         assert all(f["tag"] == "IMG" and len(f["title"]) > 40 for f in names_before), (

@@ -7,8 +7,10 @@ once on the Agg canvas and shown as an ``ipywidgets.Image``. A change of a contr
 2. moves the existing artists (``set_data``), never re-creating axes or re-running layout,
 3. redraws only the moving artists over a cached background (blitting) unless the axes' limits
    had to change, and
-4. ships one PNG encoded at the fastest zlib level, drawn at 2x pixels for high-DPI screens and
-   shown at 1x, in a 64-colour palette chosen on full redraws and reused by blitted frames.
+4. sends the still background as a PNG only when it changed, and the moving artists as canvas
+   operations the page paints over it (:mod:`lecture_lib.live_figure`, a few kB per move); without
+   anywidget (or with ``LECTURE_FIGURE=png``) it ships one PNG per move instead, encoded at the
+   fastest zlib level in a 64-colour palette chosen on full redraws and reused by blitted frames.
 
 Every figure is made readable once, after its first update (``FigureView.finish``): fonts of at
 least 10 pt, legends outside the axes, look-alike lines told apart by dashes or marker shapes, no

@@ -120,16 +120,22 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
 
         page.evaluate("""() => { const s = document.querySelector('.lecture-explorer .widget-slider');
                                  s.setAttribute('data-present-slider', '1'); }""")
-        before = page.evaluate("""() => document.querySelector('[data-present-slider]')
-                                  .closest('.lecture-explorer').querySelector('img.lecture-figure').src""")
+        # what the figure shows: its <img>, and a live figure's canvas frame count
+        shown = """() => { const box = document.querySelector('[data-present-slider]').closest('.lecture-explorer');
+                           const img = box.querySelector('img.lecture-figure');
+                           const live = box.querySelector('.lecture-live-figure');
+                           return img.src + '#' + (live ? live.dataset.frame : ''); }"""
+        before = page.evaluate(shown)
         handle = page.locator("[data-present-slider] .noUi-handle").first
         handle.scroll_into_view_if_needed()
         handle.focus()
         now, high = (float(handle.get_attribute(a) or 0) for a in ("aria-valuenow", "aria-valuemax"))
         key = "ArrowLeft" if now >= high else "ArrowRight"
-        changed = """(before) => { const img = document.querySelector('[data-present-slider]')
-                         .closest('.lecture-explorer').querySelector('img.lecture-figure');
-                       return img.src !== before && img.complete && img.naturalWidth > 0; }"""
+        changed = """(before) => { const box = document.querySelector('[data-present-slider]').closest('.lecture-explorer');
+                       const img = box.querySelector('img.lecture-figure');
+                       const live = box.querySelector('.lecture-live-figure');
+                       return img.src + '#' + (live ? live.dataset.frame : '') !== before
+                              && img.complete && img.naturalWidth > 0; }"""
         for attempt in range(3):    # a press right after the page settles can race the widget comms
             handle.press(key)
             try:

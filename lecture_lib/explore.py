@@ -476,6 +476,7 @@ class FigureView:
         self._page_background_stale = True     # live: the page's <img> must get the current background
         self._palette = None
         self._frames = 0
+        self._recorded: dict = {}       # live: each moving artist's last canvas operations
         self.last_render_seconds = 0.0
 
     def finish(self) -> None:
@@ -512,6 +513,7 @@ class FigureView:
             self.canvas.draw()          # every artist but the animated ones
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
             self._page_background_stale = True
+            self._recorded.clear()      # the axes' transforms may have changed
         if self.live:
             self._render_live(new_palette=full)
         else:
@@ -529,8 +531,9 @@ class FigureView:
 
         self._frames += 1
         try:
-            ops, points = live_figure.record(self.figure, self._animated)
+            ops, points = live_figure.record(self.figure, self._animated, self._recorded)
         except live_figure.Unsupported:
+            self._recorded.clear()
             self.canvas.restore_region(self._background)
             for artist in self._animated:
                 self.figure.draw_artist(artist)
@@ -567,6 +570,7 @@ class FigureView:
         self.canvas.restore_region(self._background)
         for artist in self._animated:
             self.figure.draw_artist(artist)
+        self._recorded.clear()          # drawing lowered the artists' stale flags
         return self.png_bytes(new_palette=True)
 
     def describe(self, text: str) -> None:
@@ -673,10 +677,10 @@ class Explorer:
         """Recompute from the current control values and redraw (synchronously)."""
         self._scheduled = False
         rows, needs_full = self.update(self.values)
-        self.readout.value = readout_table(rows)
         with self.view.widget.hold_sync():    # pixels and their text alternative in one message (one <img> load)
             self.view.render(full=full or needs_full)
             self.view.describe(self.summary(rows))
+        self.readout.value = readout_table(rows)     # after the figure: the page paints the curves first
         self.render_count += 1
 
     def summary(self, rows) -> str:

@@ -216,16 +216,48 @@ class Recorder(RendererBase):
         return np.concatenate(self._chunks).astype("<f4").tobytes()
 
 
-def record(figure, artists) -> tuple[list[dict], bytes]:
+def _shifted(op: dict, by: int) -> dict:
+    """An operation whose point offsets move ``by`` triples (a cached artist placed later)."""
+    op = dict(op)
+    for key in ("o", "po"):
+        if key in op:
+            op[key] += by
+    if "cp" in op:
+        op["cp"] = (op["cp"][0] + by, op["cp"][1])
+    return op
+
+
+def record(figure, artists, cache: dict | None = None) -> tuple[list[dict], bytes]:
     """Draw ``artists`` of ``figure`` with a :class:`Recorder`; returns (operations, points).
-    Raises :class:`Unsupported` when one of them cannot be expressed as canvas operations."""
+    Raises :class:`Unsupported` when one of them cannot be expressed as canvas operations.
+
+    With a ``cache`` (a dict kept by the caller between frames of the same axes), an artist that
+    has not changed since it was last recorded (matplotlib's ``stale`` flag is False: every setter
+    raises it, drawing lowers it) reuses its operations instead of being drawn again. The caller
+    empties the cache whenever the axes' transforms change, or after drawing the artists by other
+    means (which also lowers the flag)."""
     agg = figure.canvas.get_renderer()
     width, height = figure.canvas.get_width_height(physical=True)
-    recorder = Recorder(agg, width, height, figure.dpi)
+    ops: list[dict] = []
+    chunks: list[np.ndarray] = []
+    count = 0
     for artist in artists:
-        if artist.get_visible():
+        if not artist.get_visible():
+            continue
+        kept = cache.get(id(artist)) if cache is not None else None
+        if kept is None or kept[0] is not artist or artist.stale:
+            recorder = Recorder(agg, width, height, figure.dpi)
             artist.draw(recorder)
-    return recorder.ops, recorder.points()
+            block = np.concatenate(recorder._chunks) if recorder._chunks else np.empty((0, 3), np.float32)
+            kept = (artist, recorder.ops, block)
+            if cache is not None:
+                cache[id(artist)] = kept
+        _, artist_ops, block = kept
+        ops.extend(_shifted(op, count) for op in artist_ops)
+        chunks.append(block)
+        count += len(block)
+    points = np.concatenate(chunks).astype("<f4").tobytes() if count else b""
+    return ops, points
 
 
 ESM = r"""

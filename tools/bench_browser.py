@@ -13,7 +13,9 @@ creates a new figure with a few lines over 300 points and calls ``plt.show()``.
 Beside both, a label-only floor notebook: a slider whose only effect is a text label (the kernel
 round trip at the page's frame resolution). Budget (issue 19 §9, replacing DESIGN.md's ">= 3x naive",
 which the floor bounds): every notebook's median <= 1.2x the floor measured in the same run, and
-p90 <= 45 ms. The naive ratio is still printed.
+p90 <= 45 ms. The naive ratio is still printed. The floor's cells are also appended to each measured
+notebook, and its slider is timed there too: the same round trip in that notebook's own (longer)
+page and kernel, printed beside the verdict as a diagnostic.
 
     python tools/bench_browser.py [--presses N] [notebook.ipynb ...]
 
@@ -161,7 +163,20 @@ async () => {
 """
 
 
+def _append_floor(server, name: str) -> None:
+    """Add the label-only floor's cells at the end of the server's copy of a notebook: the same
+    round trip measured in that notebook's own page and kernel (a long page makes every DOM change
+    dearer than in the one-cell floor notebook)."""
+    import nbformat
+
+    path = server.root / "notebooks" / name
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells += [nbformat.v4.new_code_cell(source) for source in FLOOR_CELLS]
+    nbformat.write(notebook, path)
+
+
 def measure_notebook(server, browser, name: str, presses: int, report, *, instrument: bool) -> dict:
+    _append_floor(server, name)
     session = bs.NotebookSession(server, browser, name)
     try:
         session.open()
@@ -178,6 +193,11 @@ def measure_notebook(server, browser, name: str, presses: int, report, *, instru
         if instrument:
             session.execute_in_kernel("for _v in _lt_times.values(): _v.clear()")
         sliders = session.sliders()
+        floor_slider = next((s for s in reversed(sliders) if s.label == "floor"), None)
+        sliders = [s for s in sliders if s is not floor_slider]
+        page_floor = []
+        if floor_slider is not None:
+            kind, page_floor = session.measure_latency(floor_slider, max(presses, 6))
         samples, readout_samples, per_slider, readout_only, inert = [], [], {}, [], []
         for slider in sliders:
             kind, got = session.measure_latency(slider, presses)
@@ -198,7 +218,8 @@ def measure_notebook(server, browser, name: str, presses: int, report, *, instru
             page_costs = None
         return {"name": name, "sliders": len(sliders), "samples": samples, "per_slider": per_slider,
                 "readout_only": readout_only, "readout_samples": readout_samples, "inert": inert,
-                "run_seconds": run_seconds, "kernel": kernel, "errors": [], "page": page_costs}
+                "run_seconds": run_seconds, "kernel": kernel, "errors": [], "page": page_costs,
+                "page_floor": page_floor}
     finally:
         session.close()
 
@@ -328,6 +349,10 @@ def run(report=print, *, presses: int = 12, notebooks: list[str] | None = None,
             report(f"  {result['name']}: sliders that changed neither figure nor readout: " + "; ".join(result["inert"]))
         if not result["samples"]:
             continue
+        if result.get("page_floor"):
+            pf_median, pf_p90, _, _ = _stats(result["page_floor"])
+            report(f"  {result['name']}: the floor's own slider in this notebook's page: median {_ms(pf_median)} ms, "
+                   f"p90 {_ms(pf_p90)} ms; the notebook's median is {result['median_ms'] / pf_median:.2f}x that")
         load_median, _, _, _ = _stats(result["samples"], "load_ms")
         line = (f"  {result['name']}: Run All in the browser {result['run_seconds']:.1f} s; "
                 f"keydown -> image loaded median {_ms(load_median)} ms, -> next frame {_ms(result['median_ms'])} ms")

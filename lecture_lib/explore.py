@@ -279,7 +279,65 @@ def log_slider(description: str, value: float, low: float, high: float, *, steps
                         step=0.01, description=description, readout_format=readout_format,
                         continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
     control.add_class(LOG_SLIDER_CLASS)     # ARIA_VALUETEXT_SCRIPT gives it the real value for screen readers
+    _accept_typing(control)
     return _declare(control, value)
+
+
+_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "Q": 1e15}
+
+
+def parse_typed(text: str) -> float:
+    """A number as a learner types it into a readout: "3000", "3,000", "3 000", "2.5e8", "500M",
+    "2.6T" (k, M, B or G, T, Q). Raises ValueError for anything else."""
+    if not isinstance(text, str):
+        raise ValueError(f"a typed value must be text, got {type(text).__name__}")
+    cleaned = text.strip().replace(",", "").replace("_", "").replace(" ", "").replace("\u202f", "")
+    scale = 1.0
+    if cleaned and cleaned[-1] in _SUFFIXES:
+        cleaned, scale = cleaned[:-1], _SUFFIXES[cleaned[-1]]
+    if not cleaned or len(cleaned) > 40 or any(c not in "0123456789.eE+-" for c in cleaned):
+        raise ValueError(f"not a number: {text!r}")
+    try:
+        value = float(cleaned) * scale
+    except ValueError:
+        raise ValueError(f"not a number: {text!r}") from None
+    if not value == value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"not a finite number: {text!r}")
+    return value
+
+
+def _accept_typing(control: "LogSlider") -> None:
+    """Let the learner type a value into a log slider's readout (issue 19: "a value typed into the
+    readout is kept as typed"). The browser's SelectionSlider readout is plain text, so
+    ARIA_VALUETEXT_SCRIPT makes it editable and, on Enter, hands the text to a hidden Text widget
+    (``control.typed``, shown with the explorer's controls); its value is parsed here. A value
+    inside the slider's range is kept exactly and becomes a stop; anything else leaves the slider
+    where it was and the readout shows its value again."""
+    typed = widgets.Text(value=value_label(control.value), continuous_update=False,
+                         layout=widgets.Layout(display="none"))
+    typed.add_class(f"lecture-typed-{control.model_id}")
+
+    def submitted(change):
+        text = change["new"]
+        if text == value_label(control.value):
+            return
+        try:
+            value = parse_typed(text)
+            low, high = control.base ** control.min, control.base ** control.max
+            if not low * (1 - 1e-9) <= value <= high * (1 + 1e-9):
+                raise ValueError(f"{text!r} is outside {value_label(low)}-{value_label(high)}")
+            control.value = value
+        except ValueError:
+            # the page redraws its readout only on a change: the same label with a trailing space
+            # (restored at the next move) puts the slider's own value back where the text was typed
+            labels = list(control._options_labels)
+            labels[control.index] += " "
+            control._options_labels = tuple(labels)
+        typed.value = value_label(control.value)
+
+    typed.observe(submitted, names="value")
+    control.observe(lambda change: setattr(typed, "value", value_label(control.value)), names="value")
+    control.typed = typed
 
 
 LOG_SLIDER_CLASS = "lecture-log-slider"
@@ -307,6 +365,32 @@ ARIA_VALUETEXT_SCRIPT = """
     });
     document.querySelectorAll('.widget-dropdown select:not([data-lm-suppress-shortcuts])').forEach(
       (select) => select.setAttribute('data-lm-suppress-shortcuts', 'true'));
+    // a log slider's readout takes a typed value: Enter hands it to the slider's hidden Text widget
+    document.querySelectorAll('.lecture-log-slider .widget-readout:not([data-lecture-typing])').forEach((readout) => {
+      const slider = readout.closest('.lecture-log-slider');
+      const id = [...slider.classList].find((c) => c.startsWith('lecture-control-'));
+      if (!id) return;
+      readout.setAttribute('data-lecture-typing', 'true');
+      readout.setAttribute('data-lm-suppress-shortcuts', 'true');
+      readout.contentEditable = 'true';
+      readout.setAttribute('role', 'textbox');
+      readout.title = 'type a value and press Enter (3,000 or 500M)';
+      let shown = '';
+      const submit = () => {
+        const input = document.querySelector(`.lecture-typed-${id.slice('lecture-control-'.length)} input`);
+        const text = (readout.textContent || '').trim();
+        if (!input || !text || text === shown) return;
+        input.value = text;
+        input.dispatchEvent(new Event('change', {bubbles: true}));
+      };
+      readout.addEventListener('focus', () => { shown = (readout.textContent || '').trim(); });
+      readout.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter') { event.preventDefault(); submit(); readout.blur(); }
+        else if (event.key === 'Escape') { readout.textContent = shown; readout.blur(); }
+        event.stopPropagation();
+      });
+      readout.addEventListener('blur', submit);
+    });
   };
   window.lectureControlsA11y = sync;
   // Before any key reaches a control, it has the attribute (controls drawn later included).
@@ -640,7 +724,8 @@ class Explorer:
         # The figure on top (at most the column's width), and beneath it the controls beside the
         # readout: while a slider moves, the numbers it changes sit next to it and the figure just
         # above, all within one screen (issue 19: readouts had fallen below the fold).
-        panel = widgets.VBox(list(self.controls.values()),
+        typed = [c.typed for c in self.controls.values() if getattr(c, "typed", None) is not None]
+        panel = widgets.VBox(list(self.controls.values()) + typed,
                              layout=widgets.Layout(min_width=f"{label_width + TRACK_WIDTH + 10}px"))
         self.readout.layout = widgets.Layout(flex="1 1 300px", min_width="280px", max_width="560px")
         body = widgets.HBox([panel, self.readout],

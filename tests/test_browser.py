@@ -134,12 +134,46 @@ def test_predict_then_reveal_in_the_browser(lab_server, browser):
         panels = page.locator(".jp-OutputArea-output").filter(has_text="Enter a guess first")
         assert panels.count() >= 2                           # the question's box and the reveal panel, nothing revealed
         assert page.locator("text=Answer, from the lecture").count() == 0
-        box = page.locator(".widget-text input").first
+        box = page.locator(".widget-text input:visible").first      # (log sliders keep a hidden one)
         box.fill("3")
         box.press("Tab")
         page.locator("button:has-text('Reveal')").first.click()
         page.wait_for_selector("text=Answer, from the lecture", timeout=20_000)
         assert page.locator("text=You guessed 3").count() >= 1
+        assert not session.errors()
+    finally:
+        session.close()
+
+
+def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, browser):
+    """Issue 19 §1: a learner types 3,000 into the batch slider's readout; the slider, its readout
+    and the explorer take exactly 3000 (not the nearest stop); a value outside the range is refused."""
+    session = NotebookSession(lab_server, browser, "01_batch_size_cost_and_speed.ipynb")
+    try:
+        session.open()
+        session.run_all()
+        page = session.page
+        slider = page.locator(".lecture-log-slider").filter(has_text="batch B").first
+        readout = slider.locator(".widget-readout")
+        assert readout.get_attribute("contenteditable") == "true"
+        table = slider.locator("xpath=ancestor::*[contains(@class,'lecture-explorer')]").locator(".lecture-readout")
+        before = table.inner_text()
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("3,000")
+        page.keyboard.press("Enter")
+        page.wait_for_function("""(el) => el.textContent.trim() === '3000'""", arg=readout.element_handle(), timeout=15_000)
+        session.wait_idle(20, settle=0.5)
+        assert table.inner_text() != before
+        value = session.execute_in_kernel(
+            "import gc as _g; from lecture_lib.explore import LogSlider as _LS",
+            "[c.value for c in _g.get_objects() if isinstance(c, _LS) and c.description.startswith('batch B')]")
+        assert "3000.0" in value["value"], value
+        readout.click()                                   # out of range: refused, the readout shows the value again
+        page.keyboard.press("Control+A")
+        page.keyboard.type("1e30")
+        page.keyboard.press("Enter")
+        page.wait_for_function("""(el) => el.textContent.trim() === '3000'""", arg=readout.element_handle(), timeout=15_000)
         assert not session.errors()
     finally:
         session.close()

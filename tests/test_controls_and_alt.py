@@ -235,3 +235,34 @@ def test_routing_figure_tells_crossings_by_dash_and_marker_not_colour_alone():
     crossing = {line.get_marker(): line.get_linestyle() for line in lines}
     assert set(crossing) == {"x", "o"} and crossing["x"] != crossing["o"]
     assert "dashed" in figure.axes[0].get_title()
+
+
+# --- typing into a log slider's readout (issue 19 §1) -------------------------------------------
+@pytest.mark.parametrize("text, value", [("3000", 3000), ("3,000", 3000), ("3 000", 3000), ("2.5e8", 2.5e8),
+                                         ("500M", 5e8), ("2.6T", 2.6e12), ("64k", 64000), (" 12 ", 12)])
+def test_typed_numbers_are_read_as_a_person_writes_them(text, value):
+    from lecture_lib import explore
+
+    assert explore.parse_typed(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "abc", "1e999", "nan", "3,000x", "__import__('os')", "1" * 60, "--1"])
+def test_anything_else_typed_is_refused(text):
+    from lecture_lib import explore
+
+    with pytest.raises(ValueError):
+        explore.parse_typed(text)
+
+
+def test_a_typed_value_is_kept_exactly_and_a_bad_one_changes_nothing():
+    from lecture_lib import explore
+
+    control = explore.log_slider("batch", 1024, 1, 65536)
+    control.typed.value = "3,000"
+    assert control.value == 3000.0 and 3000.0 in control.stops and control.stops[control.index] == 3000.0
+    assert control.typed.value == "3000"
+    for bad in ("1e30", "0.5", "many"):
+        control.typed.value = bad
+        assert control.value == 3000.0 and control.typed.value == "3000"
+    control.value = 2048                      # a move of the slider shows in the hidden box too
+    assert control.typed.value == "2048"

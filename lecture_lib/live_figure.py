@@ -216,6 +216,44 @@ class Recorder(RendererBase):
         return np.concatenate(self._chunks).astype("<f4").tobytes()
 
 
+class _Signature:
+    """What a plain line looks like, compared by value: explorers set every curve's data on every
+    move, which marks it stale even when the curve is the same (a batch slider moves one marker
+    line, not the curves)."""
+
+    __slots__ = ("x", "y", "style")
+
+    def __init__(self, x, y, style):
+        self.x, self.y, self.style = x, y, style
+
+    def __eq__(self, other):
+        return (isinstance(other, _Signature) and self.style == other.style
+                and np.array_equal(self.x, other.x) and np.array_equal(self.y, other.y))
+
+
+def _line_signature(artist):
+    """A :class:`_Signature` of a Line2D (its data and every property that changes its pixels), or
+    None for any other artist (those are redrawn whenever they are stale)."""
+    from matplotlib.lines import Line2D
+
+    if type(artist) is not Line2D:
+        return None
+    try:
+        x = np.array(artist.get_xdata(orig=True), dtype=float, copy=True)
+        y = np.array(artist.get_ydata(orig=True), dtype=float, copy=True)
+    except (TypeError, ValueError):
+        return None         # units or dates: always redraw
+    style = (artist.get_visible(), str(artist.get_color()), artist.get_alpha(), artist.get_linewidth(),
+             str(artist.get_linestyle()), repr(artist._dash_pattern), str(artist.get_marker()),
+             artist.get_markersize(), str(artist.get_markerfacecolor()), str(artist.get_markeredgecolor()),
+             artist.get_markeredgewidth(), artist.get_drawstyle(), artist.get_zorder(),
+             str(artist.get_solid_capstyle()), str(artist.get_dash_capstyle()),
+             str(artist.get_solid_joinstyle()), str(artist.get_dash_joinstyle()), repr(artist.get_markevery()),
+             id(artist.get_transform()), id(artist.get_clip_box()), repr(artist.get_path_effects()),
+             repr(artist.get_sketch_params()), str(artist.get_fillstyle()))
+    return _Signature(x, y, style)
+
+
 def _shifted(op: dict, by: int) -> dict:
     """An operation whose point offsets move ``by`` triples (a cached artist placed later)."""
     op = dict(op)
@@ -245,14 +283,15 @@ def record(figure, artists, cache: dict | None = None) -> tuple[list[dict], byte
         if not artist.get_visible():
             continue
         kept = cache.get(id(artist)) if cache is not None else None
-        if kept is None or kept[0] is not artist or artist.stale:
+        signature = _line_signature(artist) if cache is not None else None
+        if kept is None or kept[0] is not artist or (artist.stale and (signature is None or signature != kept[3])):
             recorder = Recorder(agg, width, height, figure.dpi)
             artist.draw(recorder)
             block = np.concatenate(recorder._chunks) if recorder._chunks else np.empty((0, 3), np.float32)
-            kept = (artist, recorder.ops, block)
+            kept = (artist, recorder.ops, block, signature)
             if cache is not None:
                 cache[id(artist)] = kept
-        _, artist_ops, block = kept
+        _, artist_ops, block, _ = kept
         ops.extend(_shifted(op, count) for op in artist_ops)
         chunks.append(block)
         count += len(block)

@@ -254,8 +254,7 @@ def reports_inputs(function=None, *, may_be_infinite: bool = False):
                 if names_a_parameter(text) and "no finite" not in text or text.startswith(f"{inner.__name__}()"):
                     raise
                 raise ValueError(f"{inner.__name__}() cannot be computed at {given(args, kwargs)}: {text}") from None
-            bad = [v for v in _floats_in(result) if math.isnan(v) or (math.isinf(v) and not may_be_infinite)]
-            if bad:
+            if _has_bad_number(result, may_be_infinite):
                 raise ValueError(f"{inner.__name__}() has no finite value at {given(args, kwargs)} (an overflow or "
                                  "a division by a number too close to 0): use inputs of ordinary size")
             return result
@@ -273,22 +272,26 @@ def _numeric(value) -> bool:
     return isinstance(value, np.ndarray) and value.dtype.kind in "iuf"
 
 
-def _floats_in(result) -> list:
-    """The real numbers of a result (a number, an array, or a dict/list/tuple of them), for a finiteness check."""
+def _has_bad_number(result, may_be_infinite: bool) -> bool:
+    """True when a result (a number, an array, or a dict/list/tuple of them) holds a NaN, or an
+    infinity where none may be; arrays are checked whole, not element by element."""
+    if isinstance(result, np.ndarray):
+        if result.dtype.kind != "f":
+            return False
+        return bool(np.isnan(result).any() or (not may_be_infinite and np.isinf(result).any()))
     if isinstance(result, (bool, np.bool_, str, bytes)) or result is None:
-        return []
+        return False
     if isinstance(result, numbers.Real):
         try:
-            return [float(result)]
+            value = float(result)
         except OverflowError:
-            return [math.inf]
-    if isinstance(result, np.ndarray):
-        return result.astype(float).ravel().tolist() if result.dtype.kind in "iuf" else []
+            return not may_be_infinite
+        return math.isnan(value) or (math.isinf(value) and not may_be_infinite)
     if isinstance(result, dict):
-        return [v for item in result.values() for v in _floats_in(item)]
+        return any(_has_bad_number(item, may_be_infinite) for item in result.values())
     if isinstance(result, (list, tuple)):
-        return [v for item in result for v in _floats_in(item)]
-    return []
+        return any(_has_bad_number(item, may_be_infinite) for item in result)
+    return False
 
 
 def called_as(formula, names: dict) -> dict:

@@ -834,6 +834,22 @@ def _kernel_loop():
     return loop if shell is not None and getattr(shell, "kernel", None) is not None else None
 
 
+ROUND_STEPS = (1, 2, 5)                              # 1-2-5 x a power of ten
+FINE_STEPS = (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8)         # where bars should fill the plot
+
+
+def nice_ceiling(x: float, steps: tuple = ROUND_STEPS) -> float:
+    """The smallest round number (``steps`` x a power of ten) at or above ``x``: axis limits
+    that change rarely as a slider moves (each change costs a full redraw), yet fit the data."""
+    import math
+
+    exponent = math.floor(math.log10(x))
+    for step in tuple(steps) + (10,):
+        if step * 10 ** exponent >= x:
+            return step * 10 ** exponent
+    return 10 ** (exponent + 1)
+
+
 def set_limits(axis, xlim, ylim, *, pad: float = 1.0) -> bool:
     """Set limits only when they change (a full redraw is then needed); returns True if changed."""
     changed = tuple(axis.get_xlim()) != tuple(xlim) or tuple(axis.get_ylim()) != tuple(ylim)

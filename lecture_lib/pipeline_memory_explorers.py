@@ -23,16 +23,6 @@ BATCH_MODES = (("B = P·b: P micro-batches, every stage busy", "pipelined"),
                ("B = b: one micro-batch, P − 1 stages idle", "fixed"))
 
 
-def _nice_ceiling(x: float) -> float:
-    """A round number (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × a power of ten) at or above ``x``, so axis
-    limits change rarely and the bars still fill the plot."""
-    exponent = math.floor(math.log10(x))
-    for step in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
-        if step * 10 ** exponent >= x:
-            return step * 10 ** exponent
-    return 10 ** (exponent + 1)
-
-
 KV_LABELS = {"pipelined": "KV cache  b·len·bytes_tok / E", "fixed": "KV cache  b·len·bytes_tok / (E·P)"}
 
 
@@ -124,7 +114,7 @@ class MemoryExplorer(explore.Explorer):
         self.hbm_line.set_ydata([hbm, hbm])
         p = values["P"]
         self.highlight.set_x(p - 0.5)
-        top = _nice_ceiling(1.08 * max(weights[0] + kv[0], hbm))
+        top = explore.nice_ceiling(1.08 * max(weights[0] + kv[0], hbm), explore.FINE_STEPS)
         changed = explore.set_limits(self.axis, (0.4, STAGES[-1] + 0.6), (0, top))
         kv_label = KV_LABELS[values["batch_mode"]]
         kv_text = next(text for text in self.legend.get_texts() if text.get_text().startswith("KV cache"))
@@ -235,7 +225,7 @@ class LatencyExplorer(explore.Explorer):
 
         self.ep_dot.set_data([e * p], [at_ep * MS])
 
-        left_top = _nice_ceiling(1.1 * (t_step + hops[-1]) * MS)
+        left_top = explore.nice_ceiling(1.1 * (t_step + hops[-1]) * MS, explore.FINE_STEPS)
         changed = explore.set_limits(self.axes[0], (0.4, STAGES[-1] + 0.6), (0, left_top))
         low, high = floor.min(), floor.max()
         changed |= explore.set_limits(self.axes[1], (1, self.MAX_GPUS),

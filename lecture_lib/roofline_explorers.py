@@ -80,15 +80,6 @@ def compute_format(chip, weight_format: str) -> str:
     return wider[0] if wider else available[-1]
 
 
-def _nice_ceiling(x: float) -> float:
-    """Round up to 1, 2 or 5 x a power of ten, so limits change rarely as sliders move."""
-    exponent = math.floor(math.log10(x))
-    for step in (1, 2, 5, 10):
-        if step * 10 ** exponent >= x:
-            return step * 10 ** exponent
-    return 10 ** (exponent + 1)
-
-
 def _hardware_controls(chip: str = "GB200", n_chips: int = 72, weights: str = "fp4", kv: str = "fp8") -> dict:
     return {
         "chip": explore.dropdown("chip", hardware.chip_names(), chip),
@@ -233,7 +224,7 @@ class BatchExplorer(_RooflineExplorer):
         # The x-axis follows the learner: it holds 3 B*, your batch and B* with KV (unless that is
         # beyond 30 B*, where the readout says so and the line is hidden).
         shown_kv = math.isfinite(with_kv) and with_kv <= 30 * b_star
-        x_max = _nice_ceiling(max(3 * b_star, 1.15 * batch, 1.15 * with_kv if shown_kv else 0))
+        x_max = explore.nice_ceiling(max(3 * b_star, 1.15 * batch, 1.15 * with_kv if shown_kv else 0))
         b = np.linspace(1, x_max, 300)
         compute = T_COMPUTE(B=b, N_active=workload.n_active, FLOPs=r["flops"])
         weights = np.full_like(b, T_WEIGHTS(N_total=workload.n_total, bytes_param=r["bytes_param"], mem_bw=r["mem_bw"]))
@@ -266,8 +257,8 @@ class BatchExplorer(_RooflineExplorer):
                               T_KV(B=1, len_ctx=len_ctx, bytes_tok=bytes_tok, mem_bw=r["mem_bw"]))
         cost_floor = PER_MILLION * roofline.cost_per_token(step_time=per_token_floor, batch=1, n_chips=n_chips,
                                                            price_chip_hour=price)
-        y_latency = _nice_ceiling(1.1 * total[-1] * ms)   # the bold bound (and every term under it) stays on
-        y_cost = _nice_ceiling(6 * cost_floor)
+        y_latency = explore.nice_ceiling(1.1 * total[-1] * ms)   # the bold bound (and every term under it) stays on
+        y_cost = explore.nice_ceiling(6 * cost_floor)
         changed = explore.set_limits(self.axes[0], (0, x_max), (0, y_latency))
         changed |= explore.set_limits(self.axes[1], (0, x_max), (0, y_cost))
         # The largest batch that fits: Chapter 4's E4.4 solved for the batch, on one stage of n chips.

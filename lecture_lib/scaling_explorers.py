@@ -30,12 +30,6 @@ def _no_minor_ticks(*axes) -> None:
         axis.yaxis.set_minor_locator(NullLocator())
 
 
-def _nice_ceiling(x: float) -> float:
-    """Round up to 1, 2 or 5 x a power of ten (limits change rarely as a slider moves)."""
-    exponent = math.floor(math.log10(x))
-    return next(step * 10 ** exponent for step in (1, 2, 5, 10) if step * 10 ** exponent >= x)
-
-
 def _decades(low: float, high: float) -> tuple[float, float]:
     """Round limits out to whole powers of ten, so they change rarely as sliders move."""
     return 10.0 ** math.floor(math.log10(low)), 10.0 ** math.ceil(math.log10(high))
@@ -177,7 +171,7 @@ class HeuristicExplorer(explore.Explorer):
         best = scaling.SUM_POWER(x_alloc=gap["x_ratio"], **shape)
         self.yours.set_data([x], [yours])
         # Your point stays on the chart: the y-axis grows in 1-2-5 steps when it rises above 6.
-        top = 6.0 if yours <= 5.7 else _nice_ceiling(1.1 * yours)
+        top = 6.0 if yours <= 5.7 else explore.nice_ceiling(1.1 * yours)
         changed = explore.set_limits(self.axis, (self.U[0], self.U[-1]), (0, top))
         rows = [
             ("true minimum x* ÷ x_equal", f"{gap['x_ratio']:.3f}"),

@@ -73,6 +73,12 @@ class Plan:
     model: object
     deployment: object
     rows: list = field(default_factory=list)
+    decode_settings: dict = field(default_factory=dict)     # what the headline decode figures were computed with
+
+    def decode_step(self, batch: float) -> dict:
+        """``roofline.decode_bound`` at ``batch`` with exactly the plan's layout, formats and context:
+        the curve a chart of this plan draws passes through its headline numbers."""
+        return roofline.decode_bound(self.model, self.deployment, batch=batch, **self.decode_settings)
 
     def add(self, section: str, key: str, label: str, value, text: str, source: str = "") -> None:
         self.rows.append(Row(section, key, label, value, text, source))
@@ -395,6 +401,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
     common = dict(weight_dtype=bytes_w, expert_weight_dtype=bytes_e, compute_dtype=compute,
                   expert_compute_dtype=expert_compute, attention_dtype=attention_dtype, kv_dtype=kv_dtype,
                   tokens_per_step=tau, layout=chosen)
+    result.decode_settings = dict(common, len_ctx=len_ctx)
 
     def step(b):
         return roofline.decode_bound(model, deployment, batch=b, len_ctx=len_ctx, **common)

@@ -30,19 +30,17 @@ def _compute_format(system_name: str, weights: str) -> str:
 
 @lru_cache(maxsize=64)
 def _curve(model_name: str, system_name: str, n_systems: int, len_ctx: float, weights: str):
-    """Batches from 1 to the fit limit, and the decode bound's step time and tokens/s per GPU at each."""
-    model = models.get(model_name)
-    deployment = planner.resolve_deployment(system_name, n_systems=n_systems)
-    fit = planner._fits_batch(model, deployment, None, len_ctx=len_ctx, bytes_w=models.BYTES_PER_VALUE[weights],
-                              bytes_e=models.BYTES_PER_VALUE[weights], kv_dtype="bf16")
+    """Batches from 1 to the fit limit, and the decode bound's step time and tokens/s per GPU at
+    each, computed by the plan's own step (its headline layout, formats and collective latencies),
+    so the curve passes through the readout's latency floor and operating point."""
+    result = _plan(model_name, system_name, n_systems, len_ctx, 30.0, 3.0, weights)   # target and price: not used here
+    fit = result.numbers["decode"]["fit_limit"]
     if fit < 1:
         return fit, np.array([]), np.array([]), np.array([])
     batches = np.unique(np.round(np.geomspace(1, max(1.0, np.floor(fit)), GRID_POINTS)))
-    compute = _compute_format(system_name, weights)
-    steps = [roofline.decode_bound(model, deployment, batch=b, len_ctx=len_ctx, weight_dtype=weights,
-                                   compute_dtype=compute, kv_dtype="bf16") for b in batches]
+    steps = [result.decode_step(b) for b in batches]
     return (fit, batches, np.array([s["t"] for s in steps]),
-            np.array([s["tokens_per_s"] for s in steps]) / deployment.n_chips)
+            np.array([s["tokens_per_s"] for s in steps]) / result.deployment.n_chips)
 
 
 @lru_cache(maxsize=256)

@@ -334,3 +334,28 @@ def test_the_explorer_shows_the_plan_and_the_decode_bound():
         assert "no operating batch" in explorer.readout.value and not explorer.markers[0].get_data()[0]
     finally:
         explorer.view.figure.clear()
+
+
+@pytest.mark.parametrize("n_systems", [1, 5])
+def test_the_plan_explorer_curve_passes_through_its_readout(n_systems):
+    """A learner's walkthrough found the chart at ~1 ms where the readout's floor said 3.92 ms (the
+    curve had its own layout and no collective latency): now both come from Plan.decode_step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import numpy as np
+
+    from lecture_lib.plan_explorers import PlanExplorer
+
+    explorer = PlanExplorer(n_systems=n_systems)
+    try:
+        result = planner.plan("deepseek-v3", "HGX H200", n_systems=n_systems, price_per_gpu_hour=3.0, len_ctx=8192,
+                              latency_target=0.030, weight_dtype="fp8", compute_dtype="fp8")
+        batches, step_ms = explorer.step_line.get_data()
+        assert batches[0] == 1
+        assert step_ms[0] == pytest.approx(result.numbers["decode"]["latency_floor"] * 1e3, rel=1e-9)
+        operating = result.numbers["decode"]["batch"]
+        assert np.interp(operating, batches, step_ms) == pytest.approx(
+            result.numbers["decode"]["step_time"] * 1e3, rel=0.02)
+    finally:
+        explorer.view.figure.clear()

@@ -56,7 +56,7 @@ def pixel_ratio() -> float:
 
 PIXEL_RATIO = pixel_ratio()
 STATUS_COLORS = {"bad": "#c62828", "ok": "#2e7d32", "note": "#8a5a00"}
-STATUS_MARKS = {"bad": "✗ ", "ok": "✓ ", "note": "ⓘ "}   # a mark as well as a colour (never colour alone)
+STATUS_MARKS = {"bad": "✗ ", "ok": "✓ ", "note": "ℹ "}   # a mark as well as a colour (never colour alone); glyphs DejaVu Sans has
 
 
 # --- Controls -----------------------------------------------------------------------------------
@@ -467,7 +467,7 @@ def readout_table(rows: list[tuple]) -> str:
     """HTML for the readout panel: label/value pairs, values in bold.
 
     A row may carry a third item, a status: "bad" (red, ✗: e.g. the weights do not fit in HBM),
-    "ok" (green, ✓) or "note" (amber, ⓘ: a setting the explorer had to interpret).
+    "ok" (green, ✓) or "note" (amber, ℹ: a setting the explorer had to interpret).
     """
     body = []
     for label, value, *status in rows:
@@ -476,7 +476,7 @@ def readout_table(rows: list[tuple]) -> str:
         mark = STATUS_MARKS.get(status, "")
         body.append(f"<tr class='lecture-row-{status or 'plain'}' style='{style[1:]}'>"
                     f"<td style='padding:1px 10px 1px 0'>{html.escape(label)}</td>"
-                    f"<td style='padding:1px 0'><b>{mark}{html.escape(value)}</b></td></tr>")
+                    f"<td style='padding:1px 0;overflow-wrap:anywhere'><b>{mark}{html.escape(value)}</b></td></tr>")
     return f"<table style='font-size:13px;line-height:1.35'>{''.join(body)}</table>"
 
 

@@ -106,7 +106,7 @@ class RealityExplorer(explore.Explorer):
             if mask.any():
                 axis.plot(bounds[mask], measured[mask], "o", color=color, ms=6, alpha=0.75, label=kind)
         axis.plot(self.span, self.span, color=COLORS["total"], lw=1.5, label="measured = bound")
-        self.look, = axis.plot([], [], color=COLORS["balance"], ls=":", lw=1.5, label="bound / 1.3")
+        self.look, = axis.plot([], [], color=COLORS["balance"], ls=":", lw=1.5, label="bound ÷ second-look factor")
         self.selected, = axis.plot([], [], "s", mfc="none", mec="black", ms=14, mew=2, label="selected")
         self.with_tau, = axis.plot([], [], "x", color="black", ms=10, mew=2, label="selected, bound with τ")
         axis.legend(loc="upper left", framealpha=0.9, frameon=True, fontsize=8)

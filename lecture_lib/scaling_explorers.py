@@ -72,7 +72,7 @@ class OvertrainingExplorer(explore.Explorer):
                       xlabel="tokens", title="token budget of one model")
         self.bar_labels = [bars_axis.text(1.0, y, "", va="center", ha="left", fontsize=9) for y in positions]
         self.lecture_marker = bars_axis.axvline(2.6e14, color=COLORS["total"], ls=":", lw=1,
-                                                label="lecture: ≈2.6e14 tokens")
+                                                label=f"lecture: ≈{units.power_of_ten(2.6e14, 'tokens', digits=2)}")
         bars_axis.legend(loc="lower right")
         ratio_axis.set(xscale="log", yscale="log", xlim=self.N_RANGE, ylim=(1e-2, 1e7),
                        xlabel="active parameters N", ylabel="D_pretrain / (20 N)",

@@ -176,3 +176,23 @@ def test_high_dpi_figures_on_request():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout.strip()) == pytest.approx(2.0, abs=0.01)
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
+def test_no_e_notation_in_any_text_of_a_figure(cls):
+    """Titles, axis labels, legend entries and annotations read "2.6 × 10¹⁴", never "2.6e14"
+    (a walkthrough found the e-notation in a Chapter 5 legend after the readouts were clean)."""
+    import re
+
+    from matplotlib.text import Text
+
+    explorer = cls()
+    try:
+        explorer.view.canvas.draw()     # tick labels exist once drawn
+        texts = [t.get_text() for t in explorer.view.figure.findobj(Text)]
+        texts += [t.get_text() for axis in explorer.view.figure.axes if axis.get_legend()
+                  for t in axis.get_legend().get_texts()]
+        found = [t for t in texts if re.search(r"\d[eE][+-]?\d", t)]
+        assert not found, f"{cls.__name__}: e-notation in figure text: {found}"
+    finally:
+        explorer.view.figure.clear()

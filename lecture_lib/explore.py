@@ -124,7 +124,7 @@ def nice_stops(value: float, low: float, high: float, *, steps_per_decade: int =
 
 
 def value_label(value: float) -> str:
-    """How a log slider shows a value: as typed, without e-notation ("1024", "35,136", "0.05",
+    """How a log slider shows a value: as the lesson writes it, without e-notation ("1,024", "35,136", "0.05",
     "500M" for 5e8, "2.6T" for 2.6e12)."""
     value = float(value)
     magnitude = abs(value)
@@ -132,11 +132,9 @@ def value_label(value: float) -> str:
         for scale, suffix in ((1e15, "Q"), (1e12, "T"), (1e9, "B"), (1e6, "M")):
             if magnitude >= scale:
                 return f"{value / scale:.4g}{suffix}"
-    if magnitude >= 1e4:
+    if magnitude >= 1000:                   # "1,024" as the lesson's text writes it
         return f"{round(value):,}"
     if value == round(value):
-        return str(int(round(value)))
-    if magnitude >= 1000:
         return str(int(round(value)))
     return f"{value:.4g}" if magnitude >= 1e-4 else f"{value:.2e}"
 

@@ -162,7 +162,7 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, br
         page.keyboard.press("Control+A")
         page.keyboard.type("3,000")
         page.keyboard.press("Enter")
-        page.wait_for_function("""(el) => el.textContent.trim() === '3000'""", arg=readout.element_handle(), timeout=15_000)
+        page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
         session.wait_idle(20, settle=0.5)
         assert table.inner_text() != before
         value = session.execute_in_kernel(
@@ -173,7 +173,7 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, br
         page.keyboard.press("Control+A")
         page.keyboard.type("1e30")
         page.keyboard.press("Enter")
-        page.wait_for_function("""(el) => el.textContent.trim() === '3000'""", arg=readout.element_handle(), timeout=15_000)
+        page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
         assert not session.errors()
     finally:
         session.close()

@@ -52,12 +52,12 @@ def test_log_sliders_start_on_the_declared_value_and_stop_on_round_numbers(cls):
 def test_log_slider_positions_values_and_code_set_values():
     control = explore.log_slider("context (tokens)", 1024, 128, 1_048_576)
     assert control.stops == tuple(2.0 ** k for k in range(7, 21))           # the lesson uses powers of two
-    assert control._options_labels[3] == "1024" and control.index == 3
+    assert control._options_labels[3] == "1,024" and control.index == 3
     batch = explore.log_slider("batch", 2400, 16, 20_000)
     assert batch.stops == (16, 20, 50, 100, 200, 500, 1000, 2000, 2400, 5000, 10_000, 20_000)
-    assert batch.label == "2400"
+    assert batch.label == "2,400"
     batch.value = 3000.0                      # set from code: kept as set, and shown as set
-    assert batch.value == 3000.0 and batch.label == "3000" and batch._options_labels[batch.index] == "3000"
+    assert batch.value == 3000.0 and batch.label == "3,000" and batch._options_labels[batch.index] == "3,000"
     batch.value = batch.base ** batch.max     # 20000.000000000004 from the exponent is the end itself
     assert batch.value == 20_000
     assert explore.value_label(5e8) == "500M" and explore.value_label(35_136) == "35,136"
@@ -260,9 +260,9 @@ def test_a_typed_value_is_kept_exactly_and_a_bad_one_changes_nothing():
     control = explore.log_slider("batch", 1024, 1, 65536)
     control.typed.value = "3,000"
     assert control.value == 3000.0 and 3000.0 in control.stops and control.stops[control.index] == 3000.0
-    assert control.typed.value == "3000"
+    assert control.typed.value == "3,000"
     for bad in ("1e30", "0.5", "many"):
         control.typed.value = bad
-        assert control.value == 3000.0 and control.typed.value == "3000"
+        assert control.value == 3000.0 and control.typed.value == "3,000"
     control.value = 2048                      # a move of the slider shows in the hidden box too
-    assert control.typed.value == "2048"
+    assert control.typed.value == "2,048"

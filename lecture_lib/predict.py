@@ -193,9 +193,9 @@ class Prediction:
         if self.state == "guessed":
             return f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved. Press <b>Reveal</b> when ready."
         if self.state == "needs_guess":
-            return (f"{problem}✏️ <b>Enter a guess first</b> in the box under the question, then press Reveal; "
+            return (f"{problem}✏️ <b>Enter a guess first</b> in the guess box, then press Reveal; "
                     "or press <b>Show anyway</b>.")
-        return (f"{problem}✏️ <b>Enter a guess first</b> (in the box under the question above), then press "
+        return (f"{problem}✏️ <b>Enter a guess first</b> in the guess box, then press "
                 "Reveal. The answer stays hidden until then; <b>Show anyway</b> reveals it without a guess.")
 
     def graded(self) -> list[tuple[str, float]]:

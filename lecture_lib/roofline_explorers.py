@@ -202,7 +202,7 @@ class BatchExplorer(_RooflineExplorer):
                                                      label="B* with KV")
             lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
         # An MoE step reads only the experts its tokens touch (Chapter 8 measures it) (roofline.PARAMS_READ)
-        lines["weights_read"], = latency.plot([], [], color=COLORS["weights"], ls=(0, (4, 1.5, 1, 1.5, 1, 1.5)), lw=1.2,
+        lines["weights_read"], = latency.plot([], [], color=COLORS["weights"], ls=(0, (1, 1.5)), lw=2.2, alpha=0.55,
                                               label="weight fetch, only the experts touched")
         latency.legend(loc="upper left", framealpha=0.9, frameon=True)
         self.no_fit = [NoFitShade(axis, view) for axis in (latency, cost)]

@@ -239,8 +239,10 @@ class InferenceAwareExplorer(explore.Explorer):
         cost_axis.legend(loc="upper center", ncol=2, fontsize=7.5)
         self.axes = (curve_axis, cost_axis)
         _no_minor_ticks(curve_axis, cost_axis)
-        view.animate(self.curve, self.chinchilla_line, self.your_point, self.train_line, self.serve_line,
-                     self.total_line, self.best_line, self.chin_line)
+        # the bold total first: where inference dominates, its (patterned) line lies on the total and
+        # must be drawn over it, not hidden under it (a learner's walkthrough saw only a stub)
+        view.animate(self.curve, self.chinchilla_line, self.your_point, self.total_line, self.train_line,
+                     self.serve_line, self.best_line, self.chin_line)
         return view
 
     def update(self, values):

@@ -67,6 +67,12 @@ def _css(rgba, alpha: float | None = None) -> str | None:
     return f"rgba({round(r * 255)},{round(g * 255)},{round(b * 255)},{a:.3g})"
 
 
+def _opaque(style: dict) -> bool:
+    """True when a path's fill and stroke are fully opaque: then drawing it in one path with its
+    neighbours of the same style paints the same pixels (overlaps are not painted twice over)."""
+    return all(style[key].endswith(",1)") for key in ("s", "f") if key in style)
+
+
 class Recorder(RendererBase):
     """A matplotlib renderer that records what the moving artists draw, in canvas pixels (y down).
 
@@ -167,6 +173,11 @@ class Recorder(RendererBase):
         if "s" not in style and "f" not in style and "h" not in style:
             return
         offset, count = self._add(codes, vertices)
+        last = self.ops[-1] if self.ops else None
+        if (last is not None and last["k"] == "p" and last["o"] + last["n"] == offset and "cp" not in style
+                and _opaque(style) and "d" not in style and {k: v for k, v in last.items() if k not in ("k", "o", "n")} == style):
+            last["n"] += count      # one more bar of the same colours: the same canvas path (a Gantt's boxes)
+            return
         self.ops.append({"k": "p", "o": offset, "n": count, **style})
 
     def draw_markers(self, gc, marker_path, marker_trans, path, trans, rgbFace=None):

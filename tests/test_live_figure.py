@@ -188,3 +188,16 @@ def test_reusing_unchanged_artists_gives_the_same_frame_as_drawing_them_all():
                         f"{cls.__name__}: moving {name!r} sent an outdated frame")
         finally:
             view.figure.clear()
+
+
+def test_neighbouring_opaque_paths_of_one_style_share_one_operation():
+    from matplotlib.collections import PolyCollection
+
+    figure, axes = _figure()
+    boxes = [[(i, 0), (i + 0.8, 0), (i + 0.8, 1), (i, 1)] for i in range(5)]
+    solid = axes.add_collection(PolyCollection(boxes, facecolors="#1f77b4", edgecolors="white"))
+    faint = axes.add_collection(PolyCollection(boxes, facecolors="#1f77b4", alpha=0.5))
+    ops, points = live_figure.record(figure, [solid])
+    assert len(ops) == 1 and ops[0]["n"] == len(_triples(points))        # five boxes, one canvas path
+    ops, _ = live_figure.record(figure, [faint])
+    assert len(ops) == 5                   # translucent: overlaps must stay painted twice, as Agg does

@@ -848,6 +848,32 @@ def nice_ceiling(x: float, steps: tuple = ROUND_STEPS) -> float:
     return 10 ** (exponent + 1)
 
 
+def steady_ceiling(current: float, needed: float, *, fill: float = 0.4, steps: tuple = ROUND_STEPS) -> float:
+    """A linear axis's top that stays put while a slider moves: the ``current`` top as long as it
+    holds ``needed`` and the data still fill at least ``fill`` of it, else :func:`nice_ceiling`.
+    (A top re-fitted on every move costs a full redraw per move, 100-250 ms on the course's
+    2-core machine; a learner dragging back and forth would pay it at every step.)"""
+    if current > 0 and fill * current <= needed <= current:
+        return current
+    return nice_ceiling(needed, steps)
+
+
+def steady_decades(current: tuple, low: float, high: float, *, slack: int = 1,
+                   margin: int = 0) -> tuple[float, float]:
+    """Log-axis limits in whole decades that hold ``[low, high]``: the ``current`` ones while they
+    hold the data with at most ``slack`` (+ 2 ``margin``) spare decades, else the tightest whole
+    decades widened by ``margin`` on each side (for data whose whole range slides as a slider moves)."""
+    import math
+
+    tight = (math.floor(math.log10(low)), math.ceil(math.log10(high)))
+    if current[0] > 0 and current[1] > 0:
+        now = (math.log10(current[0]), math.log10(current[1]))
+        spare = (now[1] - now[0]) - (tight[1] - tight[0])
+        if now[0] <= math.log10(low) and math.log10(high) <= now[1] and spare <= slack + 2 * margin:
+            return float(current[0]), float(current[1])
+    return 10.0 ** (tight[0] - margin), 10.0 ** (tight[1] + margin)
+
+
 def set_limits(axis, xlim, ylim, *, pad: float = 1.0) -> bool:
     """Set limits only when they change (a full redraw is then needed); returns True if changed."""
     changed = tuple(axis.get_xlim()) != tuple(xlim) or tuple(axis.get_ylim()) != tuple(ylim)

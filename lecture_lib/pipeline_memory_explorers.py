@@ -114,7 +114,8 @@ class MemoryExplorer(explore.Explorer):
         self.hbm_line.set_ydata([hbm, hbm])
         p = values["P"]
         self.highlight.set_x(p - 0.5)
-        top = explore.nice_ceiling(1.08 * max(weights[0] + kv[0], hbm), explore.FINE_STEPS)
+        top = explore.steady_ceiling(self.axis.get_ylim()[1], 1.08 * max(weights[0] + kv[0], hbm),
+                                     steps=explore.FINE_STEPS)
         changed = explore.set_limits(self.axis, (0.4, STAGES[-1] + 0.6), (0, top))
         kv_label = KV_LABELS[values["batch_mode"]]
         kv_text = next(text for text in self.legend.get_texts() if text.get_text().startswith("KV cache"))
@@ -225,11 +226,11 @@ class LatencyExplorer(explore.Explorer):
 
         self.ep_dot.set_data([e * p], [at_ep * MS])
 
-        left_top = explore.nice_ceiling(1.1 * (t_step + hops[-1]) * MS, explore.FINE_STEPS)
+        left_top = explore.steady_ceiling(self.axes[0].get_ylim()[1], 1.1 * (t_step + hops[-1]) * MS,
+                                          steps=explore.FINE_STEPS)
         changed = explore.set_limits(self.axes[0], (0.4, STAGES[-1] + 0.6), (0, left_top))
-        low, high = floor.min(), floor.max()
         changed |= explore.set_limits(self.axes[1], (1, self.MAX_GPUS),
-                                      (10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))))
+                                      explore.steady_decades(self.axes[1].get_ylim(), floor.min(), floor.max()))
         token = t_step + (hops[p - 1])
         weights_hbm = model.params_total * bytes_param
         stages_needed = math.ceil(weights_hbm / (e * chip.hbm_capacity))

@@ -263,7 +263,8 @@ class InferenceAwareExplorer(explore.Explorer):
         # Both terms stay on the chart at the demand slider's ends (a tiny demand puts inference far below).
         low_cost = min(best["total_flops"] / 10, float(np.min(train)) / 2, float(serve[sizes.size // 3]))
         high_cost = max(low_cost * 1e5, best["total_flops"] * 1e3)
-        changed = explore.set_limits(self.axes[1], _decades(sizes[0], sizes[-1]), _decades(low_cost, high_cost))
+        changed = explore.set_limits(self.axes[1], explore.steady_decades(self.axes[1].get_xlim(), sizes[0], sizes[-1]),
+                                     explore.steady_decades(self.axes[1].get_ylim(), low_cost, high_cost, margin=1))
         tpp = np.asarray(tokens_per_param, dtype=float)
         changed |= explore.set_limits(self.axes[0], (self.DEMANDS[0], self.DEMANDS[-1]),
                                       (min(5.0, _decades(np.nanmin(tpp) / 1.5, 10)[0]),

@@ -266,3 +266,21 @@ def test_a_typed_value_is_kept_exactly_and_a_bad_one_changes_nothing():
         assert control.value == 3000.0 and control.typed.value == "3,000"
     control.value = 2048                      # a move of the slider shows in the hidden box too
     assert control.typed.value == "2,048"
+
+
+# --- axis limits that stay put while a slider moves ------------------------------------------------
+def test_a_steady_top_holds_while_the_data_fit_and_fill_enough_of_it():
+    assert explore.steady_ceiling(10.0, 7.0) == 10.0            # still holds, fills 70%
+    assert explore.steady_ceiling(10.0, 11.0) == 20.0           # data outgrew it: the next round number
+    assert explore.steady_ceiling(10.0, 3.0) == 5.0             # data under 40% of it: re-fitted
+    assert explore.steady_ceiling(0.0, 3.0) == 5.0              # nothing yet
+
+
+def test_steady_decades_keep_the_axis_until_the_data_leave_it_or_it_is_far_too_wide():
+    assert explore.steady_decades((1.0, 1e4), 12.0, 9000.0) == (1.0, 1e4)      # one spare decade: kept
+    assert explore.steady_decades((1.0, 1e4), 12.0, 20.0) == (10.0, 100.0)     # two spare: re-fitted
+    assert explore.steady_decades((10.0, 1e4), 5.0, 900.0) == (1.0, 1e3)       # data left it
+    assert explore.steady_decades((1.0, 1.0), 5.0, 900.0, margin=1) == (0.1, 1e4)
+    # back and forth across a decade boundary: one redraw, not one per move
+    limits = explore.steady_decades((10.0, 1e4), 9.5, 900.0)
+    assert explore.steady_decades(limits, 10.5, 900.0) == limits

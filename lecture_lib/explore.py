@@ -311,13 +311,12 @@ def _accept_typing(control: "LogSlider") -> None:
     (``control.typed``, shown with the explorer's controls); its value is parsed here. A value
     inside the slider's range is kept exactly and becomes a stop; anything else leaves the slider
     where it was and the readout shows its value again."""
-    typed = widgets.Text(value=value_label(control.value), continuous_update=False,
-                         layout=widgets.Layout(display="none"))
+    typed = widgets.Text(value="", continuous_update=False, layout=widgets.Layout(display="none"))
     typed.add_class(f"lecture-typed-{control.model_id}")
 
     def submitted(change):
         text = change["new"]
-        if text == value_label(control.value):
+        if not text.strip():
             return
         try:
             value = parse_typed(text)
@@ -331,10 +330,9 @@ def _accept_typing(control: "LogSlider") -> None:
             labels = list(control._options_labels)
             labels[control.index] += " "
             control._options_labels = tuple(labels)
-        typed.value = value_label(control.value)
+        typed.value = ""        # empty again, so the next entry is a change whatever it is (and no message per move)
 
     typed.observe(submitted, names="value")
-    control.observe(lambda change: setattr(typed, "value", value_label(control.value)), names="value")
     control.typed = typed
 
 

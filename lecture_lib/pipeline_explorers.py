@@ -88,9 +88,9 @@ class ScheduleExplorer(explore.Explorer):
     def setup(self):
         view, (gantt,) = explore.new_view(9.0, 5.0)
         figure = view.figure
-        gantt.set_position([0.07, 0.47, 0.91, 0.45])
-        memory = figure.add_axes([0.07, 0.09, 0.4, 0.26])
-        curve_axis = figure.add_axes([0.58, 0.09, 0.4, 0.26])
+        gantt.set_position([0.07, 0.51, 0.91, 0.41])
+        memory = figure.add_axes([0.07, 0.09, 0.4, 0.24])
+        curve_axis = figure.add_axes([0.58, 0.09, 0.4, 0.24])
         # Time is drawn in fractions of the axis width, so the limits never change and every frame blits;
         # the tick labels are animated texts that follow the current time scale.
         gantt.set(xlim=(0, 1), ylim=(0, 1), yticks=[], xticks=TICKS, xticklabels=[],

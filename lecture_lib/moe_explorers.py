@@ -116,7 +116,7 @@ class CrossRackExplorer(explore.Explorer):
             "inside": time.plot([], [], color=COLORS["kv"], ls="--", label="in-rack share (NVLink)")[0],
             "cross": time.plot([], [], color=COLORS["weights"], ls="--", label="cross-rack share (scale-out)")[0],
             "compute": time.axhline(1, color=COLORS["compute"], lw=1.5, label="expert compute (peak FLOP/s)"),
-            "marker_time": time.axvline(2, color=COLORS["marker"], lw=1.0),
+            "marker_time": time.axvline(2, color=COLORS["marker"], lw=1.0, label="your R"),
             "marker_share": share.axvline(2, color=COLORS["marker"], lw=1.0, label="your R"),
             "dot": share.plot([], [], "o", color=COLORS["balance"], ms=9)[0],
         }
@@ -153,6 +153,11 @@ class CrossRackExplorer(explore.Explorer):
         self.lines["dot"].set_data([racks], [fraction])
         here = float(times["total"][racks - 1])
         one_rack = float(times["total"][0])
+        shown = np.concatenate([times["total"], times["inside"], times["cross"][1:], [compute]]) * us
+        shown = shown[np.isfinite(shown) & (shown > 0)]
+        axis = self.lines["total"].axes       # the time axis fits its curves, in whole decades that stay put
+        changed = explore.set_limits(axis, axis.get_xlim(),
+                                     explore.steady_decades(axis.get_ylim(), shown.min(), shown.max(), margin=1))
         n_layers = workload.model.n_moe_layers
         system = r["system"]
         rows = [
@@ -173,7 +178,7 @@ class CrossRackExplorer(explore.Explorer):
             ("all-to-all / compute", f"{here / compute:.1f}"),
             (f"all-to-all per step ({n_layers} MoE layers)", units.seconds(here * n_layers)),
         ]
-        return rows, False
+        return rows, changed
 
     @staticmethod
     def _spread(n_experts: int, racks: int, gpus_per_rack: int) -> str:

@@ -328,7 +328,7 @@ function buildPath(view, offset, count, dx = 0, dy = 0) {
 }
 
 const hatchTiles = new Map();
-function hatchPattern(ctx, op) {
+function hatchPattern(ctx, op, figureHeight) {
   // Agg tiles a hatch over one inch (op.hs px) with 6 lines per repeated character, as matplotlib does.
   const key = [op.h, op.hc, op.hw, op.hs].join('|');
   if (!hatchTiles.has(key)) {
@@ -355,13 +355,13 @@ function hatchPattern(ctx, op) {
   const pattern = ctx.createPattern(hatchTiles.get(key), 'repeat');
   // Agg starts its tiles at the figure's bottom-left corner; the canvas at its top-left
   const size = hatchTiles.get(key).height;
-  pattern.setTransform(new DOMMatrix().translate(0, ctx.canvas.height % size));
+  pattern.setTransform(new DOMMatrix().translate(0, figureHeight % size));
   return pattern;
 }
 
-function paint(ctx, op, path) {
+function paint(ctx, op, path, figureHeight) {
   if (op.f) { ctx.fillStyle = op.f; ctx.fill(path); }
-  if (op.h) { ctx.fillStyle = hatchPattern(ctx, op); ctx.fill(path); }
+  if (op.h) { ctx.fillStyle = hatchPattern(ctx, op, figureHeight); ctx.fill(path); }
   if (op.s) {
     ctx.strokeStyle = op.s; ctx.lineWidth = op.w; ctx.lineCap = op.cap || 'butt'; ctx.lineJoin = op.join || 'miter';
     ctx.setLineDash(op.d || []); ctx.lineDashOffset = op.do || 0;
@@ -369,17 +369,21 @@ function paint(ctx, op, path) {
   }
 }
 
-function draw(ctx, canvas, frame, view) {
+function draw(ctx, canvas, frame, view, scale, figureHeight) {
+  ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.clearRect(0, 0, canvas.width, canvas.height);
+  // operations are in the figure's pixels; the canvas has the screen's (sharp curves on a high-DPI
+  // screen even where the background PNG is drawn at 1x)
+  ctx.setTransform(scale, 0, 0, scale, 0, 0);
   for (const op of frame.ops || []) {
     ctx.save();
     if (op.clip) { ctx.beginPath(); ctx.rect(op.clip[0], op.clip[1], op.clip[2], op.clip[3]); ctx.clip(); }
     if (op.cp) ctx.clip(buildPath(view, op.cp[0], op.cp[1]));
-    if (op.k === 'p') paint(ctx, op, buildPath(view, op.o, op.n));
+    if (op.k === 'p') paint(ctx, op, buildPath(view, op.o, op.n), figureHeight);
     else if (op.k === 'm') {
       for (let i = op.po; i < op.po + op.pn; i++) {
         const x = view.getFloat32(12 * i + 4, true), y = view.getFloat32(12 * i + 8, true);
-        paint(ctx, op, buildPath(view, op.o, op.n, x, y));
+        paint(ctx, op, buildPath(view, op.o, op.n, x, y), figureHeight);
       }
     } else if (op.k === 't') {
       ctx.font = op.font; ctx.fillStyle = op.c; ctx.textBaseline = 'alphabetic';
@@ -411,17 +415,22 @@ function render({ model, el }) {
   const ctx = canvas.getContext('2d');
   let url = null, waiting = false, frames = 0;
 
+  let scale = 1, height = 1;
   const size = () => {
     const [w, h] = model.get('pixels'), [cw, ch] = model.get('css_size');
-    canvas.width = w; canvas.height = h;
+    const dpr = Math.min(3, Math.max(1, window.devicePixelRatio || 1));
+    canvas.width = Math.round(cw * dpr); canvas.height = Math.round(ch * dpr);
+    scale = canvas.width / w; height = h;
     for (const node of [img, canvas]) { node.style.width = cw + 'px'; node.style.height = ch + 'px'; }
     box.style.width = cw + 'px'; box.style.height = ch + 'px';
   };
   const paintFrame = () => {
+    const dpr = Math.min(3, Math.max(1, window.devicePixelRatio || 1));
+    if (canvas.width !== Math.round(model.get('css_size')[0] * dpr)) size();     // zoomed or moved screens
     const buffer = model.get('points');
     const view = buffer instanceof DataView ? buffer : new DataView(buffer.buffer || buffer, buffer.byteOffset || 0, buffer.byteLength);
     const started = performance.now();
-    draw(ctx, canvas, model.get('frame'), view);
+    draw(ctx, canvas, model.get('frame'), view, scale, height);
     box.dataset.paintMs = (performance.now() - started).toFixed(2);      // read by tools/bench_browser.py
     box.dataset.frame = String(++frames);
     box.dispatchEvent(new CustomEvent('lecture-frame', { bubbles: true }));

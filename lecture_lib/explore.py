@@ -595,16 +595,21 @@ class FigureView:
             self._page_background_stale = True
             self._recorded.clear()      # the axes' transforms may have changed
         if self.live:
-            self._render_live(new_palette=full)
+            self._render_live()
         else:
-            if not full:
-                self.canvas.restore_region(self._background)
-            for artist in self._animated:
-                self.figure.draw_artist(artist)
+            self._draw_moving(restore=not full)
             self.widget.value = self.png_bytes(new_palette=full)
         self.last_render_seconds = time.perf_counter() - started
 
-    def _render_live(self, *, new_palette: bool) -> None:
+    def _draw_moving(self, *, restore: bool = True) -> None:
+        """Agg draws the moving artists over the cached background (restored first, unless the
+        canvas was just drawn)."""
+        if restore:
+            self.canvas.restore_region(self._background)
+        for artist in self._animated:
+            self.figure.draw_artist(artist)
+
+    def _render_live(self) -> None:
         """Send the background when it changed, and the moving artists as canvas operations
         (lecture_lib.live_figure); an artist the canvas cannot draw sends the whole frame as a PNG."""
         from . import live_figure
@@ -614,9 +619,7 @@ class FigureView:
             ops, points = live_figure.record(self.figure, self._animated, self._recorded)
         except live_figure.Unsupported:
             self._recorded.clear()
-            self.canvas.restore_region(self._background)
-            for artist in self._animated:
-                self.figure.draw_artist(artist)
+            self._draw_moving()
             with self.widget.hold_sync():
                 self.widget.background = self.png_bytes(new_palette=True)
                 self.widget.points, self.widget.frame = b"", {"ops": [], "n": self._frames}
@@ -635,8 +638,7 @@ class FigureView:
         background, points and operations."""
         if not self.live:
             return (bytes(self.widget.value),)
-        ops = [{k: v for k, v in op.items()} for op in self.widget.frame.get("ops", [])]
-        return bytes(self.widget.background), bytes(self.widget.points), repr(ops)
+        return bytes(self.widget.background), bytes(self.widget.points), repr(self.widget.frame.get("ops", []))
 
     def page_png(self) -> bytes:
         """The PNG the page holds: the whole figure, or a live figure's background."""
@@ -647,9 +649,7 @@ class FigureView:
         either mode: what tests compare, and a still copy of a live figure."""
         if self._background is None:
             self.render(full=True)
-        self.canvas.restore_region(self._background)
-        for artist in self._animated:
-            self.figure.draw_artist(artist)
+        self._draw_moving()
         self._recorded.clear()          # drawing lowered the artists' stale flags
         return self.png_bytes(new_palette=True)
 

@@ -221,10 +221,9 @@ class Recorder(RendererBase):
         self.ops.append(op)
 
     # --- result --------------------------------------------------------------------------------
-    def points(self) -> bytes:
-        if not self._chunks:
-            return b""
-        return np.concatenate(self._chunks).astype("<f4").tobytes()
+    def block(self) -> np.ndarray:
+        """Every recorded ``(code, x, y)`` triple, one float32 row each."""
+        return np.concatenate(self._chunks) if self._chunks else np.empty((0, 3), np.float32)
 
 
 class _Signature:
@@ -294,12 +293,14 @@ def record(figure, artists, cache: dict | None = None) -> tuple[list[dict], byte
         if not artist.get_visible():
             continue
         kept = cache.get(id(artist)) if cache is not None else None
-        signature = _line_signature(artist) if cache is not None else None
-        if kept is None or kept[0] is not artist or (artist.stale and (signature is None or signature != kept[3])):
+        fresh = kept is None or kept[0] is not artist
+        if fresh or artist.stale:       # an artist that is not stale is not even looked at
+            signature = _line_signature(artist) if cache is not None else None
+            fresh = fresh or signature is None or signature != kept[3]
+        if fresh:
             recorder = Recorder(agg, width, height, figure.dpi)
             artist.draw(recorder)
-            block = np.concatenate(recorder._chunks) if recorder._chunks else np.empty((0, 3), np.float32)
-            kept = (artist, recorder.ops, block, signature)
+            kept = (artist, recorder.ops, recorder.block(), signature)
             if cache is not None:
                 cache[id(artist)] = kept
         _, artist_ops, block, _ = kept

@@ -33,7 +33,7 @@ import time
 import ipywidgets as widgets
 import traitlets
 
-from . import plots
+from . import ahead, plots
 
 SLIDER_STYLE = {"description_width": "150px"}
 SLIDER_LAYOUT = {"width": "440px"}
@@ -633,6 +633,19 @@ class FigureView:
             self.widget.points = points
             self.widget.frame = {"ops": ops, "n": self._frames}
 
+    def moving_frame(self) -> tuple[list[dict], bytes] | None:
+        """The moving artists as they stand, recorded for the live figure (operations, points), or
+        None where the page would need a new background first (or the canvas cannot draw them)."""
+        from . import live_figure
+
+        if not self.live or self._background is None or self._page_background_stale:
+            return None
+        try:
+            return live_figure.record(self.figure, self._animated, self._recorded)
+        except live_figure.Unsupported:
+            self._recorded.clear()
+            return None
+
     def shown(self) -> tuple:
         """What the page holds now, comparable between moves: the PNG, or a live figure's
         background, points and operations."""
@@ -712,7 +725,10 @@ class Explorer:
         self.readout.add_class("lecture-readout")
         self._scheduled = False
         self.render_count = 0
+        self.lookahead = ahead.Lookahead(self)
         self.refresh(full=True)
+        if self.view.live:
+            self.view.widget.on_msg(self._on_page_message)
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
         label_width = self._fit_labels()
@@ -764,6 +780,32 @@ class Explorer:
         self.readout.value = readout_table(rows)     # after the figure: the page paints the curves first
         self.render_count += 1
 
+    def predict(self, name: str, value) -> tuple | None:
+        """What the learner would see with control ``name`` at ``value`` and the others where they
+        are: (operations, points, text alternative, readout HTML) for the live figure, or None
+        where that needs a new background. Computed by the same ``update`` as a real move; the
+        figure's limits and artists are put back afterwards (lecture_lib.ahead)."""
+        axes = self.view.figure.axes
+        limits = [(axis.get_xlim(), axis.get_ylim()) for axis in axes]
+        try:
+            rows, needs_full = self.update(dict(self.values, **{name: value}))
+            if needs_full or any((axis.get_xlim(), axis.get_ylim()) != kept for axis, kept in zip(axes, limits)):
+                return None
+            frame = self.view.moving_frame()
+            if frame is None:
+                return None
+            return (*frame, self.summary(rows), readout_table(rows))
+        finally:
+            for axis, (xlim, ylim) in zip(axes, limits):
+                if (axis.get_xlim(), axis.get_ylim()) != (xlim, ylim):
+                    axis.set_xlim(*xlim)
+                    axis.set_ylim(*ylim)
+            self.update(self.values)
+
+    def _on_page_message(self, _widget, content, _buffers) -> None:
+        if isinstance(content, dict) and content.get("ahead") == "please":    # a view was just drawn
+            self.lookahead.schedule(_kernel_loop())
+
     def summary(self, rows) -> str:
         """The figure's text alternative: what each chart plots over which ranges (the real axis
         limits, or a categorical axis's labels), its series, and the readouts (which state the
@@ -773,6 +815,9 @@ class Explorer:
         return f"{text} {rows}".strip()
 
     def _on_change(self, change) -> None:
+        self.lookahead.last_moved = next((name for name, control in self.controls.items()
+                                          if control is change["owner"]), None)
+        self.lookahead.generation += 1          # predictions under way assumed the old position
         if self._scheduled:
             return
         loop = _kernel_loop()
@@ -785,6 +830,7 @@ class Explorer:
     def _refresh_safely(self) -> None:
         try:
             self.refresh()
+            self.lookahead.schedule(_kernel_loop())
         except Exception as error:  # show it in the explorer instead of losing it in a log
             self._scheduled = False
             self.readout.value = (f"<pre style='color:#b00'>{html.escape(type(error).__name__)}: "

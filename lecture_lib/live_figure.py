@@ -425,17 +425,54 @@ function render({ model, el }) {
     for (const node of [img, canvas]) { node.style.width = cw + 'px'; node.style.height = ch + 'px'; }
     box.style.width = cw + 'px'; box.style.height = ch + 'px';
   };
-  const paintFrame = () => {
+  const dataView = (buffer) => buffer instanceof DataView ? buffer
+    : new DataView(buffer.buffer || buffer, buffer.byteOffset || 0, buffer.byteLength);
+  const paint = (frame, view, predicted) => {
     const dpr = Math.min(3, Math.max(1, window.devicePixelRatio || 1));
     if (canvas.width !== Math.round(model.get('css_size')[0] * dpr)) size();     // zoomed or moved screens
-    const buffer = model.get('points');
-    const view = buffer instanceof DataView ? buffer : new DataView(buffer.buffer || buffer, buffer.byteOffset || 0, buffer.byteLength);
     const started = performance.now();
-    draw(ctx, canvas, model.get('frame'), view, scale, height);
+    draw(ctx, canvas, frame, view, scale, height);
     box.dataset.paintMs = (performance.now() - started).toFixed(2);      // read by tools/bench_browser.py
     box.dataset.frame = String(++frames);
-    box.dispatchEvent(new CustomEvent('lecture-frame', { bubbles: true }));
+    if (predicted) box.dataset.ahead = String(++predictedFrames);
+    box.dispatchEvent(new CustomEvent('lecture-frame', { bubbles: true, detail: { ahead: predicted } }));
   };
+  const paintFrame = () => paint(model.get('frame'), dataView(model.get('points')), false);
+
+  // Frames computed ahead in the kernel (lecture_lib.ahead): when a slider lands on a position
+  // predicted with every other control where it still is, its frame and readout are shown at once.
+  const controls = new Map(), unhook = [];
+  let ahead = null, readoutModel = null, predictedFrames = 0;
+  const keyOf = (v) => typeof v === 'number' ? String(parseFloat(v.toPrecision(12))) : String(v);
+  const jump = (id, control, attr) => {
+    if (!ahead || waiting || !ahead.frames[id]) return;
+    if (keyOf(control.previous(attr)) !== ahead.base[id]) return;
+    for (const [other, m] of controls)
+      if (other !== id && (!m || keyOf(m.get(ahead.attrs[other])) !== ahead.base[other])) return;
+    const entry = ahead.frames[id][keyOf(control.get(attr))];
+    if (!entry) return;
+    ahead = null;         // every other prediction assumed the old position
+    img.alt = img.title = entry.alt;
+    paint(entry, entry.view, true);
+    if (readoutModel) readoutModel.set('value', entry.readout);
+  };
+  const learn = async (table, buffers) => {
+    for (const frames of Object.values(table.frames))
+      for (const entry of Object.values(frames)) entry.view = dataView(buffers[entry.buffer]);
+    if (ahead && JSON.stringify(ahead.base) === JSON.stringify(table.base)) Object.assign(ahead.frames, table.frames);
+    else ahead = table;
+    for (const [id, attr] of Object.entries(table.attrs)) {
+      if (controls.has(id)) continue;
+      controls.set(id, null);
+      const control = await model.widget_manager.get_model(id);
+      const listener = () => jump(id, control, attr);
+      control.on('change:' + attr, listener);
+      unhook.push(() => control.off('change:' + attr, listener));
+      controls.set(id, control);
+    }
+    if (!readoutModel && table.readout) readoutModel = await model.widget_manager.get_model(table.readout);
+  };
+  model.on('msg:custom', (msg, buffers) => { if (msg && msg.ahead) learn(msg.ahead, buffers || []); });
   const setBackground = () => {
     const data = model.get('background');
     if (!data || !data.byteLength) return;
@@ -453,7 +490,8 @@ function render({ model, el }) {
   model.on('change:alt', describe);
   model.on('change:background', setBackground);
   model.on('change:frame', () => { if (!waiting) paintFrame(); });
-  return () => { if (url) URL.revokeObjectURL(url); };
+  model.send({ ahead: 'please' });
+  return () => { if (url) URL.revokeObjectURL(url); for (const off of unhook) off(); };
 }
 export default { render };
 """

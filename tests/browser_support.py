@@ -358,8 +358,8 @@ _PROBE_JS = """
 () => {
   if (window.__lt) return;
   const lt = window.__lt = {key: null, images: {}, readouts: {}};
-  const painted = (store, id, at) =>
-    requestAnimationFrame(() => { (store[id] = store[id] || []).push({at, painted: performance.now()}); });
+  const painted = (store, id, at, ahead = false) =>
+    requestAnimationFrame(() => { (store[id] = store[id] || []).push({at, painted: performance.now(), ahead}); });
   document.addEventListener('keydown', (e) => { lt.key = e.timeStamp; }, true);
   // a new figure: an <img> loaded (a PNG figure) or a live figure's canvas repainted (which,
   // after a new background, happens once that background's <img> has loaded)
@@ -371,7 +371,8 @@ _PROBE_JS = """
   }, true);
   document.addEventListener('lecture-frame', (e) => {
     const box = e.target && e.target.closest && e.target.closest('[data-lt-container]');
-    if (box) painted(lt.images, box.getAttribute('data-lt-container'), performance.now());
+    if (box) painted(lt.images, box.getAttribute('data-lt-container'), performance.now(),
+                     Boolean(e.detail && e.detail.ahead));     // a frame predicted ahead (lecture_lib.ahead)
   }, true);
   for (const readout of document.querySelectorAll('[data-lt-container] .lecture-readout')) {
     const id = readout.closest('[data-lt-container]').getAttribute('data-lt-container');
@@ -789,6 +790,19 @@ class NotebookSession:
         except Exception:
             return False
 
+    def _kernel_frame_ms(self, slider: Slider, after: int, timeout: float) -> float | None:
+        """Key press -> the first frame from the kernel (not predicted) after frame ``after``, painted."""
+        try:
+            handle = self.page.wait_for_function(
+                """([id, after]) => { const frames = window.__lt.images[id] || [];
+                     for (let i = after + 1; i < frames.length; i++)
+                       if (!frames[i].ahead) return frames[i].painted - window.__lt.key;
+                     return false; }""",
+                arg=[slider.container, after], timeout=timeout * 1000, polling="raf")
+            return handle.json_value()
+        except Exception:
+            return None
+
     def measure_latency(self, slider: Slider, presses: int = 12, *, timeout: float = 10.0,
                         pause: float = 0.08) -> tuple[str, list[dict]]:
         """Press the slider's keys ``presses`` times (one way, then back, ...) and time each from the
@@ -797,7 +811,9 @@ class NotebookSession:
         Returns ``(kind, samples)``: kind ``"figure"`` when the slider redraws the figure,
         ``"readout"`` when it only changes the readout (then the readout's change is timed), or
         ``"none"`` when the first press changed nothing. Each sample has ``ms`` (to the painted
-        frame), ``load_ms`` (to the image load or readout mutation) and ``key``.
+        frame), ``load_ms`` (to the image load or readout mutation) and ``key``; for a figure also
+        ``ahead`` (that first frame was one the page held ahead, lecture_lib.ahead) and
+        ``kernel_ms`` (to the frame the kernel then sent for the move, painted).
         """
         self.install_probes()
         handle = self.handle(slider)
@@ -822,9 +838,12 @@ class NotebookSession:
             stream, n = ("images", seen[0]) if kind == "figure" else ("readouts", seen[1])
             sample = self.page.evaluate(
                 """([stream, id, n]) => { const f = window.__lt[stream][id][n];
-                     return {ms: f.painted - window.__lt.key, load_ms: f.at - window.__lt.key}; }""",
+                     return {ms: f.painted - window.__lt.key, load_ms: f.at - window.__lt.key,
+                             ahead: Boolean(f.ahead)}; }""",
                 [stream, slider.container, n])
             sample["key"] = key
+            if kind == "figure":
+                sample["kernel_ms"] = self._kernel_frame_ms(slider, n, timeout) if sample["ahead"] else sample["ms"]
             samples.append(sample)
             time.sleep(pause)   # let the readout and any trailing messages land
             self.wait_idle(10, settle=0.05)

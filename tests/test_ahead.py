@@ -1,0 +1,122 @@
+"""Frames computed ahead (lecture_lib.ahead): every prediction of every explorer is exactly the frame
+and readout a real move to that position then shows, and predicting leaves the explorer as it was.
+
+The page's side (a predicted frame painted on the key press, before the kernel answers) is tested
+in tests/test_browser.py.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import ipywidgets as widgets
+import pytest
+
+from lecture_lib import ahead, explore, live_figure
+
+
+def _real_move(control, value) -> None:
+    """Move a control the way the page does (a log slider by its index)."""
+    if isinstance(control, explore.LogSlider):
+        control.index = control.stops.index(value)
+    else:
+        control.value = value
+
+
+def _what_the_page_holds(explorer) -> tuple:
+    view = explorer.view
+    return (view.widget.frame["ops"], bytes(view.widget.points), view.alt_text, explorer.readout.value)
+
+
+def _fresh(explorer) -> tuple:
+    view = explorer.view
+    ops, points = live_figure.record(view.figure, view._animated)
+    limits = [(a.get_xlim(), a.get_ylim()) for a in view.figure.axes]
+    return ops, points, limits
+
+
+@pytest.mark.parametrize("cls", explore.explorer_classes(), ids=lambda cls: cls.__name__)
+def test_every_prediction_is_the_frame_a_real_move_shows(cls):
+    explorer = cls()
+    view = explorer.view
+    if not view.live:
+        pytest.skip("anywidget is not installed")
+    try:
+        predicted = 0
+        for name, control in explorer.controls.items():
+            if name in explorer.lookahead.skip:
+                continue
+            for _key, value in ahead.neighbours(control):
+                before = _fresh(explorer)
+                page_before = _what_the_page_holds(explorer)
+                frame = explorer.predict(name, value)
+                assert _fresh(explorer) == before, f"{cls.__name__}: predicting {name}={value} changed the figure"
+                assert _what_the_page_holds(explorer) == page_before
+                start = control.value
+                _real_move(control, value)
+                if frame is not None:
+                    predicted += 1
+                    ops, points, alt, readout = frame
+                    assert not view._page_background_stale, (
+                        f"{cls.__name__}: {name}={value} was predicted but needed a new background")
+                    assert (ops, points) == (view.widget.frame["ops"], bytes(view.widget.points)), (
+                        f"{cls.__name__}: the predicted frame for {name}={value} differs from the real one")
+                    assert alt == view.alt_text and readout == explorer.readout.value, (
+                        f"{cls.__name__}: the predicted text for {name}={value} differs from the real one")
+                _real_move(control, start)
+        sliders = [n for n, c in explorer.controls.items()
+                   if not isinstance(c, widgets.Dropdown) and n not in explorer.lookahead.skip]
+        assert predicted or not sliders, f"{cls.__name__}: no position of any slider could be predicted"
+    finally:
+        view.figure.clear()
+
+
+def test_keys_are_what_the_page_writes():
+    assert ahead.js_number(3.0) == "3" and ahead.js_number(0.35) == "0.35"
+    assert ahead.js_number(1e-7) is None        # JavaScript writes 1e-7, Python 1e-07: not predicted
+    slider = explore.slider("efficiency", 0.3, 0.1, 0.9, 0.1)
+    assert [k for k, _ in ahead.neighbours(slider)] == ["0.2", "0.4"]
+    log = explore.log_slider("batch", 1024, 1, 65536)
+    assert ahead.attribute(log) == "index" and ahead.key(log) == str(log.index)
+    assert [v for _, v in ahead.neighbours(log)] == [512, 2048]
+    whole = explore.int_slider("stages", 1, 1, 8)
+    assert ahead.neighbours(whole) == [("2", 2)]
+    assert ahead.neighbours(explore.dropdown("model", ["a", "b"])) == []
+
+
+def test_a_round_of_predictions_sends_one_message_per_control_and_stops_when_a_move_comes():
+    import asyncio
+
+    from lecture_lib.roofline_explorers import ContextExplorer
+
+    explorer = ContextExplorer()
+    if not explorer.view.live:
+        pytest.skip("anywidget is not installed")
+    sent = []
+    explorer.view.widget.send = lambda content, buffers=None: sent.append((content, buffers))
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        explorer.lookahead.schedule(loop)
+        await asyncio.sleep(ahead.DELAY_SECONDS + 2.0)
+
+    asyncio.run(main())
+    sliders = [c for c in explorer.controls.values() if ahead.neighbours(c)]
+    assert len(sent) == len(sliders)
+    for content, buffers in sent:
+        table = content["ahead"]
+        assert table["readout"] == explorer.readout.model_id
+        assert set(table["base"]) == {c.model_id for c in explorer.controls.values()}
+        (frames,) = table["frames"].values()
+        assert all(0 <= entry["buffer"] < len(buffers) for entry in frames.values())
+
+    sent.clear()
+
+    async def interrupted():
+        loop = asyncio.get_running_loop()
+        explorer.lookahead.schedule(loop)
+        explorer.lookahead.generation += 1        # a move arrived: the round is void
+        await asyncio.sleep(ahead.DELAY_SECONDS + 0.5)
+
+    asyncio.run(interrupted())
+    assert sent == []

@@ -48,6 +48,7 @@ import sympy as sp
 
 from . import progress as _progress
 from . import symbols as _symbols
+from . import units as _units
 from .registry import KINDS, PROBLEMS, Mistake, Problem, _register, problem_ids  # noqa: F401 (re-exported)
 
 __all__ = ["CheckResult", "Mistake", "PROBLEMS", "Problem", "UnknownProblemError", "check",
@@ -356,7 +357,7 @@ def _judge(problem: Problem, answer) -> tuple[str, str]:
 
 # ================================================================================ numbers
 
-_SCALES = [(1e3, "1,000"), (1e6, "a million"), (1e9, "a billion"), (1e12, "10^12")]
+_SCALES = [(1e3, "1,000"), (1e6, "a million"), (1e9, "a billion"), (1e12, "10¹²")]
 
 
 def _as_number(problem: Problem, answer) -> float:
@@ -422,7 +423,7 @@ def _as_number(problem: Problem, answer) -> float:
         if huge is not None:   # finite, only too large for a float: a real (and wrong) number
             sign, digits = huge
             raise _Verdict("wrong", _wrong(problem, "Check the sign: this quantity is positive." if sign < 0 else
-                                           f"Your answer is about 10^{digits}, far too high: no quantity in this "
+                                           f"Your answer is about {_units.ten_to_the(digits)}, far too high: no quantity in this "
                                            f"course comes near it. {_wanted_in(problem)}"))
         raise _Verdict("invalid", "Your answer is infinite: look for a division by zero.")
     return real

@@ -128,6 +128,11 @@ def whole(value: float) -> str:
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+def ten_to_the(exponent: int) -> str:
+    """10 to a whole power as prose writes it: ``ten_to_the(12)`` -> "10¹²" (never "10^12" or 1e12)."""
+    return f"10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
 def power_of_ten(value: float, unit: str = "", digits: int = 3) -> str:
     """A number too large or too small for prefixes, as people write it in prose, never in
     e-notation: ``power_of_ten(4.27e25, "FLOPs")`` -> "4.27 × 10²⁵ FLOPs", ``power_of_ten(3e-9)`` ->
@@ -143,7 +148,7 @@ def power_of_ten(value: float, unit: str = "", digits: int = 3) -> str:
         if abs(mantissa) >= 10:                      # 9.999e25 rounds up to 10.0 × 10²⁵
             mantissa, exponent = mantissa / 10, exponent + 1
         head = f"{mantissa:.{digits - 1}f}".rstrip("0").rstrip(".")
-        text = f"{head} × 10{str(exponent).translate(_SUPERSCRIPT)}"
+        text = f"{head} × {ten_to_the(exponent)}"
     return f"{text} {unit}".strip()
 
 

@@ -179,6 +179,45 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, br
         session.close()
 
 
+def test_a_slider_step_paints_the_frame_computed_ahead_then_the_kernels_identical_one(lab_server, browser):
+    """Issue 19 §9 (lecture_lib.ahead): after Run All each explorer sends the frames one arrow-key
+    step away; a key press paints one at once, before the kernel answers, and the kernel's own frame
+    for the move, painted after it, has exactly the same pixels; the readout is the kernel's."""
+    session = NotebookSession(lab_server, browser, "01_batch_size_cost_and_speed.ipynb")
+    try:
+        session.open()
+        session.run_all()
+        session.wait_idle(20, settle=1.5)          # the predictions are computed in idle moments
+        page = session.page
+        page.evaluate("""() => { window.__ltShots = [];
+            document.addEventListener('lecture-frame', (e) => {
+              const canvas = e.target.querySelector('canvas');
+              const readout = e.target.closest('.lecture-explorer').querySelector('.lecture-readout');
+              window.__ltShots.push({ahead: Boolean(e.detail && e.detail.ahead), pixels: canvas.toDataURL(),
+                                     readout: readout.innerText});
+            }, true); }""")
+        slider = session.sliders()[0]
+        kind, samples = session.measure_latency(slider, 4, pause=0.4)
+        assert kind == "figure"
+        assert sum(1 for s in samples if s["ahead"]) >= 3, f"key presses not painted ahead: {samples}"
+        assert all(s["kernel_ms"] is not None and s["kernel_ms"] >= s["ms"] for s in samples), samples
+        session.wait_idle(20, settle=0.5)
+        shots = page.evaluate("() => window.__ltShots")
+        pairs = [(a, b) for a, b in zip(shots, shots[1:]) if a["ahead"] and not b["ahead"]]
+        assert len(pairs) >= 3, [s["ahead"] for s in shots]
+        for predicted, real in pairs:
+            assert predicted["pixels"] == real["pixels"], "a predicted frame differs from the kernel's frame"
+        final = session.page.evaluate(
+            "() => document.querySelector('.lecture-explorer .lecture-readout').innerText")
+        assert final == shots[-1]["readout"]
+        drift = [d for d in session.live_figure_differences()
+                 if "error" in d or d["mean"] > MAX_MEAN_DIFFERENCE or d["far"] > MAX_FAR_PIXELS]
+        assert not drift, drift
+        assert not session.errors()
+    finally:
+        session.close()
+
+
 @pytest.fixture(scope="module")
 def notebook7_server():
     server = NotebookServer().start()

@@ -11,7 +11,10 @@ approach: ``%matplotlib inline`` and ``ipywidgets.interact`` over a FloatSlider 
 creates a new figure with a few lines over 300 points and calls ``plt.show()``.
 
 Beside both, a label-only floor notebook: a slider whose only effect is a text label (the kernel
-round trip at the page's frame resolution). Budget (issue 19 §9, replacing DESIGN.md's ">= 3x naive",
+round trip at the page's frame resolution). A key press whose frame the page already holds
+(computed ahead by the kernel, lecture_lib.ahead) is painted without waiting for the kernel: the
+table says what share of presses were, and times the kernel's own frame for each move too
+(``--no-ahead`` measures without predictions). Budget (issue 19 §9, replacing DESIGN.md's ">= 3x naive",
 which the floor bounds): every notebook's median <= 1.2x the floor measured in the same run, and
 p90 <= 45 ms. The naive ratio is still printed. The floor's cells are also appended to each measured
 notebook, and its slider is timed there too: the same round trip in that notebook's own (longer)
@@ -353,8 +356,11 @@ def run(report=print, *, presses: int = 12, notebooks: list[str] | None = None,
             report(f"  {result['name']}: the floor's own slider in this notebook's page: median {_ms(pf_median)} ms, "
                    f"p90 {_ms(pf_p90)} ms; the notebook's median is {result['median_ms'] / pf_median:.2f}x that")
         load_median, _, _, _ = _stats(result["samples"], "load_ms")
+        kernel_frame = result["kernel_median_ms"]       # the breakdown below is of the kernel's frame
         line = (f"  {result['name']}: Run All in the browser {result['run_seconds']:.1f} s; "
-                f"keydown -> image loaded median {_ms(load_median)} ms, -> next frame {_ms(result['median_ms'])} ms")
+                f"keydown -> first frame painted median {_ms(result['median_ms'])} ms "
+                f"({result['ahead_share']:.0%} painted ahead, image/canvas at {_ms(load_median)} ms), "
+                f"-> the kernel's frame painted {_ms(kernel_frame)} ms")
         kernel = result.get("kernel") or {}
         refresh, render, png, recorded = (kernel.get(k, []) for k in ("refresh", "render", "png", "record"))
         if refresh:
@@ -366,7 +372,7 @@ def run(report=print, *, presses: int = 12, notebooks: list[str] | None = None,
                 p = 1e3 * bs.median(png) if png else 0.0
                 drawn = f"draw/blit {d - p:.1f}, PNG encode {p:.1f}"
             line += (f"; in the kernel per change: {r:.1f} ms (formulas + readout {r - d:.1f}, {drawn}); "
-                     f"outside the kernel (widget messages, drawing in the page, paint) ~{result['median_ms'] - r:.1f} ms")
+                     f"outside the kernel (widget messages, drawing in the page, paint) ~{kernel_frame - r:.1f} ms")
         if result.get("page"):
             page = result["page"]
             live_paint = page.get("paint_ms")
@@ -375,7 +381,7 @@ def run(report=print, *, presses: int = 12, notebooks: list[str] | None = None,
             line += f"; in the page: {drawing}, readout table layout {page['layout_ms']:.1f} ms"
             if refresh:
                 page_ms = live_paint if live_paint is not None else page["decode_ms"]
-                rest = result["median_ms"] - r - page_ms - page["layout_ms"]
+                rest = kernel_frame - r - page_ms - page["layout_ms"]
                 line += f", leaving ~{rest:.1f} ms for the comm round trip and the frame"
         report(line)
         slow = sorted(((bs.median([s['ms'] for s in got if s.get('ms') is not None]), label)

@@ -10,6 +10,7 @@ holds at once; the kernel's own frame, identical, follows and is painted over it
 A prediction is only painted where it is exact:
 
 * it was computed with the other controls at the values they still have in the page (``base``);
+  the frame at ``base`` itself is sent too (a slider moved and moved back);
 * it needs no new background (the axes' limits stay put; see ``explore.steady_ceiling``);
 * the explorer computes it with the same ``update(values)`` as a real move, and the kernel's state
   (limits, artists) is put back afterwards. ``tests/test_ahead.py`` checks every prediction of every
@@ -26,6 +27,7 @@ import os
 import ipywidgets as widgets
 
 DELAY_SECONDS = 0.03        # after a redraw, before predicting: the page paints the real frame first
+REACH = 2                   # steps either way predicted for the slider moved last
 
 
 def enabled() -> bool:
@@ -59,12 +61,19 @@ def attribute(control) -> str | None:
     return None
 
 
+def _label(control, index) -> str | None:
+    labels = control._options_labels
+    return labels[index] if index is not None and 0 <= index < len(labels) else None
+
+
 def key(control) -> str | None:
-    """The control's current position as the page's key (see :func:`attribute`)."""
+    """The control's current position as the page's key: a number as the page writes it, or for a
+    control moved by index (a log slider, a dropdown) the label at that index (an index alone would
+    mean another value once a typed value adds a stop)."""
     from .explore import LogSlider
 
     if isinstance(control, (LogSlider, widgets.Dropdown)):
-        return str(control.index)
+        return _label(control, control.index)
     if isinstance(control, widgets.IntSlider):
         return str(int(control.value))
     if isinstance(control, widgets.FloatSlider):
@@ -72,23 +81,24 @@ def key(control) -> str | None:
     return None
 
 
-def neighbours(control) -> list[tuple[str, float]]:
-    """One step either way: ``(the page's key, the control's value there)`` for each position a
-    single arrow key reaches; nothing for dropdowns (a preset changes everything)."""
+def neighbours(control, reach: int = 1) -> list[tuple[str, float]]:
+    """Up to ``reach`` arrow-key steps either way, nearest first: ``(the page's key, the control's
+    value there)``; nothing for dropdowns (a preset changes everything)."""
     from .explore import LogSlider
 
+    steps = [k for distance in range(1, reach + 1) for k in (-distance, distance)]
     if isinstance(control, LogSlider):
         i = control.index
-        return [(str(j), control.stops[j]) for j in (i - 1, i + 1) if 0 <= j < len(control.stops)]
+        return [(_label(control, i + k), control.stops[i + k]) for k in steps if 0 <= i + k < len(control.stops)]
     if isinstance(control, widgets.IntSlider):
-        steps = (control.value - control.step, control.value + control.step)
-        return [(str(v), v) for v in steps if control.min <= v <= control.max]
+        values = (control.value + k * control.step for k in steps)
+        return [(str(v), v) for v in values if control.min <= v <= control.max]
     if isinstance(control, widgets.FloatSlider):
-        found = []
-        for v in (control.value - control.step, control.value + control.step):
-            v = _rounded(min(max(v, control.min), control.max))
+        found, current = [], _rounded(control.value)
+        for k in steps:
+            v = _rounded(min(max(control.value + k * control.step, control.min), control.max))
             text = js_number(v)
-            if text is not None and v != _rounded(control.value):
+            if text is not None and v != current and all(v != seen for _, seen in found):
                 found.append((text, v))
         return found
     return []
@@ -105,11 +115,12 @@ class Lookahead:
         self.skip = frozenset(getattr(explorer, "ahead_skip", ()))
 
     def plan(self) -> list[tuple[str, str, float]]:
-        """(control name, key, value) for every prediction, the slider moved last first."""
+        """(control name, key, value) for every prediction: the slider moved last first, up to
+        :data:`REACH` steps either way (a key held down, or pressed back and forth), the others one."""
         controls = self.explorer.controls
         names = sorted(controls, key=lambda name: name != self.last_moved)
         return [(name, k, v) for name in names if name not in self.skip
-                for k, v in neighbours(controls[name])]
+                for k, v in neighbours(controls[name], REACH if name == self.last_moved else 1)]
 
     def state(self) -> tuple[dict, dict] | None:
         """(base, attributes): every control's position and the state the page changes, or None
@@ -163,5 +174,9 @@ class Lookahead:
             frames.setdefault(explorer.controls[name].model_id, {})[position] = {
                 "ops": ops, "buffer": len(buffers), "alt": alt, "readout": readout}
             buffers.append(points)
-        explorer.view.widget.send({"ahead": {"base": base, "attrs": attributes, "frames": frames,
+        view = explorer.view      # the frame at the base itself: a slider moved there and back
+        current = {"ops": view.widget.frame.get("ops", []), "buffer": len(buffers), "alt": view.alt_text,
+                   "readout": explorer.readout.value}
+        buffers.append(bytes(view.widget.points))
+        explorer.view.widget.send({"ahead": {"base": base, "attrs": attributes, "frames": frames, "current": current,
                                              "readout": explorer.readout.model_id}}, buffers=buffers)

@@ -353,6 +353,10 @@ ARIA_VALUETEXT_SCRIPT = """
       const handle = box.querySelector('.noUi-handle');
       const readout = box.querySelector('.widget-readout');
       if (!handle || !readout) return;
+      if (!readout.hasAttribute('data-lecture-watched')) {     // a readout filled after the handle was drawn
+        readout.setAttribute('data-lecture-watched', 'true');
+        new MutationObserver(sync).observe(readout, {childList: true, characterData: true, subtree: true});
+      }
       if (!handle.hasAttribute('data-lm-suppress-shortcuts')) handle.setAttribute('data-lm-suppress-shortcuts', 'true');
       const text = (readout.textContent || readout.value || '').trim();
       const label = ((box.querySelector('.widget-label') || {}).textContent || '').trim();

@@ -443,15 +443,17 @@ function render({ model, el }) {
   // predicted with every other control where it still is, its frame and readout are shown at once.
   const controls = new Map(), unhook = [];
   let ahead = null, readoutModel = null, predictedFrames = 0;
-  const keyOf = (v) => typeof v === 'number' ? String(parseFloat(v.toPrecision(12))) : String(v);
+  // a position as lecture_lib.ahead.key writes it: a number as JavaScript prints it (12 digits), or
+  // for a control moved by index the label there
+  const position = (m, attr) => attr === 'index' ? (m.get('_options_labels') || [])[m.get('index')]
+    : (typeof m.get(attr) === 'number' ? String(parseFloat(m.get(attr).toPrecision(12))) : String(m.get(attr)));
   const jump = (id, control, attr) => {
     if (!ahead || waiting || !ahead.frames[id]) return;
-    if (keyOf(control.previous(attr)) !== ahead.base[id]) return;
-    for (const [other, m] of controls)
-      if (other !== id && (!m || keyOf(m.get(ahead.attrs[other])) !== ahead.base[other])) return;
-    const entry = ahead.frames[id][keyOf(control.get(attr))];
+    for (const [other, m] of controls)      // predicted with every other control where it still is
+      if (other !== id && (!m || position(m, ahead.attrs[other]) !== ahead.base[other])) return;
+    const here = position(control, attr);
+    const entry = here === ahead.base[id] ? ahead.current : ahead.frames[id][here];
     if (!entry) return;
-    ahead = null;         // every other prediction assumed the old position
     img.alt = img.title = entry.alt;
     paint(entry, entry.view, true);
     if (readoutModel) readoutModel.set('value', entry.readout);
@@ -459,6 +461,7 @@ function render({ model, el }) {
   const learn = async (table, buffers) => {
     for (const frames of Object.values(table.frames))
       for (const entry of Object.values(frames)) entry.view = dataView(buffers[entry.buffer]);
+    table.current.view = dataView(buffers[table.current.buffer]);
     if (ahead && JSON.stringify(ahead.base) === JSON.stringify(table.base)) Object.assign(ahead.frames, table.frames);
     else ahead = table;
     for (const [id, attr] of Object.entries(table.attrs)) {

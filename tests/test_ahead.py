@@ -46,7 +46,7 @@ def test_every_prediction_is_the_frame_a_real_move_shows(cls):
         for name, control in explorer.controls.items():
             if name in explorer.lookahead.skip:
                 continue
-            for _key, value in ahead.neighbours(control):
+            for _key, value in ahead.neighbours(control, ahead.REACH):
                 before = _fresh(explorer)
                 page_before = _what_the_page_holds(explorer)
                 frame = explorer.predict(name, value)
@@ -77,10 +77,14 @@ def test_keys_are_what_the_page_writes():
     slider = explore.slider("efficiency", 0.3, 0.1, 0.9, 0.1)
     assert [k for k, _ in ahead.neighbours(slider)] == ["0.2", "0.4"]
     log = explore.log_slider("batch", 1024, 1, 65536)
-    assert ahead.attribute(log) == "index" and ahead.key(log) == str(log.index)
-    assert [v for _, v in ahead.neighbours(log)] == [512, 2048]
+    assert ahead.attribute(log) == "index" and ahead.key(log) == "1,024"     # the label: an index shifts
+    assert ahead.neighbours(log) == [("512", 512), ("2,048", 2048)]
+    assert [v for _, v in ahead.neighbours(log, 2)] == [512, 2048, 256, 4096]
+    log.value = 3000                                                          # typed: a new stop
+    assert ahead.key(log) == "3,000" and [k for k, _ in ahead.neighbours(log)] == ["2,048", "4,096"]
     whole = explore.int_slider("stages", 1, 1, 8)
-    assert ahead.neighbours(whole) == [("2", 2)]
+    assert ahead.neighbours(whole) == [("2", 2)] and ahead.neighbours(whole, 2) == [("2", 2), ("3", 3)]
+    assert [k for k, _ in ahead.neighbours(slider, 2)] == ["0.2", "0.4", "0.1", "0.5"]
     assert ahead.neighbours(explore.dropdown("model", ["a", "b"])) == []
 
 
@@ -109,6 +113,9 @@ def test_a_round_of_predictions_sends_one_message_per_control_and_stops_when_a_m
         assert set(table["base"]) == {c.model_id for c in explorer.controls.values()}
         (frames,) = table["frames"].values()
         assert all(0 <= entry["buffer"] < len(buffers) for entry in frames.values())
+        current = table["current"]       # the frame at the base itself, as the page holds it
+        assert bytes(buffers[current["buffer"]]) == bytes(explorer.view.widget.points)
+        assert current["ops"] == explorer.view.widget.frame["ops"] and current["readout"] == explorer.readout.value
 
     sent.clear()
 

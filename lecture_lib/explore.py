@@ -28,6 +28,7 @@ import asyncio
 import html
 import io
 import os
+import re
 import time
 
 import ipywidgets as widgets
@@ -126,17 +127,21 @@ def nice_stops(value: float, low: float, high: float, *, steps_per_decade: int =
 def value_label(value: float) -> str:
     """How a log slider shows a value: as the lesson writes it, without e-notation ("1,024", "35,136", "0.05",
     "500M" for 5e8, "2.6T" for 2.6e12)."""
+    from . import units
+
     value = float(value)
     magnitude = abs(value)
+    if magnitude >= 1e15:                   # past trillions: "5 × 10¹⁵" (a "Q" suffix reads as quetta)
+        return units.power_of_ten(value)
     if magnitude >= 1e7:
-        for scale, suffix in ((1e15, "Q"), (1e12, "T"), (1e9, "B"), (1e6, "M")):
+        for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
             if magnitude >= scale:
                 return f"{value / scale:.4g}{suffix}"
     if magnitude >= 1000:                   # "1,024" as the lesson's text writes it
         return f"{round(value):,}"
     if value == round(value):
         return str(int(round(value)))
-    return f"{value:.4g}" if magnitude >= 1e-4 else f"{value:.2e}"
+    return f"{value:.4g}" if magnitude >= 1e-4 else units.power_of_ten(value)
 
 
 class LogSlider(widgets.FloatLogSlider):
@@ -281,17 +286,23 @@ def log_slider(description: str, value: float, low: float, high: float, *, steps
     return _declare(control, value)
 
 
-_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "Q": 1e15}
+_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+_POWER_OF_TEN = re.compile(r"^([0-9.]+)[×x*]10(?:\^|\*\*)?([-−⁻]?[0-9⁰¹²³⁴⁵⁶⁷⁸⁹]+)$")
+_PLAIN_DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹−", "-0123456789-")
 
 
 def parse_typed(text: str) -> float:
     """A number as a learner types it into a readout: "3000", "3,000", "3 000", "2.5e8", "500M",
-    "2.6T" (k, M, B or G, T, Q). Raises ValueError for anything else."""
+    "2.6T" (k, M, B or G, T), "5 × 10¹⁵" or "5x10^15" (as readouts write large numbers). Raises
+    ValueError for anything else."""
     if not isinstance(text, str):
         raise ValueError(f"a typed value must be text, got {type(text).__name__}")
     cleaned = text.strip().replace(",", "").replace("_", "").replace(" ", "").replace("\u202f", "")
     scale = 1.0
-    if cleaned and cleaned[-1] in _SUFFIXES:
+    power = _POWER_OF_TEN.match(cleaned)
+    if power:
+        cleaned = f"{power.group(1)}e{power.group(2).translate(_PLAIN_DIGITS)}"
+    elif cleaned and cleaned[-1] in _SUFFIXES:
         cleaned, scale = cleaned[:-1], _SUFFIXES[cleaned[-1]]
     if not cleaned or len(cleaned) > 40 or any(c not in "0123456789.eE+-" for c in cleaned):
         raise ValueError(f"not a number: {text!r}")

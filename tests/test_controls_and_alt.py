@@ -62,6 +62,9 @@ def test_log_slider_positions_values_and_code_set_values():
     assert batch.value == 20_000
     assert explore.value_label(5e8) == "500M" and explore.value_label(35_136) == "35,136"
     assert explore.value_label(0.05) == "0.05" and explore.value_label(2.6e14) == "260T"
+    # past trillions and below 10⁻⁴ as prose writes them, and read back when typed
+    assert explore.value_label(5e15) == "5 × 10¹⁵" and explore.value_label(3e-9) == "3 × 10⁻⁹"
+    assert explore.parse_typed(explore.value_label(5e15)) == 5e15
 
 
 def test_a_log_slider_range_narrowed_from_code_ends_on_the_stop_below():
@@ -239,7 +242,8 @@ def test_routing_figure_tells_crossings_by_dash_and_marker_not_colour_alone():
 
 # --- typing into a log slider's readout (issue 19 §1) -------------------------------------------
 @pytest.mark.parametrize("text, value", [("3000", 3000), ("3,000", 3000), ("3 000", 3000), ("2.5e8", 2.5e8),
-                                         ("500M", 5e8), ("2.6T", 2.6e12), ("64k", 64000), (" 12 ", 12)])
+                                         ("500M", 5e8), ("2.6T", 2.6e12), ("64k", 64000), (" 12 ", 12),
+                                         ("5 × 10¹⁵", 5e15), ("5x10^15", 5e15), ("3 × 10⁻⁹", 3e-9)])
 def test_typed_numbers_are_read_as_a_person_writes_them(text, value):
     from lecture_lib import explore
 

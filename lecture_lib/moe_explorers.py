@@ -116,8 +116,8 @@ class CrossRackExplorer(explore.Explorer):
             "inside": time.plot([], [], color=COLORS["kv"], ls="--", label="in-rack share (NVLink)")[0],
             "cross": time.plot([], [], color=COLORS["weights"], ls="--", label="cross-rack share (scale-out)")[0],
             "compute": time.axhline(1, color=COLORS["compute"], lw=1.5, label="expert compute (peak FLOP/s)"),
-            "marker_time": time.axvline(2, color=COLORS["marker"], lw=1.0, label="your R"),
-            "marker_share": share.axvline(2, color=COLORS["marker"], lw=1.0, label="your R"),
+            "marker_time": time.axvline(2, color=COLORS["marker"], lw=1.0, ls=":", label="your R"),
+            "marker_share": share.axvline(2, color=COLORS["marker"], lw=1.0, ls=":", label="your R"),
             "dot": share.plot([], [], "o", color=COLORS["balance"], ms=9)[0],
         }
         time.legend(loc="upper left", fontsize=7.5)

@@ -221,7 +221,7 @@ class InferenceAwareExplorer(explore.Explorer):
                        xlabel="lifetime inference tokens", ylabel="training tokens per parameter",
                        title="the optimum at a fixed target loss")
         self.curve, = curve_axis.plot([], [], color=COLORS["total"], lw=2.2, label="inference-aware optimum")
-        self.chinchilla_line = curve_axis.axhline(20, color=COLORS["marker"], ls="--", lw=1.2,
+        self.chinchilla_line = curve_axis.axhline(20, color=COLORS["marker"], ls="-.", lw=1.2,
                                                   label="Chinchilla-optimal")
         estimate = scaling.lecture_estimate()
         self.lecture_point = (estimate["D_inference"], estimate["D_pretrain"] / scaling.LECTURE_N_ACTIVE)
@@ -235,7 +235,7 @@ class InferenceAwareExplorer(explore.Explorer):
         self.serve_line, = cost_axis.plot([], [], color=COLORS["kv"], label="inference 2 N D_inf × ineff")
         self.total_line, = cost_axis.plot([], [], color=COLORS["total"], lw=2.4, label="total")
         self.best_line = cost_axis.axvline(1, color=COLORS["weights"], lw=1.4, label="cheapest model")
-        self.chin_line = cost_axis.axvline(1, color=COLORS["marker"], ls="--", lw=1.2, label="Chinchilla-optimal")
+        self.chin_line = cost_axis.axvline(1, color=COLORS["marker"], ls="-.", lw=1.2, label="Chinchilla-optimal")
         cost_axis.legend(loc="upper center", ncol=2, fontsize=7.5)
         self.axes = (curve_axis, cost_axis)
         _no_minor_ticks(curve_axis, cost_axis)

@@ -289,3 +289,25 @@ def test_steady_decades_keep_the_axis_until_the_data_leave_it_or_it_is_far_too_w
     # back and forth across a decade boundary: one redraw, not one per move
     limits = explore.steady_decades((10.0, 1e4), 9.5, 900.0)
     assert explore.steady_decades(limits, 10.5, 900.0) == limits
+
+
+def test_a_line_drawn_in_two_panels_of_an_explorer_looks_the_same_in_both():
+    """A walkthrough found Ch2's "your R" dotted in one panel and dashed in the other: a reference
+    line (same label, same colour) repeated across panels keeps one dash pattern, so the legends agree."""
+    from lecture_lib import explore
+
+    for cls in explore.explorer_classes():
+        explorer = cls()
+        try:
+            looks = {}
+            for axis in explorer.view.figure.axes:
+                for line in axis.get_lines():
+                    label = line.get_label()
+                    if label.startswith("_") or line.get_linestyle() == "None":
+                        continue
+                    key = (label, line.get_color())
+                    look = line._unscaled_dash_pattern
+                    assert looks.setdefault(key, look) == look, (
+                        f"{cls.__name__}: {label!r} is drawn {looks[key]} in one panel and {look} in another")
+        finally:
+            explorer.view.figure.clear()

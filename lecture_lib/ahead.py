@@ -26,7 +26,7 @@ import os
 
 import ipywidgets as widgets
 
-DELAY_SECONDS = 0.03        # after a redraw, before predicting: the page paints the real frame first
+DELAY_SECONDS = 0.05        # after a redraw, before predicting: the page paints the real frame, a drag sends its next move
 REACH = 2                   # steps either way predicted for the slider moved last
 
 

@@ -130,7 +130,10 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 def ten_to_the(exponent: int) -> str:
     """10 to a whole power as prose writes it: ``ten_to_the(12)`` -> "10¹²" (never "10^12" or 1e12)."""
-    return f"10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+    from . import validate
+
+    exponent = validate.integer("exponent", exponent, minimum=-10**9, maximum=10**9)
+    return f"10{str(exponent).translate(_SUPERSCRIPT)}"
 
 
 def power_of_ten(value: float, unit: str = "", digits: int = 3) -> str:

@@ -83,6 +83,7 @@ def warm_up() -> None:
 NOT_DATA = {
     "explore": "builds widgets from literal slider settings written in the explorer code",
     "plots": "matplotlib styling helpers",
+    "ahead": "widget plumbing: predicted frames keyed by the page's slider positions (tests/test_ahead.py)",
     "live_figure": "matplotlib renderer internals (a figure and its artists in; tests/test_live_figure.py)",
     "exercises": "notebook tooling over files and cells (tests/test_exercises.py)",
     "formula.same": "compares SymPy expressions", "formula.show": "typesets SymPy expressions",

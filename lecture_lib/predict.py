@@ -411,7 +411,7 @@ def kv_bytes_at_price_step() -> Prediction:
         "KV bytes per token at the 200K step",
         lambda: context.KV_BYTES_FROM_PRICE_STEP_BOARD(mem_bw=1, mults=300, N_active=100e9, len_ctx=200e3),
         "bytes per token", example="e.g. 50000",
-        giveaways=("1.67 kB", "1.6 kB", "1.7 KB/token", "1.7 kB/token"))   # how the explorers write it
+        giveaways=("1.67 kB", "1.6 kB", "1.7 KB", "1.7 kB"))   # how the explorers write it
 
 
 CIPHER_SEED = 7             # the chapter's toy cipher

@@ -131,3 +131,15 @@ def test_markdown_dollar_amounts_render_as_dollars(path):
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.cell_type == "markdown":
             assert not currency_problems(cell.source), (cell.get("id"), currency_problems(cell.source))
+
+
+@pytest.mark.parametrize("path", MARKDOWN_NOTEBOOKS, ids=[f"{p.parent.name}/{p.name}" for p in MARKDOWN_NOTEBOOKS])
+def test_no_markdown_link_inside_display_math(path):
+    """A walkthrough found Ch7's timestamp link inside $$...$$: MathJax typesets the link's text and
+    URL as italic symbols running off the cell. Links go outside the math."""
+    import re
+
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "markdown":
+            for math in re.findall(r"\$\$(.+?)\$\$", cell.source, flags=re.S):
+                assert "](" not in math and "http" not in math, (cell.get("id"), math[:120])

@@ -182,6 +182,45 @@ def test_no_explorer_above_a_reveal_shows_its_answer(path):
     assert found == []
 
 
+# Text above a question that contains one of its answer's texts but is not the answer, with why.
+NOT_SPOILERS_IN_TEXT = {
+    ("05_rl_overtraining_beyond_chinchilla", "about 100 B active"): "the model's size in the question itself",
+}
+
+
+def text_spoilers(notebook, name: str) -> list[str]:
+    """Markdown above each prediction's question that states its answer (a walkthrough found Ch5's
+    title giving "100×" and Ch6's goals "≈ 1.7 KB" before the guess box)."""
+    found = []
+    code = [(i, c.source) for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
+    for variable, factory in {v: f for _, src in code for v, f in re.findall(r"(\w+)\s*=\s*predict\.(\w+)\(\)", src)}.items():
+        asked = next(i for i, src in code if f"{variable} = predict." in src)
+        patterns = [re.compile(r"(?<![\d.,])" + re.escape(text) + r"(?![\d])")
+                    for text in predict.FACTORIES[factory]().answer_texts()]
+        for cell in notebook.cells[:asked]:
+            if cell.cell_type != "markdown":
+                continue
+            source = cell.source
+            for (notebook_name, phrase) in NOT_SPOILERS_IN_TEXT:
+                if notebook_name == name:
+                    source = source.replace(phrase, "")
+            found += [f"{variable}: {cell.get('id')} says {p.pattern!r} above the question"
+                      for p in patterns if p.search(source)]
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
+def test_no_answer_is_written_above_its_question(path):
+    assert text_spoilers(nbformat.read(path, as_version=4), path.stem) == []
+
+
+def test_the_text_scan_finds_an_answer_in_a_title():
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell("# Models may be 100× over-trained"),
+                      nbformat.v4.new_code_cell("g = predict.overtraining()\ng.ask()")]
+    assert text_spoilers(notebook, "x")
+
+
 def test_the_spoiler_scan_finds_a_printed_answer():
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell("g = predict.decode_idle()\ng.ask()"),

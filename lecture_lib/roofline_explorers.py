@@ -296,6 +296,7 @@ class FastModeExplorer(_RooflineExplorer):
     """
 
     title = "Fast Mode and Slow Mode: speed vs price as the batch changes"
+    ahead_skip = ("batch_normal",)      # moving it may move the fast batch too: not predicted (lecture_lib.ahead)
 
     def controls_(self):
         controls = {"model": self.model_control()}
@@ -307,12 +308,26 @@ class FastModeExplorer(_RooflineExplorer):
         controls["batch_normal"] = explore.log_slider("normal batch", 960, 2, 100_000)
         controls["batch_fast"] = explore.log_slider("fast batch", 64, 1, 100_000)
         controls["price"] = explore.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25)
-        # Fast Mode is the smaller batch: the fast slider ends one step below the normal batch.
+        # Fast Mode is the smaller batch: the fast slider ends one step below the normal batch. A fast
+        # batch pushed down by a smaller normal batch returns to the learner's choice when there is room.
         normal, fast = controls["batch_normal"], controls["batch_fast"]
+        chosen = {"fast": fast.value, "clamping": False}
+
+        def remember(change):
+            if not chosen["clamping"]:
+                chosen["fast"] = change["new"]
 
         def keep_fast_below(change=None):
-            fast.max = max(fast.min, math.log10(normal.value) - fast.step)
+            chosen["clamping"] = True
+            try:
+                fast.max = max(fast.min, math.log10(normal.value) - fast.step)
+                if fast.value < chosen["fast"]:
+                    room = [s for s in fast.stops if s <= chosen["fast"]]
+                    fast.value = room[-1] if room else fast.value
+            finally:
+                chosen["clamping"] = False
 
+        fast.observe(remember, names="value")
         normal.observe(keep_fast_below, names="value")
         keep_fast_below()
         return controls

@@ -127,3 +127,40 @@ def test_a_round_of_predictions_sends_one_message_per_control_and_stops_when_a_m
 
     asyncio.run(interrupted())
     assert sent == []
+
+
+@pytest.mark.parametrize("cls", explore.explorer_classes(), ids=lambda cls: cls.__name__)
+def test_a_predicted_control_never_moves_another_control(cls):
+    """A prediction assumes every other control stays where it is. A slider that drags another one
+    with it (Fast Mode's normal batch bounds the fast batch) must be listed in ``ahead_skip``:
+    checked from each end of every slider's range and from its default."""
+    explorer = cls()
+    try:
+        for name, control in explorer.controls.items():
+            if name in explorer.lookahead.skip or not ahead.neighbours(control):
+                continue
+            start = control.value
+            ends = [control.stops[0], control.stops[-1]] if isinstance(control, explore.LogSlider) else [control.min, control.max]
+            for origin in [start, *ends]:
+                _real_move(control, origin)
+                for _key, value in ahead.neighbours(control, ahead.REACH):
+                    others = {n: c.value for n, c in explorer.controls.items() if n != name}
+                    _real_move(control, value)
+                    moved = {n for n, c in explorer.controls.items() if n != name and c.value != others[n]}
+                    assert not moved, f"{cls.__name__}: moving {name!r} to {value} moved {moved}: add it to ahead_skip"
+                    _real_move(control, origin)
+            _real_move(control, start)
+    finally:
+        explorer.view.figure.clear()
+
+
+def test_fast_mode_lists_its_linked_slider_and_the_fast_batch_comes_back():
+    from lecture_lib.roofline_explorers import FastModeExplorer
+
+    explorer = FastModeExplorer()
+    normal, fast = explorer.controls["batch_normal"], explorer.controls["batch_fast"]
+    assert "batch_normal" in explorer.lookahead.skip
+    normal.value = 2
+    assert fast.value == 1                   # pushed below the normal batch
+    normal.value = 960
+    assert fast.value == 64                  # back to the learner's own choice (a walkthrough saw it stuck at 1)

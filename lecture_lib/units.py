@@ -38,12 +38,12 @@ def _significant(x: float, digits: int = 3) -> str:
     text = f"{x:.{digits}g}"
     if "e" not in text:
         return text
-    if abs(x) >= 1:                       # 1.23e+05 -> "123450": whole numbers stay whole
-        return f"{x:.0f}"
+    if abs(x) >= 1:                       # 1.23e+05 -> "123,450": whole numbers stay whole
+        return f"{x:,.0f}"
     if abs(x) >= 1e-6:                    # 4e-05 -> "0.00004", never a bare "0"
         decimals = digits - 1 - math.floor(math.log10(abs(x)))
         return f"{x:.{decimals}f}".rstrip("0").rstrip(".")
-    return text                           # below a millionth, scientific notation reads best
+    return power_of_ten(x, digits=digits)  # below a millionth: "3 × 10⁻⁹", never e-notation
 
 
 def _scaled(value: float, scale, unit: str, digits: int) -> str:

@@ -44,7 +44,7 @@ def test_integer_and_choice():
         validate.choice("fmt", "fp16", ["bf16", "fp8"])
 
 
-@pytest.mark.parametrize("value, text", [(4e-5, "$0.00004"), (4.567e-5, "$0.0000457"), (1.2e-9, "$1.2e-09"),
+@pytest.mark.parametrize("value, text", [(4e-5, "$0.00004"), (4.567e-5, "$0.0000457"), (1.2e-9, "$1.2 × 10⁻⁹"),
                                          (0.33, "$0.33"), (0, "$0")])
 def test_tiny_dollar_amounts_keep_their_significant_digits(value, text):
     assert units.dollars(value) == text

@@ -40,7 +40,8 @@ _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 def parse_guess(text) -> float | None:
     """A learner's guess as a number: ``"1000"``, ``"1,000"``, ``"2e3"``, ``"2k"``, ``"25%"``,
-    ``"1/4"``, ``"3x"``; ``None`` for an empty box. Anything else is a ``ValueError``."""
+    ``"1/4"``, ``"3x"``, a size ``"2 KB"`` (2000) or ``"100 bytes"``; ``None`` for an empty box. (A bare
+    ``"100B"`` is 100 billion, as parameter counts are written.) Anything else is a ``ValueError``."""
     from . import validate
 
     if text is None:
@@ -52,6 +53,9 @@ def parse_guess(text) -> float | None:
     else:
         cleaned = str(text).strip().replace(",", "").replace("_", "").replace(" ", "")
         cleaned = cleaned.rstrip("×xX")
+        size = re.fullmatch(r"([0-9.eE+-]+)([kKmMgGtT])B(?:/token)?|([0-9.eE+-]+)(?:bytes?)(?:/token)?", cleaned)
+        if size:        # bytes with a decimal prefix, as the lecture writes sizes: "2KB" is 2000, "100bytes" 100
+            cleaned = size.group(1) + size.group(2) if size.group(1) else size.group(3)
         if not cleaned:
             return None
         scale = 1.0

@@ -15,7 +15,7 @@ import matplotlib
 import numpy as np
 from matplotlib.collections import PolyCollection
 
-from . import explore, models, pipeline, plots
+from . import explore, models, pipeline, plots, units
 from .plots import COLORS
 
 SCHEDULE_LABELS = {
@@ -274,7 +274,7 @@ class StageBoundaryExplorer(explore.Explorer):
             ("verdict", "rack boundary is cheap" if here >= 1 else "rack boundary is the bottleneck"),
             ("smallest stage", f"{smallest:.3g} MoE layers"),
             (f"{self.model.name}: {moe_layers} MoE layers", f"up to {moe_layers // math.ceil(smallest)} racks "
-                                                            f"of {math.ceil(smallest)} layer(s) each"),
+                                                            f"of {units.plural(math.ceil(smallest), 'layer')} each"),
         ]
         return rows, False
 

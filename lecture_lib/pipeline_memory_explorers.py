@@ -244,7 +244,7 @@ class LatencyExplorer(explore.Explorer):
              if e > (domain := chip.scale_up_domain) else []) + ([("step time used", f"{units.seconds(t_step)}: the weight-fetch floor of E = {e} GPUs, above the slider's "
                                   f"{units.seconds(asked_step)}", "note")] if t_step > asked_step else []) + [
             ("tokens/s per sequence", f"{1 / token:,.1f} (one stage: {1 / t_step:,.1f})"),
-            (f"weight-fetch floor, E = {e} GPUs", units.seconds(at_e)),
+            (f"weight-fetch floor, E = {units.plural(e, 'GPU')}", units.seconds(at_e)),
             (f"… with P = {p} stages taking turns", units.seconds(pipelined)),
             (f"if all {e * p:,} GPUs read at once", f"{units.seconds(at_ep)} (not how a pipeline runs)"),
             ("floor on 8 / 72 / 576 GPUs", " / ".join(units.seconds(pm.weight_fetch_time(gpus_reading=n, **fetch))
@@ -277,7 +277,8 @@ def decode_loop_figure(*, stages: int = 4, microbatches: int = 4, tokens: int = 
     steady = 1 - pipeline.decode_idle_fraction(stages=stages, microbatches=microbatches)
     axis.set(yticks=range(stages), yticklabels=[f"stage {s}" for s in range(stages)], xlabel="time (stage steps)",
              xlim=(0, timeline.makespan), ylim=(stages - 0.4, -0.6),
-             title=f"decode loop: {stages} stages, {microbatches} micro-batches, {tokens} tokens each "
+             title=f"decode loop: {units.plural(stages, 'stage')}, "
+                   f"{units.plural(microbatches, 'micro-batch', 'micro-batches')}, {units.plural(tokens, 'token')} each "
                    f"(steady state: stages busy {steady:.0%})")
     axis.grid(False)
     figure.subplots_adjust(left=0.1, right=0.98, bottom=0.5 / (0.55 * stages + 1.3) + 0.12, top=0.86)

@@ -128,6 +128,18 @@ def whole(value: float) -> str:
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """A whole count with its noun in the right number: ``plural(1, "round")`` -> "1 round",
+    ``plural(3, "round")`` -> "3 rounds", ``plural(1_000, "GPU")`` -> "1,000 GPUs"."""
+    from . import validate
+
+    count = validate.integer("count", count, minimum=0)
+    for name, text in (("word", word), ("words", words)):
+        if not isinstance(text, str) and not (name == "words" and text is None):
+            raise ValueError(f"{name} must be text, got {validate._describe(text)}")
+    return f"{count:,} {word if count == 1 else (words or word + 's')}"
+
+
 def ten_to_the(exponent: int) -> str:
     """10 to a whole power as prose writes it: ``ten_to_the(12)`` -> "10¹²" (never "10^12" or 1e12)."""
     from . import validate

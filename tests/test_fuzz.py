@@ -295,6 +295,7 @@ def _explicit():
         "progress.load": dict(file=os.path.join(tempfile.gettempdir(), "lecture-fuzz-no-progress.json")),
         "hf_config.read_config": dict(source=_hf_config_file()),   # a path here; a dict for from_hf_config
         "models.from_hf_config": dict(source=_hf_config_file()),
+        "units.plural": dict(count=3, word="round"),
     }
 
 

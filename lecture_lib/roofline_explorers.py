@@ -381,9 +381,9 @@ class FastModeExplorer(_RooflineExplorer):
         rows = self.deployment_rows(r, values, batch=values["batch_normal"], bytes_tok=bytes_tok) + [
             ("normal: speed, price", f"{s_normal:,.1f} tok/s, {units.dollars(p_normal)}/M"),
             ("fast: speed, price", f"{s_fast:,.1f} tok/s, {units.dollars(p_fast)}/M"),
-            ("fast / normal speed", f"{s_fast / s_normal:.2f}×"),
-            ("fast / normal price", f"{p_fast / p_normal:.2f}×"),
-            ("batch ratio normal / fast", f"{values['batch_normal'] / values['batch_fast']:.1f}"),
+            ("fast / normal speed", f"{units.power_of_ten(s_fast / s_normal)}×"),
+            ("fast / normal price", f"{units.power_of_ten(p_fast / p_normal)}×"),
+            ("batch ratio normal / fast", f"{units.power_of_ten(values['batch_normal'] / values['batch_fast'])}"),
             ("ratio 6× price, 2.5× speed needs",
              f"{roofline.FAST_MODE_BATCH_RATIO(price_ratio=6, speed_ratio=2.5):.0f}"),
             ("'Slow Mode' (4× the normal batch)",

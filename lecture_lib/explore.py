@@ -28,13 +28,12 @@ import asyncio
 import html
 import io
 import os
-import re
 import time
 
 import ipywidgets as widgets
 import traitlets
 
-from . import ahead, plots
+from . import ahead, plots, units
 
 SLIDER_STYLE = {"description_width": "150px"}
 SLIDER_LAYOUT = {"width": "440px"}
@@ -127,8 +126,6 @@ def nice_stops(value: float, low: float, high: float, *, steps_per_decade: int =
 def value_label(value: float) -> str:
     """How a log slider shows a value: as the lesson writes it, without e-notation ("1,024", "35,136", "0.05",
     "500M" for 5e8, "2.6T" for 2.6e12)."""
-    from . import units
-
     value = float(value)
     magnitude = abs(value)
     if magnitude >= 1e15:                   # past trillions: "5 × 10¹⁵" (a "Q" suffix reads as quetta)
@@ -287,8 +284,6 @@ def log_slider(description: str, value: float, low: float, high: float, *, steps
 
 
 _SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
-_POWER_OF_TEN = re.compile(r"^([0-9.]+)[×x*]10(?:\^|\*\*)?([-−⁻]?[0-9⁰¹²³⁴⁵⁶⁷⁸⁹]+)$")
-_PLAIN_DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹−", "-0123456789-")
 
 
 def parse_typed(text: str) -> float:
@@ -299,9 +294,9 @@ def parse_typed(text: str) -> float:
         raise ValueError(f"a typed value must be text, got {type(text).__name__}")
     cleaned = text.strip().replace(",", "").replace("_", "").replace(" ", "").replace("\u202f", "")
     scale = 1.0
-    power = _POWER_OF_TEN.match(cleaned)
-    if power:
-        cleaned = f"{power.group(1)}e{power.group(2).translate(_PLAIN_DIGITS)}"
+    written = units.e_notation(cleaned)
+    if written != cleaned:
+        cleaned = written
     elif cleaned and cleaned[-1] in _SUFFIXES:
         cleaned, scale = cleaned[:-1], _SUFFIXES[cleaned[-1]]
     if not cleaned or len(cleaned) > 40 or any(c not in "0123456789.eE+-" for c in cleaned):

@@ -33,6 +33,8 @@ from typing import Callable
 
 import numpy as np
 
+from . import units
+
 __all__ = ["Prediction", "parse_guess", "verdict", "FACTORIES"]
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
@@ -40,7 +42,7 @@ _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 def parse_guess(text) -> float | None:
     """A learner's guess as a number: ``"1000"``, ``"1,000"``, ``"2e3"``, ``"2k"``, ``"25%"``,
-    ``"1/4"``, ``"3x"``, a size ``"2 KB"`` (2000) or ``"100 bytes"``; ``None`` for an empty box. (A bare
+    ``"1/4"``, ``"3x"``, ``"2 × 10⁵"``, a size ``"2 KB"`` (2000) or ``"100 bytes"``; ``None`` for an empty box. (A bare
     ``"100B"`` is 100 billion, as parameter counts are written.) Anything else is a ``ValueError``."""
     from . import validate
 
@@ -52,7 +54,7 @@ def parse_guess(text) -> float | None:
         raise ValueError(f"text must be a guess written as text or a number, got {validate._describe(text)}")
     else:
         cleaned = str(text).strip().replace(",", "").replace("_", "").replace(" ", "")
-        cleaned = cleaned.rstrip("×xX")
+        cleaned = units.e_notation(cleaned).rstrip("×xX")
         size = re.fullmatch(r"([0-9.eE+-]+)([kKmMgGtT])B(?:/token)?|([0-9.eE+-]+)(?:bytes?)(?:/token)?", cleaned)
         if size:        # bytes with a decimal prefix, as the lecture writes sizes: "2KB" is 2000, "100bytes" 100
             cleaned = size.group(1) + size.group(2) if size.group(1) else size.group(3)
@@ -74,8 +76,6 @@ def parse_guess(text) -> float | None:
 
 
 def _fmt(value: float) -> str:
-    from . import units
-
     if value == 0:
         return "0"
     if abs(value) >= 1e7 or abs(value) < 1e-3:      # never e-notation: "3 × 10⁻⁹", "2.6 × 10¹⁴"
@@ -111,8 +111,6 @@ def verdict(guess: float | None, actual: float, *, against: str = "") -> str:
         return f"You guessed {_fmt(guess)}: spot on (within {10 ** decades:.2f}×{target})."
     if decades < math.log10(3):
         return f"You guessed {_fmt(guess)}: the right ballpark, off by {10 ** decades:.1f}×{target and ' from ' + against}."
-    from . import units
-
     factor = f"{10 ** decades:,.0f}×" if decades < 6 else f"about {units.ten_to_the(round(decades))}×"
     return (f"You guessed {_fmt(guess)}: off by {factor}{target and ' from ' + against}. "
             "Worth finding which term you over- or under-estimated.")

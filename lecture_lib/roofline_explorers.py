@@ -323,7 +323,8 @@ class FastModeExplorer(_RooflineExplorer):
                 fast.max = max(fast.min, math.log10(normal.value) - fast.step)
                 if fast.value < chosen["fast"]:
                     room = [s for s in fast.stops if s <= chosen["fast"]]
-                    fast.value = room[-1] if room else fast.value
+                    if room:
+                        fast.value = room[-1]
             finally:
                 chosen["clamping"] = False
 

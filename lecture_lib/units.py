@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 
 _DECIMAL = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
 _COUNT = [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"), (1.0, "")]
@@ -126,6 +127,19 @@ def whole(value: float) -> str:
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_PLAIN_DIGITS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹−", "-0123456789-")
+_WRITTEN_POWER = re.compile(r"([0-9.]+)[×x*]10(?:\^|\*\*)?([-−⁻]?[0-9⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+
+
+def e_notation(text: str) -> str:
+    """The reverse of :func:`power_of_ten` for a typed number without spaces: "5×10¹⁵", "5x10^15" or
+    "5*10**15" -> "5e15", which ``float`` reads; any other text is returned unchanged."""
+    if not isinstance(text, str):
+        from . import validate
+
+        raise ValueError(f"text must be a typed number, got {validate._describe(text)}")
+    written = _WRITTEN_POWER.fullmatch(text)
+    return f"{written.group(1)}e{written.group(2).translate(_PLAIN_DIGITS)}" if written else text
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:

@@ -53,8 +53,7 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
         assert not stuck, f"{name}: dropdowns the arrow keys did not move (or that lost focus): {stuck}"
 
         # a live figure paints what Agg would have drawn: its canvas over its background
-        drift = [d for d in session.live_figure_differences()
-                 if "error" in d or d["mean"] > MAX_MEAN_DIFFERENCE or d["far"] > MAX_FAR_PIXELS]
+        drift = _drift(session)
         assert not drift, f"{name}: live figures that differ from the kernel's drawing: {drift}"
 
         names_before = session.figure_names()
@@ -91,6 +90,12 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
               f"{session.counts()}, total {time.monotonic() - started:.1f} s")
     finally:
         session.close()
+
+
+def _drift(session: NotebookSession) -> list[dict]:
+    """Live figures whose canvas over its background differs from Agg's drawing of the same frame."""
+    return [d for d in session.live_figure_differences()
+            if "error" in d or d["mean"] > MAX_MEAN_DIFFERENCE or d["far"] > MAX_FAR_PIXELS]
 
 
 def _context(session: NotebookSession) -> str:
@@ -210,8 +215,7 @@ def test_a_slider_step_paints_the_frame_computed_ahead_then_the_kernels_identica
         final = session.page.evaluate(
             "() => document.querySelector('.lecture-explorer .lecture-readout').innerText")
         assert final == shots[-1]["readout"]
-        drift = [d for d in session.live_figure_differences()
-                 if "error" in d or d["mean"] > MAX_MEAN_DIFFERENCE or d["far"] > MAX_FAR_PIXELS]
+        drift = _drift(session)
         assert not drift, drift
         assert not session.errors()
     finally:

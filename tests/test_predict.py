@@ -12,7 +12,7 @@ from lecture_lib.predict import Prediction, parse_guess
 @pytest.mark.parametrize("text, value", [
     ("1000", 1000), ("1,000", 1000), (" 2e3 ", 2000), ("2k", 2000), ("25%", 0.25), ("1/4", 0.25),
     ("3x", 3), ("9×", 9), ("50_000", 50000), (7, 7.0), (0.5, 0.5), ("", None), (None, None), ("   ", None),
-    ("2 KB", 2000), ("1.7 kB/token", 1700), ("1 MB", 1e6), ("100 bytes", 100), ("100B", 1e11)])
+    ("2 × 10⁵", 2e5), ("2 KB", 2000), ("1.7 kB/token", 1700), ("1 MB", 1e6), ("100 bytes", 100), ("100B", 1e11)])
 def test_guesses_are_read_the_way_people_write_them(text, value):
     assert parse_guess(text) == value
 

@@ -63,3 +63,11 @@ def test_catalogue_finds_loose_spellings_and_aliases_and_refuses_clashes():
         Catalogue("widget", {"a-b": 1, "ab": 2})
     with pytest.raises(ValueError, match="unknown"):
         Catalogue("widget", {"a": 1}, {"b": "c"})
+
+
+@pytest.mark.parametrize("text, plain", [("5×10¹⁵", "5e15"), ("5x10^15", "5e15"), ("3*10**-9", "3e-9"),
+                                         ("3×10⁻⁹", "3e-9"), ("2k", "2k"), ("abc", "abc")])
+def test_a_power_of_ten_written_as_prose_reads_back(text, plain):
+    assert units.e_notation(text) == plain
+    if plain != text:
+        assert float(plain) == float(units.e_notation(units.power_of_ten(float(plain)).replace(" ", "")))

@@ -37,7 +37,7 @@ $(PY):
 # would become a namespace package ahead of setuptools' default finder). The link tree holds the
 # modules that existed at install time, so the install is redone whenever the list of modules changes.
 EDITABLE = --config-settings editable_mode=strict
-MODULES_STAMP := $(VENV)/.modules-$(shell ls lecture_lib/*.py 2>/dev/null | cksum | cut -d' ' -f1)
+MODULES_STAMP := $(VENV)/.modules-$(shell find lecture_lib -name '*.py' 2>/dev/null | sort | cksum | cut -d' ' -f1)
 
 $(MODULES_STAMP): | $(PY)
 	rm -f $(VENV)/.modules-*
@@ -83,7 +83,7 @@ test-fast: $(VENV)/.test-installed
 	MPLBACKEND=Agg $(PY) -m pytest -m "not browser"
 
 exercises: $(VENV)/.course-installed
-	$(PY) -m lecture_lib.exercises generate solutions exercises
+	$(PY) -m lecture_lib.practice.exercises generate solutions exercises
 
 bench: $(VENV)/.test-installed
 	MPLBACKEND=Agg $(PY) tools/bench.py
@@ -95,12 +95,12 @@ clean-venv:
 FLASHCARDS ?= build/llm-serving-math.apkg
 .PHONY: flashcards
 flashcards: $(VENV)/.flashcards-installed
-	$(PY) -m lecture_lib.flashcards $(FLASHCARDS)
+	$(PY) -m lecture_lib.practice.flashcards $(FLASHCARDS)
 
 # --- Classroom and self-study delivery (issue 16): projector view, static site, JupyterLite ------
 # `make present CH=01`: one chapter as a Voila app (code hidden, explorers live) on
 # http://127.0.0.1:$(PRESENT_PORT)/, sized for a 1280x800 projector: the `projector` template
-# (tools/present/) enlarges text and controls; LECTURE_PRESENT=1 makes lecture_lib.plots draw
+# (tools/present/) enlarges text and controls; LECTURE_PRESENT=1 makes lecture_lib.explorers.plots draw
 # the figures 1.35x larger (LECTURE_PRESENT=1.5 for 1.5x).
 CH           ?= 01
 PRESENT_PORT ?= 8866

@@ -4,9 +4,17 @@ The course follows Reiner Pope's blackboard lecture on the Dwarkesh Podcast (202
 https://youtu.be/xmkSf5IS-zw). Every formula lives here once, as a SymPy expression
 (see :mod:`lecture_lib.formula`); notebooks show it, explorers evaluate it, tests check it.
 
+The package has three rooms, by who uses them. Here, at the top level, the lecture's physics and
+the presets (``roofline``, ``moe``, ``pipeline`` ... ``hardware``, ``models``, ``symbols``), which
+notebooks and learners import by name; in :mod:`lecture_lib.explorers`, everything drawn in the
+page; in :mod:`lecture_lib.practice`, the problems and what judges, records and delivers them.
+The physics imports neither of the other two, and the explorers never import practice.
+
 Submodules load on first use, so ``import lecture_lib`` stays cheap::
 
     from lecture_lib import hardware, models, roofline
+    from lecture_lib.explorers.roofline import BatchExplorer
+    from lecture_lib.practice.checks import check
 """
 
 import importlib

@@ -38,7 +38,7 @@ from .hardware import ChipAggregate
 from .formula import Formula
 import sympy as sp
 
-from .symbols import (B, FLOPs, N_expert, N_total, alpha_base, alpha_step, b_dev, b_dev_star, bw_link, bytes_grad,
+from .symbols import (B, FLOPs, N_total, alpha_base, alpha_step, b_dev, b_dev_star, bw_link, bytes_grad,
                       bytes_msg, bytes_param, bytes_value, d_ff, d_ff_star, d_model, k_active, mem_bw, n_dp, n_ep,
                       n_layers, n_mats, n_ring, n_shards, n_tp, t_coll, t_comm, t_compute, t_weights, w_dev)
 

@@ -722,15 +722,3 @@ def get(name: str) -> Model:
     An unknown name raises ``KeyError`` listing the known names; a non-string, ``ValueError``.
     """
     return _CATALOGUE.find(name)
-
-
-def from_hf_config(source, *, name: str | None = None) -> Model:
-    """A :class:`Model` from a Hugging Face ``config.json``: a path or the parsed dict.
-
-    Reads Llama, Mistral/Mixtral, Qwen2/Qwen3 (dense and MoE), DeepSeek-V2/V3 and Kimi K2 (MLA),
-    gpt-oss and Gemma 2/3 configs; unknown fields are ignored, and a missing or malformed field is
-    a ``ValueError`` naming the field and the family. See :mod:`lecture_lib.hf_config`.
-    """
-    from .hf_config import from_hf_config as build
-
-    return build(source, name=name)

@@ -475,13 +475,3 @@ def describe(timeline: Timeline) -> str:
         line += (f" (formula {timeline.bubble_fraction_formula:.1%}), "
                  f"peak activations held {timeline.peak_in_flight:g} micro-batches")
     return line
-
-
-def menu_table():
-    """The parallelism menu as an HTML table for notebooks (:data:`PARALLELISM_MENU`)."""
-    from .tables import _html_table
-
-    header = ["parallelism", "cuts", "traffic", "where it fits", "in the lecture"]
-    rows = [[item["name"], item["cuts"], item["traffic"], item["fits"], item["lecture"]] for item in PARALLELISM_MENU]
-    return _html_table(header, rows, caption="Lecture 00:48:00-00:53:39. DP and PP can span racks; EP and TP "
-                                             "want the fast all-to-all of one scale-up domain.")

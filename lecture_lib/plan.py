@@ -35,7 +35,8 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from . import collectives, hardware, measurements, models, moe, pipeline, pipeline_memory, roofline, units, validate
+from . import (collectives, hardware, hf_config, measurements, models, moe, pipeline, pipeline_memory, roofline, units,
+               validate)
 
 #: Sections of a plan, in the order they are printed.
 SECTIONS = ("inputs", "capacity", "decode", "prefill", "cost", "layouts", "reality")
@@ -151,13 +152,13 @@ def _plain(value):
 
 def resolve_model(model):
     """``model`` as a :class:`models.Model`: the object, a preset name, or a Hugging Face config.json
-    (a path to one, or its parsed dict: :func:`models.from_hf_config`, which checks every field)."""
+    (a path to one, or its parsed dict: :func:`hf_config.from_hf_config`, which checks every field)."""
     if isinstance(model, models.Model):
         return model
     if isinstance(model, dict) or isinstance(model, os.PathLike) or (
             isinstance(model, str) and (model.endswith(".json") or os.sep in model)):
         try:
-            return models.from_hf_config(model)
+            return hf_config.from_hf_config(model)
         except ValueError as error:   # from_hf_config names its own parameter ("source"): say "model"
             raise ValueError(f"model must be a readable Hugging Face config.json (a path or its dict): "
                              f"{error}") from None

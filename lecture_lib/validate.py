@@ -184,13 +184,14 @@ def names(name: str, value) -> tuple[str, ...]:
 
 
 def last_chapter() -> int:
-    """The highest chapter number of the course: the last ``problems_NN.py`` module in the package
-    (so a new chapter is accepted everywhere as soon as its problems exist)."""
+    """The highest chapter number of the course: the last ``practice/problems/chNN.py`` module
+    (so a new chapter is accepted everywhere as soon as its problems exist). The file names are read
+    from disk, without importing the practice room."""
     import os
     import re
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    numbers = [int(m.group(1)) for m in (re.fullmatch(r"problems_(\d\d)\.py", f) for f in os.listdir(here)) if m]
+    problems = os.path.join(os.path.dirname(os.path.abspath(__file__)), "practice", "problems")
+    numbers = [int(m.group(1)) for m in (re.fullmatch(r"ch(\d\d)\.py", f) for f in os.listdir(problems)) if m]
     return max(numbers, default=0)
 
 

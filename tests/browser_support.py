@@ -48,7 +48,7 @@ CHROMIUM_ARGS = [
 INSTALL_HINT = "install it with: apt-get install -y chromium"
 VIEWPORT = {"width": 1500, "height": 1000}
 
-# Selectors of what the course's explorers render (lecture_lib/explore.py).
+# Selectors of what the course's explorers render (lecture_lib/explorers/base.py).
 EXPLORER = ".lecture-explorer"
 FIGURE_IMG = ".lecture-figure"          # ipywidgets.Image renders the <img> itself
 READOUT = ".lecture-readout"
@@ -372,7 +372,7 @@ _PROBE_JS = """
   document.addEventListener('lecture-frame', (e) => {
     const box = e.target && e.target.closest && e.target.closest('[data-lt-container]');
     if (box) painted(lt.images, box.getAttribute('data-lt-container'), performance.now(),
-                     Boolean(e.detail && e.detail.ahead));     // a frame predicted ahead (lecture_lib.ahead)
+                     Boolean(e.detail && e.detail.ahead));     // a frame predicted ahead (lecture_lib.explorers.ahead)
   }, true);
   for (const readout of document.querySelectorAll('[data-lt-container] .lecture-readout')) {
     const id = readout.closest('[data-lt-container]').getAttribute('data-lt-container');
@@ -585,13 +585,13 @@ class NotebookSession:
                  })""")
 
     def declared_controls(self) -> list[dict]:
-        """From the kernel: every control made by lecture_lib.explore's helpers (they record the
+        """From the kernel: every control made by lecture_lib.explorers.base's helpers (they record the
         value the lesson declared, and Explorer(**overrides) updates it), with its label, the
         declared value and the kernel's current value."""
         code = (
             "import json as _j, ipywidgets as _w\n"
             "from ipywidgets.widgets.widget import _instances as _inst\n"
-            "from lecture_lib import explore as _e\n"
+            "from lecture_lib.explorers import sliders as _e\n"
             "def _lt_declared():\n"
             "    rows = []\n"
             "    for _x in list(_inst.values()):\n"
@@ -637,7 +637,7 @@ class NotebookSession:
         if not boxes:
             return []
         code = ("import gc as _lt_gc, base64 as _lt_b64, json as _lt_json\n"
-                "from lecture_lib.explore import FigureView as _lt_FV\n"
+                "from lecture_lib.explorers.base import FigureView as _lt_FV\n"
                 "_lt_views = {v.widget.model_id: v for v in _lt_gc.get_objects() if isinstance(v, _lt_FV)}\n")
         result = self.execute_in_kernel(
             code, "_lt_json.dumps({k: _lt_b64.b64encode(_lt_views[k].snapshot_png()).decode() "
@@ -812,7 +812,7 @@ class NotebookSession:
         ``"readout"`` when it only changes the readout (then the readout's change is timed), or
         ``"none"`` when the first press changed nothing. Each sample has ``ms`` (to the painted
         frame), ``load_ms`` (to the image load or readout mutation) and ``key``; for a figure also
-        ``ahead`` (that first frame was one the page held ahead, lecture_lib.ahead) and
+        ``ahead`` (that first frame was one the page held ahead, lecture_lib.explorers.ahead) and
         ``kernel_ms`` (to the frame the kernel then sent for the move, painted).
         """
         self.install_probes()
@@ -874,7 +874,7 @@ def default_mismatches(displayed: list[dict], declared: list[dict]) -> list[str]
     for shown in displayed:
         row = by_model.get(shown["model"])
         if row is None:
-            problems.append(f"{shown['label']!r}: not made by lecture_lib.explore's helpers (no declared value)")
+            problems.append(f"{shown['label']!r}: not made by lecture_lib.explorers.base's helpers (no declared value)")
             continue
         text = (shown["shown"] or "").replace("\u00a0", " ").strip()
         if row["kind"] == "float":

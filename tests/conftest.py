@@ -12,14 +12,25 @@ import pytest
 
 import browser_support
 
-# check() records progress (lecture_lib.progress); tests, and every kernel they start, write to a
+# check() records progress (lecture_lib.practice.progress); tests, and every kernel they start, write to a
 # throwaway file, never to the learner's ~/.lecture_lib. Set at import so kernels inherit it.
 _PROGRESS_DIR = tempfile.mkdtemp(prefix="lecture-progress-")
 os.environ["LECTURE_PROGRESS_FILE"] = os.path.join(_PROGRESS_DIR, "progress.json")
 
 
+def pytest_configure(config):
+    """One folder shared by the whole run, xdist's workers included (they are started after this and inherit
+    the environment): notebooks executed once and read by every test that needs them (notebook_runs.py)."""
+    if not hasattr(config, "workerinput") and not os.environ.get("LECTURE_TEST_SHARED"):
+        os.environ["LECTURE_TEST_SHARED"] = tempfile.mkdtemp(prefix="lecture-tests-")
+        config._lecture_shared = os.environ["LECTURE_TEST_SHARED"]
+
+
 def pytest_unconfigure(config):
     shutil.rmtree(_PROGRESS_DIR, ignore_errors=True)
+    if getattr(config, "_lecture_shared", None):
+        shutil.rmtree(config._lecture_shared, ignore_errors=True)
+        os.environ.pop("LECTURE_TEST_SHARED", None)
 
 
 def _require_browser() -> None:

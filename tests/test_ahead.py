@@ -1,4 +1,4 @@
-"""Frames computed ahead (lecture_lib.ahead): every prediction of every explorer is exactly the frame
+"""Frames computed ahead (lecture_lib.explorers.ahead): every prediction of every explorer is exactly the frame
 and readout a real move to that position then shows, and predicting leaves the explorer as it was.
 
 The page's side (a predicted frame painted on the key press, before the kernel answers) is tested
@@ -12,12 +12,12 @@ matplotlib.use("Agg")
 import ipywidgets as widgets
 import pytest
 
-from lecture_lib import ahead, explore, live_figure
+from lecture_lib.explorers import ahead, base, sliders, live_figure
 
 
 def _real_move(control, value) -> None:
     """Move a control the way the page does (a log slider by its index)."""
-    if isinstance(control, explore.LogSlider):
+    if isinstance(control, sliders.LogSlider):
         control.index = control.stops.index(value)
     else:
         control.value = value
@@ -35,7 +35,7 @@ def _fresh(explorer) -> tuple:
     return ops, points, limits
 
 
-@pytest.mark.parametrize("cls", explore.explorer_classes(), ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("cls", base.explorer_classes(), ids=lambda cls: cls.__name__)
 def test_every_prediction_is_the_frame_a_real_move_shows(cls):
     explorer = cls()
     view = explorer.view
@@ -74,24 +74,24 @@ def test_every_prediction_is_the_frame_a_real_move_shows(cls):
 def test_keys_are_what_the_page_writes():
     assert ahead.js_number(3.0) == "3" and ahead.js_number(0.35) == "0.35"
     assert ahead.js_number(1e-7) is None        # JavaScript writes 1e-7, Python 1e-07: not predicted
-    slider = explore.slider("efficiency", 0.3, 0.1, 0.9, 0.1)
+    slider = sliders.slider("efficiency", 0.3, 0.1, 0.9, 0.1)
     assert [k for k, _ in ahead.neighbours(slider)] == ["0.2", "0.4"]
-    log = explore.log_slider("batch", 1024, 1, 65536)
+    log = sliders.log_slider("batch", 1024, 1, 65536)
     assert ahead.attribute(log) == "index" and ahead.key(log) == "1,024"     # the label: an index shifts
     assert ahead.neighbours(log) == [("512", 512), ("2,048", 2048)]
     assert [v for _, v in ahead.neighbours(log, 2)] == [512, 2048, 256, 4096]
     log.value = 3000                                                          # typed: a new stop
     assert ahead.key(log) == "3,000" and [k for k, _ in ahead.neighbours(log)] == ["2,048", "4,096"]
-    whole = explore.int_slider("stages", 1, 1, 8)
+    whole = sliders.int_slider("stages", 1, 1, 8)
     assert ahead.neighbours(whole) == [("2", 2)] and ahead.neighbours(whole, 2) == [("2", 2), ("3", 3)]
     assert [k for k, _ in ahead.neighbours(slider, 2)] == ["0.2", "0.4", "0.1", "0.5"]
-    assert ahead.neighbours(explore.dropdown("model", ["a", "b"])) == []
+    assert ahead.neighbours(sliders.dropdown("model", ["a", "b"])) == []
 
 
 def test_a_round_of_predictions_sends_one_message_per_control_and_stops_when_a_move_comes():
     import asyncio
 
-    from lecture_lib.roofline_explorers import ContextExplorer
+    from lecture_lib.explorers.roofline import ContextExplorer
 
     explorer = ContextExplorer()
     if not explorer.view.live:
@@ -129,7 +129,7 @@ def test_a_round_of_predictions_sends_one_message_per_control_and_stops_when_a_m
     assert sent == []
 
 
-@pytest.mark.parametrize("cls", explore.explorer_classes(), ids=lambda cls: cls.__name__)
+@pytest.mark.parametrize("cls", base.explorer_classes(), ids=lambda cls: cls.__name__)
 def test_a_predicted_control_never_moves_another_control(cls):
     """A prediction assumes every other control stays where it is. A slider that drags another one
     with it (Fast Mode's normal batch bounds the fast batch) must be listed in ``ahead_skip``:
@@ -140,7 +140,7 @@ def test_a_predicted_control_never_moves_another_control(cls):
             if name in explorer.lookahead.skip or not ahead.neighbours(control):
                 continue
             start = control.value
-            ends = [control.stops[0], control.stops[-1]] if isinstance(control, explore.LogSlider) else [control.min, control.max]
+            ends = [control.stops[0], control.stops[-1]] if isinstance(control, sliders.LogSlider) else [control.min, control.max]
             for origin in [start, *ends]:
                 _real_move(control, origin)
                 for _key, value in ahead.neighbours(control, ahead.REACH):
@@ -155,7 +155,7 @@ def test_a_predicted_control_never_moves_another_control(cls):
 
 
 def test_fast_mode_lists_its_linked_slider_and_the_fast_batch_comes_back():
-    from lecture_lib.roofline_explorers import FastModeExplorer
+    from lecture_lib.explorers.roofline import FastModeExplorer
 
     explorer = FastModeExplorer()
     normal, fast = explorer.controls["batch_normal"], explorer.controls["batch_fast"]

@@ -171,7 +171,7 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, br
         session.wait_idle(20, settle=0.5)
         assert table.inner_text() != before
         value = session.execute_in_kernel(
-            "import gc as _g; from lecture_lib.explore import LogSlider as _LS",
+            "import gc as _g; from lecture_lib.explorers.sliders import LogSlider as _LS",
             "[c.value for c in _g.get_objects() if isinstance(c, _LS) and c.description.startswith('batch B')]")
         assert "3000.0" in value["value"], value
         readout.click()                                   # out of range: refused, the readout shows the value again
@@ -185,7 +185,7 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, br
 
 
 def test_a_slider_step_paints_the_frame_computed_ahead_then_the_kernels_identical_one(lab_server, browser):
-    """Issue 19 §9 (lecture_lib.ahead): after Run All each explorer sends the frames one arrow-key
+    """Issue 19 §9 (lecture_lib.explorers.ahead): after Run All each explorer sends the frames one arrow-key
     step away; a key press paints one at once, before the kernel answers, and the kernel's own frame
     for the move, painted after it, has exactly the same pixels; the readout is the kernel's."""
     session = NotebookSession(lab_server, browser, "01_batch_size_cost_and_speed.ipynb")

@@ -13,8 +13,9 @@ from fractions import Fraction
 import pytest
 import sympy as sp
 
-from lecture_lib import checks, formula, roofline, symbols
-from lecture_lib.checks import PROBLEMS, check
+from lecture_lib.practice import checks
+from lecture_lib import formula, roofline, symbols
+from lecture_lib.practice.checks import PROBLEMS, check
 
 EXPRESSION = "1.4"
 

@@ -1,4 +1,4 @@
-"""The practice-problem checker (lecture_lib.checks): verdicts, nudges, odd inputs, strict mode."""
+"""The practice-problem checker (lecture_lib.practice.checks): verdicts, nudges, odd inputs, strict mode."""
 
 import math
 from decimal import Decimal
@@ -10,8 +10,9 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lecture_lib import checks, hardware, roofline
-from lecture_lib.checks import PROBLEMS, CheckResult, Mistake, Problem, UnknownProblemError, check
+from lecture_lib.practice import checks
+from lecture_lib import hardware, roofline
+from lecture_lib.practice.checks import PROBLEMS, CheckResult, Mistake, Problem, UnknownProblemError, check
 from lecture_lib.symbols import B, FLOPs, N_active, N_total, bytes_param, mem_bw, speed_ratio
 
 

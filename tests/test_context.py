@@ -320,7 +320,7 @@ def test_bad_input_messages_name_parameter_and_range():
 
 # ------------------------------------------------------------------ explorers (in-process smoke)
 
-from lecture_lib import context_explorers as cx  # noqa: E402
+from lecture_lib.explorers import context as cx  # noqa: E402
 
 EXPLORERS = [cx.ContextCostExplorer, cx.PassExplorer, cx.TierExplorer, cx.PriceSheetLab]
 

@@ -6,12 +6,11 @@ states its real axes; figures fit the notebook column; tick labels never run tog
 import math
 
 import ipywidgets as widgets
-import numpy as np
 import pytest
 import traitlets
 
-from lecture_lib import explore, plots
-from lecture_lib.explore import explorer_classes
+from lecture_lib.explorers import base, sliders, plots
+from lecture_lib.explorers.base import explorer_classes
 
 EXPLORERS = explorer_classes()
 IDS = lambda c: f"{c.__module__.rpartition('.')[2]}.{c.__name__}"
@@ -20,11 +19,11 @@ IDS = lambda c: f"{c.__module__.rpartition('.')[2]}.{c.__name__}"
 def _nice(value: float, declared: float, low: float, high: float) -> bool:
     """A stop a person would type: an end, the lesson's value, a power of two, or m x 10^k with m
     in the 1-2-5 (or finer E-series) list."""
-    if value in (declared, low, high) or explore._is_power_of_two(value):
+    if value in (declared, low, high) or sliders._is_power_of_two(value):
         return True
     exponent = math.floor(math.log10(value))
     mantissa = round(value / 10 ** exponent, 9)
-    return any(mantissa == m for series in explore.STOP_SERIES.values() for m in series)
+    return any(mantissa == m for series in sliders.STOP_SERIES.values() for m in series)
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
@@ -32,11 +31,11 @@ def test_log_sliders_start_on_the_declared_value_and_stop_on_round_numbers(cls):
     explorer = cls()
     logs = {n: c for n, c in explorer.controls.items() if isinstance(c, widgets.FloatLogSlider)}
     for name, control in logs.items():
-        assert isinstance(control, explore.LogSlider), name
+        assert isinstance(control, sliders.LogSlider), name
         low, high = control.base ** control.min, control.base ** control.max
         assert control.value == control.declared, (name, control.value, control.declared)
         assert control.stops[control.index] == control.value
-        assert control._options_labels[control.index] == explore.value_label(control.declared)
+        assert control._options_labels[control.index] == sliders.value_label(control.declared)
         assert list(control.stops) == sorted(set(control.stops))
         odd = [s for s in control.stops if not _nice(s, control.declared, control.stops[0], control.stops[-1])]
         assert not odd, (name, odd)
@@ -50,25 +49,25 @@ def test_log_sliders_start_on_the_declared_value_and_stop_on_round_numbers(cls):
 
 
 def test_log_slider_positions_values_and_code_set_values():
-    control = explore.log_slider("context (tokens)", 1024, 128, 1_048_576)
+    control = sliders.log_slider("context (tokens)", 1024, 128, 1_048_576)
     assert control.stops == tuple(2.0 ** k for k in range(7, 21))           # the lesson uses powers of two
     assert control._options_labels[3] == "1,024" and control.index == 3
-    batch = explore.log_slider("batch", 2400, 16, 20_000)
+    batch = sliders.log_slider("batch", 2400, 16, 20_000)
     assert batch.stops == (16, 20, 50, 100, 200, 500, 1000, 2000, 2400, 5000, 10_000, 20_000)
     assert batch.label == "2,400"
     batch.value = 3000.0                      # set from code: kept as set, and shown as set
     assert batch.value == 3000.0 and batch.label == "3,000" and batch._options_labels[batch.index] == "3,000"
     batch.value = batch.base ** batch.max     # 20000.000000000004 from the exponent is the end itself
     assert batch.value == 20_000
-    assert explore.value_label(5e8) == "500M" and explore.value_label(35_136) == "35,136"
-    assert explore.value_label(0.05) == "0.05" and explore.value_label(2.6e14) == "260T"
+    assert sliders.value_label(5e8) == "500M" and sliders.value_label(35_136) == "35,136"
+    assert sliders.value_label(0.05) == "0.05" and sliders.value_label(2.6e14) == "260T"
     # past trillions and below 10⁻⁴ as prose writes them, and read back when typed
-    assert explore.value_label(5e15) == "5 × 10¹⁵" and explore.value_label(3e-9) == "3 × 10⁻⁹"
-    assert explore.parse_typed(explore.value_label(5e15)) == 5e15
+    assert sliders.value_label(5e15) == "5 × 10¹⁵" and sliders.value_label(3e-9) == "3 × 10⁻⁹"
+    assert sliders.parse_typed(sliders.value_label(5e15)) == 5e15
 
 
 def test_a_log_slider_range_narrowed_from_code_ends_on_the_stop_below():
-    control = explore.log_slider("fast batch", 128, 1, 100_000)
+    control = sliders.log_slider("fast batch", 128, 1, 100_000)
     control.max = math.log10(2048) - control.step          # FastModeExplorer keeps fast below normal
     assert control.stops[-1] == 1024 and control.value == 128
     control.value = 5000
@@ -78,32 +77,32 @@ def test_a_log_slider_range_narrowed_from_code_ends_on_the_stop_below():
 
 
 BAD_SLIDERS = [
-    (explore.log_slider, dict(value=0), "value"),
-    (explore.log_slider, dict(low=-5), "low"),
-    (explore.log_slider, dict(high=float("inf")), "high"),
-    (explore.log_slider, dict(value=float("nan")), "value"),
-    (explore.log_slider, dict(value="10"), "value"),
-    (explore.log_slider, dict(value=500), "value"),          # outside [low, high]
-    (explore.log_slider, dict(low=100, high=10), "high"),
-    (explore.log_slider, dict(description=3), "description"),
-    (explore.log_slider, dict(steps_per_decade=0), "steps_per_decade"),
-    (explore.log_slider, dict(stops="1,2"), "stops"),
-    (explore.slider, dict(step=0), "step"),
-    (explore.slider, dict(step=1000), "step"),
-    (explore.slider, dict(value=None), "value"),
-    (explore.slider, dict(readout_format="abc"), "readout_format"),
-    (explore.slider, dict(low=float("-inf")), "low"),
-    (explore.int_slider, dict(value=2.5), "value"),
-    (explore.int_slider, dict(step=0), "step"),
-    (explore.int_slider, dict(value=50), "value"),
-    (explore.dropdown, dict(options=[]), "options"),
-    (explore.dropdown, dict(options="abc"), "options"),
-    (explore.dropdown, dict(value="nope"), "value"),
+    (sliders.log_slider, dict(value=0), "value"),
+    (sliders.log_slider, dict(low=-5), "low"),
+    (sliders.log_slider, dict(high=float("inf")), "high"),
+    (sliders.log_slider, dict(value=float("nan")), "value"),
+    (sliders.log_slider, dict(value="10"), "value"),
+    (sliders.log_slider, dict(value=500), "value"),          # outside [low, high]
+    (sliders.log_slider, dict(low=100, high=10), "high"),
+    (sliders.log_slider, dict(description=3), "description"),
+    (sliders.log_slider, dict(steps_per_decade=0), "steps_per_decade"),
+    (sliders.log_slider, dict(stops="1,2"), "stops"),
+    (sliders.slider, dict(step=0), "step"),
+    (sliders.slider, dict(step=1000), "step"),
+    (sliders.slider, dict(value=None), "value"),
+    (sliders.slider, dict(readout_format="abc"), "readout_format"),
+    (sliders.slider, dict(low=float("-inf")), "low"),
+    (sliders.int_slider, dict(value=2.5), "value"),
+    (sliders.int_slider, dict(step=0), "step"),
+    (sliders.int_slider, dict(value=50), "value"),
+    (sliders.dropdown, dict(options=[]), "options"),
+    (sliders.dropdown, dict(options="abc"), "options"),
+    (sliders.dropdown, dict(value="nope"), "value"),
 ]
-DEFAULTS = {explore.log_slider: dict(description="x", value=5, low=1, high=100),
-            explore.slider: dict(description="x", value=5, low=1, high=10, step=0.5),
-            explore.int_slider: dict(description="x", value=5, low=1, high=10),
-            explore.dropdown: dict(description="x", options=["a", "b"])}
+DEFAULTS = {sliders.log_slider: dict(description="x", value=5, low=1, high=100),
+            sliders.slider: dict(description="x", value=5, low=1, high=10, step=0.5),
+            sliders.int_slider: dict(description="x", value=5, low=1, high=10),
+            sliders.dropdown: dict(description="x", options=["a", "b"])}
 
 
 @pytest.mark.parametrize("helper, bad, name", BAD_SLIDERS, ids=lambda v: getattr(v, "__name__", str(v)))
@@ -120,12 +119,13 @@ def test_capacity_row_refuses_non_finite_and_out_of_range(field, value):
     arguments = dict(n_total=7e10, bytes_param=1, batch=8, len_ctx=4096, bytes_tok=1e5, hbm_capacity=8e10)
     arguments[field] = value
     with pytest.raises(ValueError, match=field):
-        explore.capacity_row(**arguments)
+        base.capacity_row(**arguments)
 
 
 def _static_figures():
-    from lecture_lib import moe, moe_explorers, pipeline, pipeline_explorers, pipeline_memory_explorers
-    from lecture_lib import reversible_explorers
+    from lecture_lib import moe, pipeline
+    from lecture_lib.explorers import moe as moe_explorers, pipeline as pipeline_explorers, pipeline_memory as pipeline_memory_explorers
+    from lecture_lib.explorers import reversible as reversible_explorers
 
     placement = moe.Placement(n_experts=16, experts_per_gpu=2, gpus_per_rack=4)
     figures = {
@@ -153,7 +153,8 @@ def test_every_static_figure_has_a_text_alternative_of_its_real_axes(name):
 
 
 def test_the_gantt_alternative_states_its_time_axis_and_racks():
-    from lecture_lib import pipeline, pipeline_explorers
+    from lecture_lib import pipeline
+    from lecture_lib.explorers import pipeline as pipeline_explorers
 
     timeline = pipeline.simulate(schedule="gpipe", stages=4, microbatches=4)
     alt = plots.to_image(pipeline_explorers.gantt_figure(timeline, title="GPipe")).alt
@@ -219,7 +220,7 @@ def test_tick_labels_never_run_together_at_slider_extremes(cls):
 
 
 def test_batch_explorer_at_the_largest_batch_reads_100k():
-    from lecture_lib.roofline_explorers import BatchExplorer
+    from lecture_lib.explorers.roofline import BatchExplorer
 
     explorer = BatchExplorer()
     explorer.controls["batch"].value = 100_000
@@ -229,7 +230,8 @@ def test_batch_explorer_at_the_largest_batch_reads_100k():
 
 
 def test_routing_figure_tells_crossings_by_dash_and_marker_not_colour_alone():
-    from lecture_lib import moe, moe_explorers
+    from lecture_lib import moe
+    from lecture_lib.explorers import moe as moe_explorers
 
     routing = moe.random_routing(n_tokens=32, placement=moe.Placement(n_experts=16, experts_per_gpu=2,
                                                                        gpus_per_rack=4), k=2)
@@ -245,23 +247,23 @@ def test_routing_figure_tells_crossings_by_dash_and_marker_not_colour_alone():
                                          ("500M", 5e8), ("2.6T", 2.6e12), ("64k", 64000), (" 12 ", 12),
                                          ("5 × 10¹⁵", 5e15), ("5x10^15", 5e15), ("3 × 10⁻⁹", 3e-9)])
 def test_typed_numbers_are_read_as_a_person_writes_them(text, value):
-    from lecture_lib import explore
+    from lecture_lib.explorers import sliders
 
-    assert explore.parse_typed(text) == value
+    assert sliders.parse_typed(text) == value
 
 
 @pytest.mark.parametrize("text", ["", "abc", "1e999", "nan", "3,000x", "__import__('os')", "1" * 60, "--1"])
 def test_anything_else_typed_is_refused(text):
-    from lecture_lib import explore
+    from lecture_lib.explorers import sliders
 
     with pytest.raises(ValueError):
-        explore.parse_typed(text)
+        sliders.parse_typed(text)
 
 
 def test_a_typed_value_is_kept_exactly_and_a_bad_one_changes_nothing():
-    from lecture_lib import explore
+    from lecture_lib.explorers import sliders
 
-    control = explore.log_slider("batch", 1024, 1, 65536)
+    control = sliders.log_slider("batch", 1024, 1, 65536)
     control.typed.value = "3,000"
     assert control.value == 3000.0 and 3000.0 in control.stops and control.stops[control.index] == 3000.0
     assert control.typed.value == ""          # ready for the next entry
@@ -275,28 +277,28 @@ def test_a_typed_value_is_kept_exactly_and_a_bad_one_changes_nothing():
 
 # --- axis limits that stay put while a slider moves ------------------------------------------------
 def test_a_steady_top_holds_while_the_data_fit_and_fill_enough_of_it():
-    assert explore.steady_ceiling(10.0, 7.0) == 10.0            # still holds, fills 70%
-    assert explore.steady_ceiling(10.0, 11.0) == 20.0           # data outgrew it: the next round number
-    assert explore.steady_ceiling(10.0, 3.0) == 5.0             # data under 40% of it: re-fitted
-    assert explore.steady_ceiling(0.0, 3.0) == 5.0              # nothing yet
+    assert base.steady_ceiling(10.0, 7.0) == 10.0            # still holds, fills 70%
+    assert base.steady_ceiling(10.0, 11.0) == 20.0           # data outgrew it: the next round number
+    assert base.steady_ceiling(10.0, 3.0) == 5.0             # data under 40% of it: re-fitted
+    assert base.steady_ceiling(0.0, 3.0) == 5.0              # nothing yet
 
 
 def test_steady_decades_keep_the_axis_until_the_data_leave_it_or_it_is_far_too_wide():
-    assert explore.steady_decades((1.0, 1e4), 12.0, 9000.0) == (1.0, 1e4)      # one spare decade: kept
-    assert explore.steady_decades((1.0, 1e4), 12.0, 20.0) == (10.0, 100.0)     # two spare: re-fitted
-    assert explore.steady_decades((10.0, 1e4), 5.0, 900.0) == (1.0, 1e3)       # data left it
-    assert explore.steady_decades((1.0, 1.0), 5.0, 900.0, margin=1) == (0.1, 1e4)
+    assert base.steady_decades((1.0, 1e4), 12.0, 9000.0) == (1.0, 1e4)      # one spare decade: kept
+    assert base.steady_decades((1.0, 1e4), 12.0, 20.0) == (10.0, 100.0)     # two spare: re-fitted
+    assert base.steady_decades((10.0, 1e4), 5.0, 900.0) == (1.0, 1e3)       # data left it
+    assert base.steady_decades((1.0, 1.0), 5.0, 900.0, margin=1) == (0.1, 1e4)
     # back and forth across a decade boundary: one redraw, not one per move
-    limits = explore.steady_decades((10.0, 1e4), 9.5, 900.0)
-    assert explore.steady_decades(limits, 10.5, 900.0) == limits
+    limits = base.steady_decades((10.0, 1e4), 9.5, 900.0)
+    assert base.steady_decades(limits, 10.5, 900.0) == limits
 
 
 def test_a_line_drawn_in_two_panels_of_an_explorer_looks_the_same_in_both():
     """A walkthrough found Ch2's "your R" dotted in one panel and dashed in the other: a reference
     line (same label, same colour) repeated across panels keeps one dash pattern, so the legends agree."""
-    from lecture_lib import explore
+    from lecture_lib.explorers import base
 
-    for cls in explore.explorer_classes():
+    for cls in base.explorer_classes():
         explorer = cls()
         try:
             looks = {}

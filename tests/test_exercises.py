@@ -7,7 +7,6 @@
 - nbgrader's own `generate_assignment` removes the same regions (skipped without nbgrader).
 """
 
-import os
 import re
 import shutil
 import subprocess
@@ -17,9 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 import sympy as sp
-from nbclient import NotebookClient
-
-from lecture_lib import checks, exercises
+from lecture_lib.practice import checks, exercises
+from notebook_runs import executed
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS_DIR = ROOT / "solutions"
@@ -37,11 +35,8 @@ def chapter_of(name: str) -> int:
 
 
 def execute(path: Path, **env) -> nbformat.NotebookNode:
-    notebook = read(path)
-    client = NotebookClient(notebook, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
-    client.execute(env={**os.environ, "MPLBACKEND": "Agg", **env})
-    return notebook
+    """``path`` run top to bottom headless, once per test run (notebook_runs.py)."""
+    return executed(path, **env)[0]
 
 
 def check_outputs(notebook) -> dict[str, str]:
@@ -81,7 +76,7 @@ def test_generating_twice_changes_nothing(tmp_path):
 
 
 def test_check_command_passes_on_this_tree():
-    completed = subprocess.run([sys.executable, "-m", "lecture_lib.exercises", "check", "solutions", "exercises"],
+    completed = subprocess.run([sys.executable, "-m", "lecture_lib.practice.exercises", "check", "solutions", "exercises"],
                                cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
 
@@ -116,7 +111,7 @@ def test_the_problem_format_and_the_registry_agree(name):
     found = exercises.problems(solution, where=name)
     ids = [problem.problem_id for problem in found]
     assert len(ids) >= 8
-    assert ids == checks.problem_ids(chapter=chapter_of(name)), "notebook and lecture_lib.checks disagree"
+    assert ids == checks.problem_ids(chapter=chapter_of(name)), "notebook and lecture_lib.practice.checks disagree"
     for problem in found:
         heading = solution.cells[problem.heading].source.split("\n", 1)[0]
         assert heading.startswith(f"### Problem {problem.problem_id}") and problem.title
@@ -135,7 +130,7 @@ def test_first_code_cell_imports_the_library_and_the_checker(name):
     for notebook in (read(SOLUTIONS_DIR / name), read(EXERCISES_DIR / name)):
         first = next(cell for cell in notebook.cells if cell.cell_type == "code").source
         assert "from lecture_lib import hardware, models, roofline" in first
-        assert "from lecture_lib.checks import check" in first
+        assert "from lecture_lib.practice.checks import check" in first
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -209,19 +204,9 @@ def test_expected_answers_are_not_readable_in_the_exercises(name):
 
 # ------------------------------------------------------------------ running them
 
-@pytest.fixture(scope="module")
-def executed_solutions():
-    return {name: execute(SOLUTIONS_DIR / name, LECTURE_STRICT="1") for name in NAMES}
-
-
-@pytest.fixture(scope="module")
-def executed_exercises():
-    return {name: execute(EXERCISES_DIR / name) for name in NAMES}
-
-
 @pytest.mark.parametrize("name", NAMES)
-def test_solutions_run_strictly_with_every_check_correct(executed_solutions, name):
-    notebook = executed_solutions[name]
+def test_solutions_run_strictly_with_every_check_correct(name):
+    notebook = execute(SOLUTIONS_DIR / name, LECTURE_STRICT="1")
     assert not errors(notebook), errors(notebook)
     feedback = check_outputs(notebook)
     assert list(feedback) == checks.problem_ids(chapter=chapter_of(name))
@@ -231,8 +216,8 @@ def test_solutions_run_strictly_with_every_check_correct(executed_solutions, nam
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_exercises_run_with_stubs_and_say_not_answered_yet(executed_exercises, name):
-    notebook = executed_exercises[name]
+def test_exercises_run_with_stubs_and_say_not_answered_yet(name):
+    notebook = execute(EXERCISES_DIR / name)
     assert not errors(notebook), errors(notebook)
     feedback = check_outputs(notebook)
     assert list(feedback) == checks.problem_ids(chapter=chapter_of(name))

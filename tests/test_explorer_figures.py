@@ -10,8 +10,8 @@ import pytest
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
-from lecture_lib import explore, plots
-from lecture_lib.explore import explorer_classes
+from lecture_lib.explorers import base, sliders, plots
+from lecture_lib.explorers.base import explorer_classes
 
 EXPLORERS = explorer_classes()
 IDS = lambda c: f"{c.__module__.rpartition('.')[2]}.{c.__name__}"
@@ -81,7 +81,7 @@ def test_figure_is_readable(cls):
     try:
         # 2x pixels, shown at 1x through the image widget's CSS size
         shown = int(explorer.view.widget.layout.width.rstrip("px"))
-        assert figure.canvas.get_width_height()[0] == pytest.approx(explore.PIXEL_RATIO * shown, abs=2)
+        assert figure.canvas.get_width_height()[0] == pytest.approx(base.PIXEL_RATIO * shown, abs=2)
         # no text smaller than 10 pt
         small = [(t.get_text(), t.get_fontsize()) for t in figure.findobj(Text)
                  if t.get_text() and t.get_fontsize() < plots.MIN_FONT]
@@ -145,7 +145,7 @@ def test_labels_fit_and_counts_are_integer_sliders(cls):
     try:
         for name, control in explorer.controls.items():
             width = int(control.style.description_width.rstrip("px"))
-            assert width >= len(control.description) * explore.LABEL_PX_PER_CHAR, (name, control.description)
+            assert width >= len(control.description) * sliders.LABEL_PX_PER_CHAR, (name, control.description)
             lowered = control.description.lower()
             if isinstance(control, (widgets.FloatSlider,)) and any(
                     word in lowered for word in ("layers", "stages", "micro-batches", "gpus", "racks", "chips")):
@@ -158,7 +158,7 @@ def test_labels_fit_and_counts_are_integer_sliders(cls):
 def test_pixel_ratio_follows_the_environment(setting, expected, monkeypatch):
     """LECTURE_PIXEL_RATIO picks the figures' device pixels (1 by default, for the slider budget)."""
     monkeypatch.setenv("LECTURE_PIXEL_RATIO", setting)
-    assert explore.pixel_ratio() == expected
+    assert base.pixel_ratio() == expected
 
 
 def test_high_dpi_figures_on_request():
@@ -168,7 +168,7 @@ def test_high_dpi_figures_on_request():
     import subprocess
     import sys
 
-    code = ("from lecture_lib import roofline_explorers as rx\n"
+    code = ("from lecture_lib.explorers import roofline as rx\n"
             "e = rx.BatchExplorer()\n"
             "shown = int(e.view.widget.layout.width[:-2])\n"
             "print(e.view.canvas.get_width_height()[0] / shown)\n")

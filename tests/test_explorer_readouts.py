@@ -9,11 +9,12 @@ import re
 import ipywidgets as widgets
 import pytest
 
-from lecture_lib import context_explorers as cx
-from lecture_lib import explore, hardware, models, units
-from lecture_lib import moe_explorers as mx
-from lecture_lib import pipeline_memory_explorers as pmx
-from lecture_lib import roofline_explorers as rx
+from lecture_lib.explorers import context as cx
+from lecture_lib.explorers import base, sliders
+from lecture_lib import hardware, models, units
+from lecture_lib.explorers import moe as mx
+from lecture_lib.explorers import pipeline_memory as pmx
+from lecture_lib.explorers import roofline as rx
 from lecture_lib.pipeline_memory import MEMORY_TOTAL
 
 
@@ -68,19 +69,19 @@ def test_every_deployment_explorer_has_the_row_and_it_flips(cls):
 def test_capacity_row_agrees_with_the_library():
     model = models.get("llama-3-405b")
     chip = hardware.get("H100")
-    label, text, status = explore.capacity_row(n_total=model.params_total, bytes_param=2, batch=8, len_ctx=8192,
+    label, text, status = base.capacity_row(n_total=model.params_total, bytes_param=2, batch=8, len_ctx=8192,
                                                bytes_tok=model.kv_bytes_per_token(2), hbm_capacity=8 * chip.hbm_capacity)
     needed = MEMORY_TOTAL(N_total=model.params_total, bytes_param=2, B=8, len_ctx=8192,
                           bytes_tok=model.kv_bytes_per_token(2))
     assert status == ("ok" if needed <= 8 * chip.hbm_capacity else "bad")
     assert status == "bad" and "does not fit: 812 GB weights > 640 GB HBM" in text   # 405 B x 2 bytes on 8 H100s
-    _, text, status = explore.capacity_row(n_total=8e9, bytes_param=2, batch=0, len_ctx=1, bytes_tok=1,
+    _, text, status = base.capacity_row(n_total=8e9, bytes_param=2, batch=0, len_ctx=1, bytes_tok=1,
                                            hbm_capacity=80e9)
     assert status == "ok" and text == "fits: 16 GB weights = 20% of 80 GB HBM"
 
 
 def test_red_rows_carry_a_mark_not_only_a_colour_and_are_not_error_styled():
-    html = explore.readout_table([("a", "does not fit", "bad"), ("b", "fits", "ok"), ("c", "plain")])
+    html = base.readout_table([("a", "does not fit", "bad"), ("b", "fits", "ok"), ("c", "plain")])
     assert "✗ does not fit" in html and "✓ fits" in html and "color:#b00" not in html
 
 
@@ -124,11 +125,11 @@ def test_fast_batch_stays_below_the_normal_batch():
 
 
 def test_counts_are_integer_sliders():
-    from lecture_lib import pipeline_explorers as px
+    from lecture_lib.explorers import pipeline as px
 
     explorer = px.StageBoundaryExplorer()
     assert isinstance(explorer.controls["layers_per_stage"], widgets.IntSlider)
-    for cls in explore.explorer_classes():
+    for cls in base.explorer_classes():
         built = cls()
         for name, control in built.controls.items():
             if any(word in control.description.lower() for word in ("micro-batches", "layers", "stages", "gpus",
@@ -157,11 +158,11 @@ def test_whole():
 
 
 def test_count_log_sliders_read_whole_numbers_and_keep_a_typed_round_value():
-    batch = explore.log_slider("batch", 1024, 1, 100_000)
+    batch = sliders.log_slider("batch", 1024, 1, 100_000)
     assert batch.readout_format == ".0f"
     batch.value = 3600                              # what typing 3600 into the readout sends
     assert batch.value == 3600 and format(batch.value, batch.readout_format) == "3600"
-    wide = explore.log_slider("params", 1e11, 1e9, 2e12)
+    wide = sliders.log_slider("params", 1e11, 1e9, 2e12)
     assert wide.readout_format == ".3g"
 
 
@@ -206,7 +207,7 @@ def test_scale_up_explorer_says_a_dense_model_reads_everything_at_batch_1():
     assert all(v != v for v in y)          # no line drawn (NaN) for a dense model
 
 
-@pytest.mark.parametrize("cls", explore.explorer_classes(), ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", base.explorer_classes(), ids=lambda c: c.__name__)
 def test_readouts_show_text_not_escaped_markup(cls):
     """readout_table escapes values once: a row that passes markup or pre-escaped text would show
     "<i>", "<a href=...>" or "&#x27;" to the learner (Chapter 8's quote and source rows did)."""

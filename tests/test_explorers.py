@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lecture_lib import hardware, roofline
-from lecture_lib import roofline_explorers as rx
+from lecture_lib.explorers import roofline as rx
 
 EXPLORERS = [rx.BatchExplorer, rx.FastModeExplorer, rx.ContextExplorer]
 
@@ -46,10 +46,10 @@ def test_out_of_range_slider_values_are_clamped_by_the_widget():
 
 
 def test_fast_drag_is_coalesced_into_one_redraw(monkeypatch):
-    from lecture_lib import explore
+    from lecture_lib.explorers import base
 
     explorer = rx.ContextExplorer()
-    monkeypatch.setattr(explore, "_kernel_loop", lambda: asyncio.get_running_loop())
+    monkeypatch.setattr(base, "_kernel_loop", lambda: asyncio.get_running_loop())
 
     async def drag():
         start = explorer.render_count

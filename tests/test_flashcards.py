@@ -1,4 +1,4 @@
-"""Anki flashcards (lecture_lib.flashcards): the .apkg opens, holds every chapter's cards, and its GUIDs
+"""Anki flashcards (lecture_lib.practice.flashcards): the .apkg opens, holds every chapter's cards, and its GUIDs
 are unique and stable across exports (so re-importing updates cards instead of duplicating them)."""
 
 import re
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lecture_lib import checks, flashcards
+from lecture_lib.practice import checks, flashcards
 from lecture_lib.formula import Formula
 
 pytest.importorskip("genanki", reason="genanki is in the test extra (pip install -e '.[test]')")
@@ -127,7 +127,7 @@ def test_math_delimiters_are_converted():
 
 def test_command_line_and_bad_output_name(tmp_path):
     out = tmp_path / "deck.apkg"
-    completed = subprocess.run([sys.executable, "-m", "lecture_lib.flashcards", str(out), "--no-concepts"],
+    completed = subprocess.run([sys.executable, "-m", "lecture_lib.practice.flashcards", str(out), "--no-concepts"],
                                cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr
     assert out.exists() and "chapter 7:" in completed.stdout

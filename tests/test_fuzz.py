@@ -55,7 +55,7 @@ CALL_SECONDS = 3.0
 # CALL_SECONDS and why. The limit still fails a real hang; it only stops a slow baseline from
 # passing for one (``find_baseline`` then finds none and the function would go unfuzzed).
 SLOW = {
-    "flashcards.cards": (30.0, "builds every card of the course: imports the eight problems_NN modules, "
+    "practice.flashcards.cards": (30.0, "builds every card of the course: imports every chapter's problem module, "
                                "typesets every Formula, solves each chapter's key numbers with SymPy and reads "
                                "the solution notebooks (1 to 3 s of CPU on an idle machine, more under load)"),
 }
@@ -69,7 +69,7 @@ def seconds_for(label: str) -> float:
 def warm_up() -> None:
     """Pay matplotlib's one-time setup (font list and cache, the Agg canvas: a second or more, far more
     with a cold cache) before any call is timed, so it is not charged to whichever function draws the
-    first figure (pipeline_memory_explorers.decode_loop_figure, in the order functions are met)."""
+    first figure (explorers.pipeline_memory.decode_loop_figure, in the order functions are met)."""
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots()
@@ -81,28 +81,29 @@ def warm_up() -> None:
 # Functions whose input is not data: widget and figure plumbing, notebook tooling, decorators and
 # SymPy helpers (each is tested in its own module's tests). Everything else public is fuzzed.
 NOT_DATA = {
-    "explore": "builds widgets from literal slider settings written in the explorer code",
-    "plots": "matplotlib styling helpers",
-    "ahead": "widget plumbing: predicted frames keyed by the page's slider positions (tests/test_ahead.py)",
-    "live_figure": "matplotlib renderer internals (a figure and its artists in; tests/test_live_figure.py)",
-    "exercises": "notebook tooling over files and cells (tests/test_exercises.py)",
+    "explorers.base": "builds widgets from literal slider settings written in the explorer code",
+    "explorers.sliders": "builds widgets from literal slider settings written in the explorer code",
+    "explorers.plots": "matplotlib styling helpers",
+    "explorers.ahead": "widget plumbing: predicted frames keyed by the page's slider positions (tests/test_ahead.py)",
+    "explorers.live_figure": "matplotlib renderer internals (a figure and its artists in; tests/test_live_figure.py)",
+    "practice.exercises": "notebook tooling over files and cells (tests/test_exercises.py)",
     "formula.same": "compares SymPy expressions", "formula.show": "typesets SymPy expressions",
     "catalogue.loose_name": "string normaliser used by every preset lookup",
-    "checks.check": "never raises by design; fuzzed by test_check_never_raises_on_any_answer",
+    "practice.checks.check": "never raises by design; fuzzed by test_check_never_raises_on_any_answer",
     "validate": "the checks themselves (tests/test_units_and_validate.py); every fuzzed call goes through them",
     "reversible.feistel_xor": "takes a round function", "reversible.feistel_xor_inverse": "takes a round function",
     "reversible.feistel_add": "takes a round function", "reversible.feistel_add_inverse": "takes a round function",
     "reversible.gf2_derivative": "takes a round function",
-    "flashcards.main": "command-line entry point; tests/test_flashcards.py runs it",
-    "progress.main": "command-line entry point; tests/test_progress.py runs it",
+    "practice.flashcards.main": "command-line entry point; tests/test_flashcards.py runs it",
+    "practice.progress.main": "command-line entry point; tests/test_progress.py runs it",
     "plan.main": "command-line entry point; tests/test_plan.py runs it with good and bad arguments",
-    "flashcards.export": "writes the Anki file behind flashcards.main (tests/test_flashcards.py); its inputs are fuzzed through cards()",
-    "progress.record": "check()'s notebook hook: never raises by design (tests/test_progress.py), like checks.check",
+    "practice.flashcards.export": "writes the Anki file behind flashcards.main (tests/test_flashcards.py); its inputs are fuzzed through cards()",
+    "practice.progress.record": "check()'s notebook hook: never raises by design (tests/test_progress.py), like checks.check",
 }
 
 # Parameters where None is a documented value although the parameter has no default.
-NONE_ALLOWED = {("predict.parse_guess", "text"): "None is an empty answer box",
-                ("predict.verdict", "guess"): "None is no guess made",
+NONE_ALLOWED = {("explorers.predict.parse_guess", "text"): "None is an empty answer box",
+                ("explorers.predict.verdict", "guess"): "None is no guess made",
                 ("plan.plan", "layout"): "None pools the devices into one big chip (documented; --layout pooled)"}
 
 # Text parameters that also read bytes as UTF-8 text, by design: bytes there are not a wrong type.
@@ -120,17 +121,19 @@ MAY_BE_NEGATIVE = {"scaling.inference_aware_optimum",   # "saving" < 0 when the 
                    "reversible.block_forward", "reversible.block_backward", "reversible.revnet_forward",
                    "reversible.revnet_inverse", "reversible.revnet_backward",       # activations and gradients
                    "reversible.random_blocks", "TinyMoE.expert", "TinyMoE.forward", "MLP.__call__",
-                   "predict.parse_guess"}   # a parser: "-3" reads as -3 (verdict() answers a guess <= 0)
+                   "explorers.predict.parse_guess"}   # a parser: "-3" reads as -3 (verdict() answers a guess <= 0)
 
 
 def _modules():
-    names = sorted(info.name for info in pkgutil.iter_modules(lecture_lib.__path__))
-    return [importlib.import_module(f"lecture_lib.{name}") for name in names
-            if not re.fullmatch(r"problems_\d\d", name)]
+    """Every module of the three rooms but the problem sets (data, checked by tests/test_checks.py)."""
+    names = sorted(info.name for info in pkgutil.walk_packages(lecture_lib.__path__, "lecture_lib.")
+                   if not info.ispkg)
+    return [importlib.import_module(name) for name in names if not name.startswith("lecture_lib.practice.problems.")]
 
 
 def _short(module) -> str:
-    return module.__name__.rpartition(".")[2]
+    """The module's name inside the package: "roofline", "explorers.roofline", "practice.checks"."""
+    return module.__name__.removeprefix("lecture_lib.")
 
 
 def public_functions() -> dict:
@@ -292,7 +295,7 @@ def _explicit():
         "reversible.block_forward": dict(params=params, x=x),
         "reversible.block_backward": dict(params=params, cache=cache, d_out=x),
         "reversible.cache_bytes": dict(cache=cache),
-        "progress.load": dict(file=os.path.join(tempfile.gettempdir(), "lecture-fuzz-no-progress.json")),
+        "practice.progress.load": dict(file=os.path.join(tempfile.gettempdir(), "lecture-fuzz-no-progress.json")),
         "hf_config.read_config": dict(source=_hf_config_file()),   # a path here; a dict for from_hf_config
         "models.from_hf_config": dict(source=_hf_config_file()),
         "units.plural": dict(count=3, word="round"),

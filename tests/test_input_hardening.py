@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lecture_lib import (checks, context, hardware, models, moe, pipeline, pricing, reversible, roofline, scaling,
-                         units, validate)
+from lecture_lib.practice import checks
+from lecture_lib import context, hardware, models, moe, pipeline, pricing, reversible, roofline, scaling, units, validate
 
 
 # ---------------------------------------------------------------------------- 1. real numbers only, bounded sizes
@@ -334,7 +334,8 @@ def test_every_module_loads_as_an_attribute_of_the_package():
 
     root = pathlib.Path(__file__).resolve().parents[1]
     names = sorted(p.stem for p in (root / "lecture_lib").glob("*.py") if not p.stem.startswith("_"))
-    assert {"measurements", "predict", "collectives"} <= set(names)
+    names += sorted(p.parent.name for p in (root / "lecture_lib").glob("*/__init__.py"))   # the two rooms
+    assert {"measurements", "collectives", "explorers", "practice"} <= set(names)
     probe = ("import lecture_lib, types; names = %r; missing = [n for n in names "
              "if not isinstance(getattr(lecture_lib, n, None), types.ModuleType)]; "
              "assert set(names) <= set(dir(lecture_lib)), 'dir'; print(missing)") % names
@@ -346,7 +347,7 @@ def test_every_module_loads_as_an_attribute_of_the_package():
 
 def test_memory_explorer_refuses_an_infinite_context():
     """MemoryExplorer(len_ctx=inf) raised OverflowError from int(inf)."""
-    from lecture_lib import pipeline_memory_explorers
+    from lecture_lib.explorers import pipeline_memory as pipeline_memory_explorers
 
     for bad in (math.inf, math.nan, -1):
         with pytest.raises(ValueError, match="len_ctx"):

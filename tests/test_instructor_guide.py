@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from lecture_lib import checks, exercises
+from lecture_lib.practice import checks, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "instructor.md"
@@ -45,7 +45,7 @@ def test_the_guides_level_table_is_the_generated_one():
     match = re.search(r"<!-- levels-table:start -->\n(.*?)\n<!-- levels-table:end -->", text, re.S)
     assert match, "docs/instructor.md lost its level-table markers"
     assert match.group(1).strip() == exercises.level_table(SOLUTIONS).strip(), \
-        "regenerate with: python -m lecture_lib.exercises levels solutions"
+        "regenerate with: python -m lecture_lib.practice.exercises levels solutions"
 
 
 @pytest.mark.parametrize("line, expected", [
@@ -84,7 +84,7 @@ def test_readme_is_a_front_page_that_links_the_docs():
         assert (ROOT / target).is_file()
     assert "need only what is local" not in readme + guide(), "false: formula, checks and roofline import numpy"
     library = (ROOT / "docs" / "library.md").read_text(encoding="utf-8")
-    for module in ("lecture_lib.hardware", "lecture_lib.roofline", "lecture_lib.checks", "lecture_lib.progress"):
+    for module in ("lecture_lib.hardware", "lecture_lib.roofline", "lecture_lib.practice.checks", "lecture_lib.practice.progress"):
         assert module in library
 
 

@@ -1,4 +1,4 @@
-"""The live figure: moving artists recorded as canvas operations (lecture_lib.live_figure).
+"""The live figure: moving artists recorded as canvas operations (lecture_lib.explorers.live_figure).
 
 The page's drawing of these operations is compared with Agg's pixels in tests/test_browser.py;
 here: that the operations say what matplotlib would draw, and that every fallback works.
@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from lecture_lib import explore, live_figure
+from lecture_lib.explorers import base, sliders, live_figure
 
 
 def _triples(points: bytes) -> np.ndarray:
@@ -74,14 +74,14 @@ def test_math_text_is_drawn_as_plain_text():
 
 
 def test_an_image_cannot_be_recorded_and_the_frame_falls_back_to_a_whole_png():
-    class ImageExplorer(explore.Explorer):
+    class ImageExplorer(base.Explorer):
         title = "test image explorer"
 
         def controls_(self):
-            return {"gain": explore.slider("gain", 1.0, 0.5, 2.0, 0.1)}
+            return {"gain": sliders.slider("gain", 1.0, 0.5, 2.0, 0.1)}
 
         def setup(self):
-            view, (axes,) = explore.new_view(4, 3)
+            view, (axes,) = base.new_view(4, 3)
             self.image = axes.imshow(np.eye(4))
             self.line, = axes.plot([0, 3], [0, 3])
             view.animate(self.image, self.line)
@@ -107,7 +107,7 @@ def test_an_image_cannot_be_recorded_and_the_frame_falls_back_to_a_whole_png():
 
 def test_every_explorer_frame_is_small(monkeypatch):
     """What one move sends: a few kilobytes, not a PNG (the reason for live figures)."""
-    for cls in explore.explorer_classes():
+    for cls in base.explorer_classes():
         explorer = cls()
         try:
             if not explorer.view.live:
@@ -120,7 +120,7 @@ def test_every_explorer_frame_is_small(monkeypatch):
 
 
 def test_png_mode_when_asked_or_without_anywidget(monkeypatch):
-    from lecture_lib.roofline_explorers import ContextExplorer
+    from lecture_lib.explorers.roofline import ContextExplorer
 
     monkeypatch.setenv("LECTURE_FIGURE", "png")
     assert not live_figure.available()
@@ -137,7 +137,7 @@ def test_snapshot_is_the_whole_figure_in_both_modes(monkeypatch):
     from PIL import Image
     import io
 
-    from lecture_lib.roofline_explorers import ContextExplorer
+    from lecture_lib.explorers.roofline import ContextExplorer
 
     shots = {}
     for mode in ("", "png"):
@@ -149,7 +149,7 @@ def test_snapshot_is_the_whole_figure_in_both_modes(monkeypatch):
 
 
 def test_a_log_slider_does_not_echo_its_value_after_the_browser_moved_it():
-    control = explore.log_slider("batch", 1024, 1, 65536)
+    control = sliders.log_slider("batch", 1024, 1, 65536)
     sent = []
     control._send = lambda message, buffers=None: sent.append(message)   # what would go to the page
     control.index = control.index + 1                                      # as the browser does
@@ -164,14 +164,14 @@ def test_reusing_unchanged_artists_gives_the_same_frame_as_drawing_them_all():
     after every control's move, the frame sent equals a fresh recording of every moving artist."""
     import ipywidgets as widgets
 
-    for cls in explore.explorer_classes():
+    for cls in base.explorer_classes():
         explorer = cls()
         view = explorer.view
         if not view.live:
             pytest.skip("anywidget is not installed")
         try:
             for name, control in explorer.controls.items():
-                if isinstance(control, explore.LogSlider):
+                if isinstance(control, sliders.LogSlider):
                     moves = [min(control.index + 1, len(control.stops) - 1), control.index]
                     setter = lambda i, c=control: setattr(c, "index", i)
                 elif isinstance(control, widgets.Dropdown):

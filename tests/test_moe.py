@@ -1,4 +1,4 @@
-"""Chapter 2 (lecture_lib.moe and moe_explorers): golden numbers, SymPy identities, the NumPy MoE
+"""Chapter 2 (lecture_lib.moe and lecture_lib.explorers.moe): golden numbers, SymPy identities, the NumPy MoE
 against the formulas, bad input, and the explorers' sliders."""
 
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lecture_lib import hardware, models, moe
-from lecture_lib import moe_explorers as mx
+from lecture_lib.explorers import moe as mx
 from lecture_lib.formula import same
 from lecture_lib.symbols import (bw_out, bw_up, bytes_a2a, bytes_value, d_model, k_active, link_ratio, n_racks,
                                  tokens_gpu)

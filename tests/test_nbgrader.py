@@ -1,4 +1,4 @@
-"""Turnkey nbgrader (``python -m lecture_lib.exercises nbgrader-source``): the metadata it writes, and
+"""Turnkey nbgrader (``python -m lecture_lib.practice.exercises nbgrader-source``): the metadata it writes, and
 a whole course round trip through nbgrader 0.9 (generate for every chapter, checking
 that students' copies never mention or link the solutions); the full round trip runs the instructor
 guide's commands in tests/test_instructor_guide.py."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from lecture_lib import checks, exercises
+from lecture_lib.practice import checks, exercises
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS_DIR = ROOT / "solutions"
@@ -62,7 +62,7 @@ def test_nbgrader_accepts_the_metadata():
 
 
 def test_the_command_writes_a_course_directory(tmp_path):
-    completed = subprocess.run([sys.executable, "-m", "lecture_lib.exercises", "nbgrader-source", "solutions",
+    completed = subprocess.run([sys.executable, "-m", "lecture_lib.practice.exercises", "nbgrader-source", "solutions",
                                 str(tmp_path), "--chapter", "1", "--chapter", "2", "--points", "3"],
                                cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr

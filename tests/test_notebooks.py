@@ -1,28 +1,19 @@
 """Every chapter notebook runs top to bottom headless, with no error output (DESIGN.md layer 2)."""
 
-import os
-import time
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+
+from notebook_runs import executed
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
 def execute(path: Path, env: dict | None = None) -> tuple[nbformat.NotebookNode, float]:
-    notebook = nbformat.read(path, as_version=4)
-    previous = dict(os.environ)
-    os.environ.update({"MPLBACKEND": "Agg", **(env or {})})
-    try:
-        started = time.perf_counter()
-        NotebookClient(notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
-        return notebook, time.perf_counter() - started
-    finally:
-        os.environ.clear()
-        os.environ.update(previous)
+    """``path`` run top to bottom headless, once per test run (shared by every test that reads it)."""
+    return executed(path, **(env or {}))
 
 
 def error_outputs(notebook) -> list[str]:

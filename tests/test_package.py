@@ -40,4 +40,5 @@ def test_every_registered_submodule_exists():
     import lecture_lib
 
     for name in lecture_lib._SUBMODULES:
-        assert (ROOT / "lecture_lib" / f"{name}.py").exists(), f"_SUBMODULES lists {name!r} but there is no such module"
+        assert ((ROOT / "lecture_lib" / f"{name}.py").exists() or (ROOT / "lecture_lib" / name / "__init__.py").exists()), \
+            f"_SUBMODULES lists {name!r} but there is no such module or package"

@@ -259,7 +259,7 @@ def test_bandwidth_ratio_of_presets():
 
 @pytest.fixture(scope="module")
 def schedule_explorer():
-    from lecture_lib.pipeline_explorers import ScheduleExplorer
+    from lecture_lib.explorers.pipeline import ScheduleExplorer
 
     explorer = ScheduleExplorer()
     yield explorer
@@ -273,7 +273,7 @@ def test_gantt_boxes_are_the_simulated_tasks(schedule_explorer):
     forward = [t for t in timeline.tasks if t.kind == "F"]
     verts = schedule_explorer.forward.get_paths()
     assert len(verts) == len(forward)
-    from lecture_lib.pipeline_explorers import _time_limit
+    from lecture_lib.explorers.pipeline import _time_limit
 
     width = _time_limit(timeline.makespan)      # the time axis is drawn in fractions of its width
     starts = sorted(path.vertices[:, 0].min() * width for path in verts)
@@ -319,7 +319,7 @@ def test_schedule_explorer_never_relayouts(schedule_explorer):
 
 
 def test_stage_boundary_explorer_curve_is_the_formula():
-    from lecture_lib.pipeline_explorers import StageBoundaryExplorer
+    from lecture_lib.explorers.pipeline import StageBoundaryExplorer
 
     explorer = StageBoundaryExplorer()
     x, y = explorer.line.get_data()
@@ -329,7 +329,7 @@ def test_stage_boundary_explorer_curve_is_the_formula():
 
 
 def test_gantt_figure_refuses_what_is_not_a_timeline():
-    from lecture_lib.pipeline_explorers import gantt_figure
+    from lecture_lib.explorers.pipeline import gantt_figure
 
     with pytest.raises(ValueError, match="timeline"):
         gantt_figure({"schedule": "gpipe"})

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from lecture_lib import formula, hardware, models, pipeline, roofline
 from lecture_lib import pipeline_memory as pm
-from lecture_lib import pipeline_memory_explorers as px
+from lecture_lib.explorers import pipeline_memory as px
 from lecture_lib.symbols import (B, E, N_total, P, b, bw_gpu, bytes_param, bytes_tok, hbm_capacity, len_ctx, n_up)
 
 # --- SymPy identities ------------------------------------------------------------------------------
@@ -271,7 +271,7 @@ def test_kv_per_stage_refuses_bad_input():
 
 
 def test_chapter_four_problems_nudge_the_common_slips(monkeypatch):
-    from lecture_lib import checks
+    from lecture_lib.practice import checks
 
     monkeypatch.delenv("LECTURE_STRICT", raising=False)
     kv = checks.PROBLEMS["4.2"].expected()

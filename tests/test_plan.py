@@ -315,7 +315,7 @@ def test_the_target_search_finds_the_brute_force_batch():
 
 
 def test_the_explorer_shows_the_plan_and_the_decode_bound():
-    from lecture_lib import plan_explorers as px
+    from lecture_lib.explorers import plan as px
 
     explorer = px.PlanExplorer(model="llama-3-70b", system="HGX H100", target_ms=40.0)
     try:
@@ -345,7 +345,7 @@ def test_the_plan_explorer_curve_passes_through_its_readout(n_systems):
     matplotlib.use("Agg")
     import numpy as np
 
-    from lecture_lib.plan_explorers import PlanExplorer
+    from lecture_lib.explorers.plan import PlanExplorer
 
     explorer = PlanExplorer(n_systems=n_systems)
     try:

@@ -5,8 +5,9 @@ import math
 
 import pytest
 
-from lecture_lib import hardware, models, predict, roofline
-from lecture_lib.predict import Prediction, parse_guess
+from lecture_lib import hardware
+from lecture_lib.explorers import predict
+from lecture_lib.explorers.predict import parse_guess
 
 
 @pytest.mark.parametrize("text, value", [
@@ -82,7 +83,7 @@ def test_an_unreadable_guess_says_why_and_reveals_nothing():
 
 def test_the_board_reveal_uses_fixed_constants_not_the_explorer():
     """Ch1 §4: moving every slider of the BatchExplorer before revealing changes nothing."""
-    from lecture_lib.roofline_explorers import BatchExplorer
+    from lecture_lib.explorers.roofline import BatchExplorer
 
     rack = hardware.get_system("GB200 NVL72")
     expected = rack.flops["fp4"] / 2 * 0.5 / rack.hbm_bandwidth * 8   # ratio x sparsity 8
@@ -100,7 +101,7 @@ def test_the_board_reveal_uses_fixed_constants_not_the_explorer():
 
 def test_the_board_reveal_compares_with_the_bold_line_at_the_explorer_defaults():
     """The "with KV" row is where a fresh BatchExplorer's dashed B* line sits, and it is right of the board's."""
-    from lecture_lib.roofline_explorers import BatchExplorer
+    from lecture_lib.explorers.roofline import BatchExplorer
 
     explorer = BatchExplorer()
     defaults = explorer.values

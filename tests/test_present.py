@@ -27,7 +27,7 @@ SCREEN = {"width": 1280, "height": 800}
 
 
 def test_presentation_scale_enlarges_figures():
-    code = "from lecture_lib import plots; print(plots.DPI)"
+    code = "from lecture_lib.explorers import plots; print(plots.DPI)"
     dpis = {}
     for value in ("", "1", "1.5", "nonsense"):
         env = {**os.environ, "LECTURE_PRESENT": value}

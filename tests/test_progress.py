@@ -1,4 +1,4 @@
-"""Progress (lecture_lib.progress): check() records attempts and first-correct times, progress() shows them."""
+"""Progress (lecture_lib.practice.progress): check() records attempts and first-correct times, progress() shows them."""
 
 import json
 import os
@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from lecture_lib import checks, progress
-from lecture_lib.checks import PROBLEMS, check
+from lecture_lib.practice import checks, progress
+from lecture_lib.practice.checks import PROBLEMS, check
 
 
 @pytest.fixture(autouse=True)
@@ -132,10 +132,10 @@ def test_bad_arguments_name_the_parameter(kwargs, word):
 def test_command_line(progress_file):
     progress.record("1.1", "correct")
     env = {**os.environ, progress.ENV_VAR: str(progress_file)}
-    shown = subprocess.run([sys.executable, "-m", "lecture_lib.progress"], env=env,
+    shown = subprocess.run([sys.executable, "-m", "lecture_lib.practice.progress"], env=env,
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0 and "Practice problems by chapter" in shown.stdout
-    cleared = subprocess.run([sys.executable, "-m", "lecture_lib.progress", "--reset"], env=env,
+    cleared = subprocess.run([sys.executable, "-m", "lecture_lib.practice.progress", "--reset"], env=env,
                              capture_output=True, text=True, timeout=120)
     assert cleared.returncode == 0 and not progress_file.exists()
 
@@ -152,7 +152,7 @@ def fresh_warnings():
 
 _WORKER = """
 import os, sys, time
-from lecture_lib import progress
+from lecture_lib.practice import progress
 go = sys.argv[1]
 while not os.path.exists(go):
     time.sleep(0.01)
@@ -267,7 +267,7 @@ def test_a_far_future_utc_date_is_shown_not_fatal(progress_file):
 
 _READ_ONLY_HOME = """
 import warnings
-from lecture_lib.checks import PROBLEMS, check
+from lecture_lib.practice.checks import PROBLEMS, check
 value = PROBLEMS["1.1"].expected()
 print(check("1.1", value).status, check("1.1", value).status)
 """
@@ -325,14 +325,14 @@ def _kernel(progress_file, *cells):
 
 
 def test_a_learners_exercise_cells_are_recorded(progress_file):
-    seen = _kernel(progress_file, "from lecture_lib.checks import check", "answer = 1.0  # your work here",
+    seen = _kernel(progress_file, "from lecture_lib.practice.checks import check", "answer = 1.0  # your work here",
                    'check("1.2", answer)', 'check("1.3", answer)')
     assert {pid: entry["attempts"] for pid, entry in seen.items()} == {"1.2": 1, "1.3": 1}
 
 
 def test_running_worked_solutions_records_nothing(progress_file):
     work = f"{'### BEGIN SOLUTION'}\nanswer = 1.0\n{'### END SOLUTION'}"
-    seen = _kernel(progress_file, "from lecture_lib.checks import check", "answer = 2.0", work,
+    seen = _kernel(progress_file, "from lecture_lib.practice.checks import check", "answer = 2.0", work,
                    'check("1.2", answer)', 'check("1.3", answer)')
     assert seen == {}
 
@@ -364,7 +364,7 @@ def test_progress_and_checks_import_each_other_in_one_direction_only():
 
     assert "checks" not in imported("progress") and "checks" not in imported("registry")
     assert "progress" not in imported("registry")
-    run = subprocess.run([sys.executable, "-c", "import sys, lecture_lib.progress as p; p.progress(); "
-                                                "print('lecture_lib.checks' in sys.modules)"],
+    run = subprocess.run([sys.executable, "-c", "import sys, lecture_lib.practice.progress as p; p.progress(); "
+                                                "print('lecture_lib.practice.checks' in sys.modules)"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "False", run.stderr

@@ -9,8 +9,8 @@ import ipywidgets as widgets
 import nbformat
 import pytest
 
-from lecture_lib import predict
-from lecture_lib.explore import explorer_classes
+from lecture_lib.explorers import predict
+from lecture_lib.explorers.base import explorer_classes
 
 # A number in e-notation, not digits inside a word (a commit hash such as 911eb569e72cf in a source URL).
 E_NOTATION = re.compile(r"(?<![\w.])\d+\.?\d*e[+-]?\d+(?!\w)", re.I)
@@ -262,7 +262,7 @@ def test_no_e_notation_in_any_readout_at_defaults_and_every_extreme(cls):
 
 
 def test_cross_rack_explorer_says_deepseek_does_not_fit_one_hgx_h100():
-    from lecture_lib.moe_explorers import CrossRackExplorer
+    from lecture_lib.explorers.moe import CrossRackExplorer
 
     explorer = CrossRackExplorer(system="HGX H100", racks=1)
     text = _plain(explorer.readout.value)
@@ -278,7 +278,7 @@ def _seconds(text: str) -> float:
 
 @pytest.mark.parametrize("e", [1, 2, 8, 64, 576])
 def test_latency_explorer_never_prints_a_token_time_below_its_own_floor(e):
-    from lecture_lib.pipeline_memory_explorers import LatencyExplorer
+    from lecture_lib.explorers.pipeline_memory import LatencyExplorer
 
     explorer = LatencyExplorer(E=e, t_step=5)
     rows = {label: value for label, value, *_ in _rows(explorer)}
@@ -316,7 +316,7 @@ def test_power_of_ten_writes_what_e_notation_would(value, text):
 
 
 def test_batch_explorer_hatches_exactly_the_batches_that_do_not_fit():
-    from lecture_lib.roofline_explorers import BatchExplorer
+    from lecture_lib.explorers.roofline import BatchExplorer
 
     explorer = BatchExplorer(batch=100_000, len_ctx=131_072)
     try:

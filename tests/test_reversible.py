@@ -16,7 +16,7 @@ from hypothesis.extra import numpy as hnp
 
 from lecture_lib import hardware, models, roofline
 from lecture_lib import reversible as rv
-from lecture_lib import reversible_explorers as rx
+from lecture_lib.explorers import reversible as rx
 from lecture_lib.formula import same
 from lecture_lib.symbols import B, act_values, bytes_value, d_model, k_seg, len_seq, n_layers
 

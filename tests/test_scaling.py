@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lecture_lib import formula, scaling
-from lecture_lib import scaling_explorers as sx
+from lecture_lib.explorers import scaling as sx
 from lecture_lib.symbols import (A_loss, B_loss, C_train, D_inference, D_pretrain, D_RL, N_active, alpha_board,
                                  alpha_loss, beta_board, beta_loss, coef_a, coef_b, ineff, k_RL, p_fall, q_rise,
                                  x_alloc)

@@ -2,7 +2,8 @@
 
 import pytest
 
-from lecture_lib import hardware, models, symbols, tables
+from lecture_lib import hardware, models, symbols
+from lecture_lib.explorers import tables
 
 
 def test_full_notation_lists_every_symbol_with_its_chapter():

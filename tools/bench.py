@@ -72,7 +72,7 @@ def explorer_times(moves: int = 15) -> None:
     import numpy as np
 
     report("== explorer update in process: ours (blit + in-place) vs naive re-created figure ==")
-    from lecture_lib.explore import explorer_classes
+    from lecture_lib.explorers.base import explorer_classes
 
     for cls in explorer_classes():
         explorer = cls()

@@ -12,7 +12,7 @@ creates a new figure with a few lines over 300 points and calls ``plt.show()``.
 
 Beside both, a label-only floor notebook: a slider whose only effect is a text label (the kernel
 round trip at the page's frame resolution). A key press whose frame the page already holds
-(computed ahead by the kernel, lecture_lib.ahead) is painted without waiting for the kernel: the
+(computed ahead by the kernel, lecture_lib.explorers.ahead) is painted without waiting for the kernel: the
 table says what share of presses were, and times the kernel's own frame for each move too
 (``--no-ahead`` measures without predictions). Budget (issue 19 §9, replacing DESIGN.md's ">= 3x naive",
 which the floor bounds): every notebook's median <= 1.2x the floor measured in the same run, and
@@ -88,12 +88,12 @@ NAIVE_CELLS = [
     "                                                  description='naive scale'));",
 ]
 
-# Kernel-side timing of the course's explorers (wraps lecture_lib.explore in the kernel only; the
+# Kernel-side timing of the course's explorers (wraps lecture_lib.explorers.base in the kernel only; the
 # library's files are untouched): where a change's time goes before it leaves the kernel.
 INSTRUMENT = r"""
 import time as _lt_time
-import lecture_lib.explore as _lt_explore
-import lecture_lib.live_figure as _lt_live
+import lecture_lib.explorers.base as _lt_explore
+import lecture_lib.explorers.live_figure as _lt_live
 _lt_times = {"refresh": [], "render": [], "png": [], "record": []}
 def _lt_wrap(cls, name, key):
     original = getattr(cls, name)
@@ -334,7 +334,7 @@ def run(report=print, *, presses: int = 12, notebooks: list[str] | None = None,
                f"{(f'{ratio:.1f}x' if ratio == ratio else 'n/a'):>11} {(f'{hits / n:.0%}' if n else 'n/a'):>6} "
                f"{_ms(kernel_median):>10}  {verdict}")
     report("(ahead: the share of key presses whose first frame the page already held, computed ahead by the "
-           "kernel (lecture_lib.ahead; LECTURE_AHEAD=0 or --no-ahead turns it off); kernel ms: median key press -> "
+           "kernel (lecture_lib.explorers.ahead; LECTURE_AHEAD=0 or --no-ahead turns it off); kernel ms: median key press -> "
            "the kernel's own frame for that move, painted)")
     report(f"budget: median <= {FLOOR_RATIO}x the label-only floor (same run) and p90 <= {BUDGET_P90_MS:.0f} ms -> "
            + ("every notebook within budget" if all_ok else "NOT MET (details below)")

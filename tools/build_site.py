@@ -15,7 +15,7 @@ HTML, readable offline, with no kernel and no network.
   ``exercises/NN_<topic>.html``: executed, their banner replaced by one for the site, the check
   cells' outputs dropped. Links between notebooks point at the pages; links to anything the site
   does not hold (the solutions) are reduced to their text.
-* A predict-then-reveal question (``lecture_lib.predict``) becomes its prompt and a collapsed
+* A predict-then-reveal question (``lecture_lib.explorers.predict``) becomes its prompt and a collapsed
   ``<details>`` answer; every static figure gets a text alternative (its titles and axis labels).
 * ``index.html`` lists the chapters and the exercise pages.
 
@@ -190,10 +190,10 @@ def freeze_widgets(notebook) -> int:
 # --- What the kernel does differently for the site -----------------------------------------------
 # Run first in every page's kernel (and removed from the page): a predict question shows its prompt
 # and a collapsed answer instead of a guess box and a Reveal button no static page can press, and
-# lecture_lib.plots.to_image gives each still figure a text alternative.
+# lecture_lib.explorers.plots.to_image gives each still figure a text alternative.
 SITE_SETUP = r'''
 import html as _html
-from lecture_lib import plots as _plots, predict as _predict
+from lecture_lib.explorers import plots as _plots, predict as _predict
 
 
 class _StaticHTML:
@@ -306,7 +306,7 @@ def prepare(notebook, path: Path, page: str, *, exercise: bool) -> None:
     the site's banner."""
     import nbformat
 
-    from lecture_lib import exercises
+    from lecture_lib.practice import exercises
 
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
@@ -321,7 +321,7 @@ def prepare(notebook, path: Path, page: str, *, exercise: bool) -> None:
 def finish(notebook, *, exercise: bool) -> None:
     """After execution: drop the setup cell, and an exercise page's check-cell outputs ("not
     answered yet" on every problem says nothing on a page that cannot be edited)."""
-    from lecture_lib import exercises
+    from lecture_lib.practice import exercises
 
     notebook.cells = [cell for cell in notebook.cells if cell.get("id") != SETUP_ID]
     if exercise:

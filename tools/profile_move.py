@@ -5,7 +5,7 @@ For each press it prints a timeline, in ms after the keydown, of:
 
 * the page: ``send`` (the slider's comm message leaves), every kernel message received (``busy``,
   ``echo_update``, ``update`` with its size, ``idle``, ``custom`` = frames computed ahead), the
-  live figure's ``frame`` (``AHEAD`` when painted from a prediction, lecture_lib.ahead) and the
+  live figure's ``frame`` (``AHEAD`` when painted from a prediction, lecture_lib.explorers.ahead) and the
   animation frame after it (``painted``);
 * the kernel (same clock): the comm message handled (``comm_in``) and the explorer's redraw
   (``refresh>`` .. ``refresh<``).
@@ -61,7 +61,7 @@ PAGE_HOOK = r"""
 
 # In the kernel: when each comm message is handled and each explorer redraw starts and ends.
 KERNEL_HOOK = r"""
-import time as _pm_time, comm as _pm_comm, lecture_lib.explore as _pm_explore
+import time as _pm_time, comm as _pm_comm, lecture_lib.explorers.base as _pm_explore
 _pm_log = []
 _pm_manager = _pm_comm.get_comm_manager()
 def _pm_comm_msg(stream, ident, msg, _original=_pm_manager.comm_msg):

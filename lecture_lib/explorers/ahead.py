@@ -1,0 +1,178 @@
+"""Frames computed ahead: the figure and readout one slider step either way, sent before they are needed.
+
+Why (issue 19 §9): a slider move that waits for the kernel can never beat the kernel's own round
+trip, which on the course's 2-core machine is most of a frame budget before any drawing. So while
+the kernel is otherwise idle, each explorer computes what the learner would see one step to the
+left and one step to the right of every slider (the slider moved last first), and sends those
+frames to the page. When the learner presses an arrow key, the page paints the frame it already
+holds at once; the kernel's own frame, identical, follows and is painted over it.
+
+A prediction is only painted where it is exact:
+
+* it was computed with the other controls at the values they still have in the page (``base``);
+  the frame at ``base`` itself is sent too (a slider moved and moved back);
+* it needs no new background (the axes' limits stay put; see ``base.steady_ceiling``);
+* the explorer computes it with the same ``update(values)`` as a real move, and the kernel's state
+  (limits, artists) is put back afterwards. ``tests/test_ahead.py`` checks every prediction of every
+  explorer against the frame a real move then produces.
+
+Only the live figure (``lecture_lib.explorers.live_figure``) takes predictions; ``LECTURE_AHEAD=0`` turns
+them off (``tools/bench_browser.py`` measures both ways).
+"""
+
+from __future__ import annotations
+
+import os
+
+import ipywidgets as widgets
+
+from .sliders import LogSlider
+
+DELAY_SECONDS = 0.05        # after a redraw, before predicting: the page paints the real frame, a drag sends its next move
+REACH = 2                   # steps either way predicted for the slider moved last
+
+
+def enabled() -> bool:
+    return os.environ.get("LECTURE_AHEAD", "1") != "0"
+
+
+def js_number(value: float) -> str | None:
+    """``value`` as the page writes a number (JavaScript's ``String(x)``), or None where the two
+    languages disagree (exponent notation): such a position is simply not predicted."""
+    value = float(value)
+    if value == int(value) and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    return None if "e" in text or "inf" in text or "nan" in text else text
+
+
+def _rounded(value: float) -> float:
+    """A float slider's position as the page keys it: 12 significant digits (the page's sums of
+    steps carry rounding noise such as 0.30000000000000004)."""
+    return float(f"{float(value):.12g}")
+
+
+def attribute(control) -> str | None:
+    """The state the page changes when this control moves, or None for a control not tracked."""
+    if isinstance(control, (LogSlider, widgets.Dropdown)):
+        return "index"
+    if isinstance(control, (widgets.IntSlider, widgets.FloatSlider)):
+        return "value"
+    return None
+
+
+def _label(control, index) -> str | None:
+    labels = control._options_labels
+    return labels[index] if index is not None and 0 <= index < len(labels) else None
+
+
+def key(control) -> str | None:
+    """The control's current position as the page's key: a number as the page writes it, or for a
+    control moved by index (a log slider, a dropdown) the label at that index (an index alone would
+    mean another value once a typed value adds a stop)."""
+    if isinstance(control, (LogSlider, widgets.Dropdown)):
+        return _label(control, control.index)
+    if isinstance(control, widgets.IntSlider):
+        return str(int(control.value))
+    if isinstance(control, widgets.FloatSlider):
+        return js_number(_rounded(control.value))
+    return None
+
+
+def neighbours(control, reach: int = 1) -> list[tuple[str, float]]:
+    """Up to ``reach`` arrow-key steps either way, nearest first: ``(the page's key, the control's
+    value there)``; nothing for dropdowns (a preset changes everything)."""
+    steps = [k for distance in range(1, reach + 1) for k in (-distance, distance)]
+    if isinstance(control, LogSlider):
+        i = control.index
+        return [(_label(control, i + k), control.stops[i + k]) for k in steps if 0 <= i + k < len(control.stops)]
+    if isinstance(control, widgets.IntSlider):
+        values = (control.value + k * control.step for k in steps)
+        return [(str(v), v) for v in values if control.min <= v <= control.max]
+    if isinstance(control, widgets.FloatSlider):
+        found, current = [], _rounded(control.value)
+        for k in steps:
+            v = _rounded(min(max(control.value + k * control.step, control.min), control.max))
+            text = js_number(v)
+            if text is not None and v != current and all(v != seen for _, seen in found):
+                found.append((text, v))
+        return found
+    return []
+
+
+class Lookahead:
+    """Computes an explorer's predicted frames in idle moments, one position per event-loop turn
+    (a real move arriving meanwhile is handled first, and makes the pending predictions void)."""
+
+    def __init__(self, explorer):
+        self.explorer = explorer
+        self.generation = 0
+        self.last_moved: str | None = None
+        self.skip = frozenset(getattr(explorer, "ahead_skip", ()))
+
+    def plan(self) -> list[tuple[str, str, float]]:
+        """(control name, key, value) for every prediction: the slider moved last first, up to
+        :data:`REACH` steps either way (a key held down, or pressed back and forth), the others one."""
+        controls = self.explorer.controls
+        names = sorted(controls, key=lambda name: name != self.last_moved)
+        return [(name, k, v) for name in names if name not in self.skip
+                for k, v in neighbours(controls[name], REACH if name == self.last_moved else 1)]
+
+    def state(self) -> tuple[dict, dict] | None:
+        """(base, attributes): every control's position and the state the page changes, or None
+        when a control cannot be keyed (then nothing is predicted)."""
+        base, attributes = {}, {}
+        for control in self.explorer.controls.values():
+            attr, position = attribute(control), key(control)
+            if attr is None or position is None:
+                return None
+            base[control.model_id], attributes[control.model_id] = position, attr
+        return base, attributes
+
+    def schedule(self, loop) -> None:
+        """Void every pending prediction and start a new round after :data:`DELAY_SECONDS`."""
+        self.generation += 1
+        if loop is None or not enabled() or not self.explorer.view.live:
+            return
+        loop.call_later(DELAY_SECONDS, self._step, loop, self.generation, None)
+
+    def _step(self, loop, generation: int, work) -> None:
+        if generation != self.generation or self.explorer._scheduled:
+            return
+        if work is None:
+            state = self.state()
+            if state is None:
+                return
+            work = {"plan": self.plan(), "state": state, "entries": []}
+        if not work["plan"]:
+            return
+        name, position, value = work["plan"].pop(0)
+        try:
+            frame = self.explorer.predict(name, value)
+        except Exception:   # a prediction only saves time: the real move still works
+            frame = None
+        if frame is not None:
+            work["entries"].append((name, position, frame))
+        if not work["plan"] or work["plan"][0][0] != name:      # this control's positions are done
+            if work["entries"]:
+                self._send(work["state"], work["entries"])
+            work["entries"] = []
+        if work["plan"]:
+            loop.call_soon(self._step, loop, generation, work)
+
+    def _send(self, state, entries) -> None:
+        """One custom message per control: its predicted frames, the state they assume, and the
+        points as binary buffers."""
+        base, attributes = state
+        explorer = self.explorer
+        frames, buffers = {}, []
+        for name, position, (ops, points, alt, readout) in entries:
+            frames.setdefault(explorer.controls[name].model_id, {})[position] = {
+                "ops": ops, "buffer": len(buffers), "alt": alt, "readout": readout}
+            buffers.append(points)
+        view = explorer.view      # the frame at the base itself: a slider moved there and back
+        current = {"ops": view.widget.frame.get("ops", []), "buffer": len(buffers), "alt": view.alt_text,
+                   "readout": explorer.readout.value}
+        buffers.append(bytes(view.widget.points))
+        explorer.view.widget.send({"ahead": {"base": base, "attrs": attributes, "frames": frames, "current": current,
+                                             "readout": explorer.readout.model_id}}, buffers=buffers)

@@ -1,0 +1,476 @@
+"""Predict, then reveal: a guess box and a reveal panel that cannot spoil a prediction.
+
+A chapter asks a question ("at what batch does the bold line bend?"), shows :meth:`Prediction.ask`
+(a text box for the guess and a **Reveal** button), derives the answer, and later shows
+:meth:`Prediction.reveal` (the panel where the answer appears). Two rules make it honest:
+
+- **Run All never spoils.** Until the learner has typed a guess, the reveal panel says "enter a guess
+  first" and offers a **Show anyway** button; the answer is computed only when it is asked for.
+- **The answer does not follow the sliders.** It is computed from the library's Formulas with the
+  fixed constants of the question, never from an explorer's live state, so moving a slider before
+  revealing changes nothing. Where the bold line of an explorer does something different at its
+  defaults (the KV cache moves B*), the reveal says so beside the answer.
+- **The reveal says where the answer comes from.** "The lecture's numbers" only for the lecture's
+  own figure; a course preset or measurement is named as such, and where the lecture's figure
+  differs (the board's 8× link ratio against a preset's 18×) both are shown and a guess of either
+  is graded right.
+- **No answer is printed before its reveal.** Worked numbers that give the answer away go into
+  :meth:`Prediction.details`, an output area hidden until the reveal.
+
+One factory per question of the chapters (``board_balance_batch()``, ``two_rack_slowdown()``, ...)
+builds the :class:`Prediction` with its constants; the notebooks call those, so the tests can check
+every reveal in process.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import numbers
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from lecture_lib import units
+
+__all__ = ["Prediction", "parse_guess", "verdict", "FACTORIES"]
+
+_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+
+def parse_guess(text) -> float | None:
+    """A learner's guess as a number: ``"1000"``, ``"1,000"``, ``"2e3"``, ``"2k"``, ``"25%"``,
+    ``"1/4"``, ``"3x"``, ``"2 × 10⁵"``, a size ``"2 KB"`` (2000) or ``"100 bytes"``; ``None`` for an empty box. (A bare
+    ``"100B"`` is 100 billion, as parameter counts are written.) Anything else is a ``ValueError``."""
+    from lecture_lib import validate
+
+    if text is None:
+        return None
+    if isinstance(text, numbers.Real) and not isinstance(text, (bool, np.bool_)):
+        value = validate.scalar("text", text, positive=False)
+    elif not isinstance(text, str):
+        raise ValueError(f"text must be a guess written as text or a number, got {validate._describe(text)}")
+    else:
+        cleaned = str(text).strip().replace(",", "").replace("_", "").replace(" ", "")
+        cleaned = units.e_notation(cleaned).rstrip("×xX")
+        size = re.fullmatch(r"([0-9.eE+-]+)([kKmMgGtT])B(?:/token)?|([0-9.eE+-]+)(?:bytes?)(?:/token)?", cleaned)
+        if size:        # bytes with a decimal prefix, as the lecture writes sizes: "2KB" is 2000, "100bytes" 100
+            cleaned = size.group(1) + size.group(2) if size.group(1) else size.group(3)
+        if not cleaned:
+            return None
+        scale = 1.0
+        if cleaned.endswith("%"):
+            cleaned, scale = cleaned[:-1], 0.01
+        elif cleaned[-1].lower() in _SUFFIXES and re.fullmatch(r"[0-9.eE+-]+[kKmMbBgGtT]", cleaned):
+            cleaned, scale = cleaned[:-1], _SUFFIXES[cleaned[-1].lower()]
+        match = re.fullmatch(r"([0-9.eE+-]+)/([0-9.eE+-]+)", cleaned)
+        try:
+            value = (float(match.group(1)) / float(match.group(2)) if match else float(cleaned)) * scale
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"text: could not read {str(text)[:40]!r} as a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"text must be a finite number, got {str(text)[:40]!r}")
+    return value
+
+
+def _fmt(value: float) -> str:
+    if value == 0:
+        return "0"
+    if abs(value) >= 1e7 or abs(value) < 1e-3:      # never e-notation: "3 × 10⁻⁹", "2.6 × 10¹⁴"
+        return units.power_of_ten(value)
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def _ratio_log10(guess: float, actual: float) -> float:
+    """log10 of how many times apart two positive numbers are, computed in logs so that no pair of
+    finite numbers (1e-320 against 1000) overflows to an infinite factor."""
+    return abs(math.log10(guess) - math.log10(actual))
+
+
+def verdict(guess: float | None, actual: float, *, against: str = "") -> str:
+    """One kind sentence comparing a guess with the answer (plain text). ``against`` names the
+    answer when a question has more than one (e.g. "the lecture's figure")."""
+    from lecture_lib import validate
+
+    actual = validate.scalar("actual", actual, positive=False)
+    if not isinstance(against, str):
+        raise ValueError(f"against must be text naming the answer, got {validate._describe(against)}")
+    if guess is not None:
+        guess = validate.scalar("guess", guess, positive=False)
+    if guess is None:
+        return "No guess was made: next time, write one down first, it makes the answer stick."
+    if guess <= 0 or actual <= 0:
+        return f"You guessed {_fmt(guess)}."
+    decades = _ratio_log10(guess, actual)
+    target = f" of {against}" if against else ""
+    if decades < math.log10(1.25):
+        return f"You guessed {_fmt(guess)}: spot on (within {10 ** decades:.2f}×{target})."
+    if decades < math.log10(3):
+        return f"You guessed {_fmt(guess)}: the right ballpark, off by {10 ** decades:.1f}×{target and ' from ' + against}."
+    factor = f"{10 ** decades:,.0f}×" if decades < 6 else f"about {units.ten_to_the(round(decades))}×"
+    return (f"You guessed {_fmt(guess)}: off by {factor}{target and ' from ' + against}. "
+            "Worth finding which term you over- or under-estimated.")
+
+
+@dataclass
+class Prediction:
+    """One predict-then-reveal question.
+
+    ``answer`` is a zero-argument callable computed from library Formulas with the question's fixed
+    constants, and ``source`` says truthfully where it comes from: "the lecture's numbers" only when
+    it is the lecture's own figure, otherwise e.g. "the course's GB200 NVL72 preset" or "the course's
+    measurement". ``also_right`` are further ``(label, callable)`` answers a guess is graded against
+    as well (the lecture's own figure where the course's differs: a guess of it is right), shown
+    beside the answer; ``comparisons`` are rows shown but not graded (e.g. what the explorer's bold
+    line does at its defaults), and ``note`` one closing sentence of explanation. ``giveaways`` are
+    phrases, besides the numbers, that state the answer (the tests check that none is printed before
+    the reveal). Nothing is computed until the reveal is asked for.
+    """
+
+    name: str
+    answer: Callable[[], float]
+    unit: str = ""
+    comparisons: tuple[tuple[str, Callable[[], float]], ...] = ()
+    note: str = ""
+    example: str = "e.g. 1000"
+    source: str = "the lecture's numbers"
+    also_right: tuple[tuple[str, Callable[[], float]], ...] = ()
+    giveaways: tuple[str, ...] = ()
+    guess: float | None = field(default=None, init=False)
+    state: str = field(default="waiting", init=False)   # waiting, guessed, needs_guess, revealed
+    problem: str = field(default="", init=False)        # why the last text typed could not be read
+    _views: list = field(default_factory=list, init=False, repr=False)
+    _details: list = field(default_factory=list, init=False, repr=False)
+
+    def __repr__(self) -> str:   # never shows the answer
+        return f"Prediction({self.name!r}, state={self.state!r})"
+
+    # ---------------------------------------------------------------- what the buttons do
+    def set_guess(self, text) -> None:
+        """Record what is typed in the guess box (empty clears it). Once revealed, the recorded guess
+        stays what it was: editing the box afterwards cannot turn a miss into a hit."""
+        if self.state == "revealed":
+            return
+        try:
+            self.guess = parse_guess(text)
+            self.problem = ""
+        except ValueError as error:
+            self.guess, self.problem = None, str(error)
+        self.state = "guessed" if self.guess is not None else "waiting"
+        self._render()
+
+    def press_reveal(self) -> None:
+        """The Reveal button: reveals when a guess is in, otherwise asks for one first."""
+        self.state = "revealed" if self.guess is not None else "needs_guess"
+        self._render()
+
+    def press_show_anyway(self) -> None:
+        """The Show anyway button: reveal without a guess."""
+        self.state = "revealed"
+        self._render()
+
+    # ---------------------------------------------------------------- what is shown
+    def message_html(self) -> str:
+        """The panel's current HTML. It holds the answer only once the state is "revealed"."""
+        unit = f" {self.unit}" if self.unit else ""
+        if self.state == "revealed":
+            graded = self.graded()
+            label, actual = graded[0]
+            if self.guess is not None and self.guess > 0 and len(graded) > 1:   # grade against the closest answer
+                label, actual = min((pair for pair in graded if pair[1] > 0),
+                                    key=lambda pair: _ratio_log10(self.guess, pair[1]), default=graded[0])
+            against = label if len(graded) > 1 else ""
+            rows = [f"<b>{html.escape(self.name)}</b>: {html.escape(verdict(self.guess, actual, against=against))}"]
+            for label, value in graded:
+                rows.append(f"Answer, from {html.escape(label)}: <b>{html.escape(_fmt(value) + unit)}</b>")
+            for label, value in self.comparisons:
+                rows.append(f"{html.escape(label)}: <b>{html.escape(_fmt(float(value())) + unit)}</b>")
+            if self.note:
+                rows.append(html.escape(self.note))
+            return "<br>".join(rows)
+        problem = f"{html.escape(self.problem)}; write a plain number ({html.escape(self.example)}). " \
+            if self.problem else ""
+        if self.state == "guessed":
+            return f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved. Press <b>Reveal</b> when ready."
+        if self.state == "needs_guess":
+            return (f"{problem}✏️ <b>Enter a guess first</b> in the guess box, then press Reveal; "
+                    "or press <b>Show anyway</b>.")
+        return (f"{problem}✏️ <b>Enter a guess first</b> in the guess box, then press "
+                "Reveal. The answer stays hidden until then; <b>Show anyway</b> reveals it without a guess.")
+
+    def graded(self) -> list[tuple[str, float]]:
+        """Every answer a guess is graded against, ``(where it comes from, value)``: the answer
+        first, then ``also_right``. Computed on call (the reveal asks for it)."""
+        return [(self.source, float(self.answer()))] + [(label, float(value())) for label, value in self.also_right]
+
+    def answer_texts(self) -> list[str]:
+        """The ways an output could state an answer before its reveal: each graded value as the
+        reveal writes it, as a percentage (fractions), with a × (factors), plus the giveaways.
+        Small whole numbers (1-9) are listed only with their ×, as a bare "4" is everywhere."""
+        texts = set(self.giveaways)
+        for _label, value in self.graded():
+            if 0 < value < 1:
+                texts |= {_fmt(value), f"{value:.0%}", f"{value:.1%}", f"{value:.2f}", f"{value:.3f}"}
+            elif 1 <= value < 100:
+                texts |= {f"{value:.1f}×", f"{value:g}×", f"{value:.0f}×", f"{value:.1f}x", f"{value:.0f}x"}
+                if value >= 10 or value != round(value):
+                    texts.add(_fmt(value))
+            elif value >= 100:
+                texts |= {_fmt(value), f"{value:.0f}"}
+        return sorted(texts)
+
+    def details(self):
+        """An output area hidden until the answer is revealed: print the worked numbers into it
+        (``details = guess.details()``, ``with details: print(...)``, then
+        ``display(guess.reveal(), details)``), so a Run All
+        shows them only after Reveal."""
+        import ipywidgets as widgets
+
+        area = widgets.Output(layout=widgets.Layout(display=None if self.state == "revealed" else "none"))
+        area.add_class("lecture-reveal-details")
+        self._details.append(area)
+        return area
+
+    def _style(self) -> str:
+        colour = "#9467bd" if self.state == "revealed" else "#7f7f7f"
+        return f"border-left:4px solid {colour};padding:4px 10px"
+
+    def _render(self) -> None:
+        text = f"<div style='{self._style()}'>{self.message_html()}</div>"
+        for area in self._details:
+            area.layout.display = None if self.state == "revealed" else "none"
+        for view in self._views:
+            view.status.value = text
+            view.reveal_button.layout.display = "none" if self.state == "revealed" else None
+            offer_anyway = self.state == "needs_guess" or (self.state == "waiting" and view.kind == "reveal")
+            view.anyway_button.layout.display = None if offer_anyway else "none"
+
+    def _view(self, kind: str):
+        import ipywidgets as widgets
+
+        box = widgets.Text(value="" if self.guess is None else _fmt(self.guess), placeholder=self.example,
+                           description="your guess", continuous_update=True,
+                           layout=widgets.Layout(width="280px"))
+        reveal_button = widgets.Button(description="Reveal", button_style="primary", icon="eye")
+        anyway_button = widgets.Button(description="Show anyway", tooltip="reveal without a guess")
+        status = widgets.HTML()
+        box.observe(lambda change: self.set_guess(change["new"]), names="value")
+        reveal_button.on_click(lambda _button: self.press_reveal())
+        anyway_button.on_click(lambda _button: self.press_show_anyway())
+        row = [box, reveal_button, anyway_button] if kind == "ask" else [reveal_button, anyway_button]
+        view = _view_class()([widgets.HBox(row), status])
+        view.kind, view.box, view.status = kind, box, status
+        view.reveal_button, view.anyway_button = reveal_button, anyway_button
+        self._views.append(view)
+        self._render()
+        return view
+
+    def ask(self):
+        """The widget under the question: the guess box, Reveal, and (after an empty Reveal) Show anyway."""
+        return self._view("ask")
+
+    def reveal(self):
+        """The widget where the answer appears: "enter a guess first" until there is one."""
+        return self._view("reveal")
+
+
+def _view_class():
+    """A VBox whose plain-text form is what its panel says (a front end without widgets, and the
+    tests reading an executed notebook, see "Enter a guess first", not a truncated widget repr)."""
+    import ipywidgets as widgets
+
+    global _VIEW
+    if _VIEW is None:
+        class PredictionView(widgets.VBox):
+            def __repr__(self) -> str:
+                text = re.sub(r"<[^>]+>", "", self.status.value.replace("<br>", " · ") if hasattr(self, "status") else "")
+                return "Prediction: " + html.unescape(text).replace("✏️ ", "")
+
+        _VIEW = PredictionView
+    return _VIEW
+
+
+_VIEW = None
+
+
+# ==================================================================================== the chapters
+# Each factory fixes the question's constants; the answer is a Formula of the library evaluated at them.
+
+BOARD_CONTEXT = 1024        # the BatchExplorer's default context length (tokens)
+BOARD_KV_BYTES = 1          # its default KV-cache format, fp8 (bytes per value)
+LECTURE_HARDWARE_RATIO = 300   # lecture 00:18:48: FLOPs/2 x bytes per weight / mem_bw is "around 300"
+BOARD_LINK_RATIO = 8           # lecture 00:39:13: scale-out is "typically about eight times slower"
+
+
+def board_balance_batch() -> Prediction:
+    """Ch1 §4: B* for the board's DeepSeek (37 B active, sparsity 8) on one GB200 NVL72 in fp4."""
+    from lecture_lib import hardware, models, roofline
+
+    rack = hardware.get_system("GB200 NVL72")
+    n_active, n_total = 37e9, 8 * 37e9
+
+    def weights_only() -> float:
+        return roofline.BALANCE_BATCH(FLOPs=rack.flops["fp4"], mem_bw=rack.hbm_bandwidth, bytes_param=0.5,
+                                      N_total=n_total, N_active=n_active)
+
+    def with_kv() -> float:
+        bytes_tok = models.get("deepseek-v3").kv_bytes_per_token(BOARD_KV_BYTES, context_len=BOARD_CONTEXT)
+        return roofline.balance_batch_with_kv(n_active=n_active, n_total=n_total, flops=rack.flops["fp4"],
+                                              mem_bw=rack.hbm_bandwidth, bytes_param=0.5,
+                                              len_ctx=BOARD_CONTEXT, bytes_tok=bytes_tok)
+
+    def rule_of_thumb() -> float:
+        return LECTURE_HARDWARE_RATIO * n_total / n_active
+
+    return Prediction(
+        "B* on the board's example (weights only, as on the board)", weights_only, "sequences",
+        source="the board's formula with the course's GB200 NVL72 preset (fp4 FLOP/s, HBM bandwidth)",
+        also_right=(("the lecture's rule of thumb, B* ≈ 300 × sparsity", rule_of_thumb),),
+        comparisons=((f"where the explorer's bold line really bends at its defaults (B* with the KV cache, "
+                      f"{BOARD_CONTEXT:,} tokens of context, fp8 KV)", with_kv),),
+        note="The board's B* ignores the KV fetch. With a KV cache the memory line slopes upward, so the bold "
+             "line meets the compute line later: the long-dashed B* with KV in the explorer sits to the right of the "
+             "sparsely dotted weights-only one, and the gap grows with the context length.")
+
+
+def two_rack_slowdown() -> Prediction:
+    """Ch2: how many times longer an MoE layer's all-to-all takes on two GB200 NVL72 racks than on one."""
+    from lecture_lib import hardware, moe
+
+    def slowdown() -> float:
+        rack = hardware.get_system("GB200 NVL72")
+        return moe.A2A_SLOWDOWN(n_racks=2, link_ratio=moe.link_ratio_of(rack))
+
+    def on_the_board() -> float:
+        return moe.A2A_SLOWDOWN(n_racks=2, link_ratio=BOARD_LINK_RATIO)
+
+    return Prediction("two racks instead of one, GB200 NVL72 links", slowdown, "× slower", example="e.g. 2",
+                      source="the course's GB200 NVL72 preset (NVLink 18× faster than its NIC)",
+                      also_right=(("the lecture's rule of thumb, scale-out about 8× slower", on_the_board),),
+                      note="Both are right: the lecture rounds the link ratio to 8, the GB200 NVL72 preset's NVLink "
+                           "is 18 times its 400 Gb/s NIC, and the slowdown is half the link ratio.")
+
+
+def decode_idle() -> Prediction:
+    """Ch3: the idle fraction of a rack when one request at a time runs through 4 pipeline stages."""
+    from lecture_lib import pipeline
+
+    return Prediction("idle fraction, one request at a time on 4 racks",
+                      lambda: pipeline.decode_idle_fraction(stages=4, microbatches=1), example="e.g. 0.5",
+                      source="the lecture's numbers (P = 4 racks, one micro-batch; 'three-quarters of the time')",
+                      giveaways=("three-quarters", "idle 3/4"))
+
+
+def training_bubble() -> Prediction:
+    """Ch3: the GPipe bubble with P = 4 stages and m = 4 micro-batches."""
+    from lecture_lib import pipeline
+
+    return Prediction("GPipe bubble, P = m = 4", lambda: pipeline.bubble_fraction(stages=4, microbatches=4),
+                      example="e.g. 0.25",
+                      source="the bubble formula (P − 1)/(m + P − 1) of GPipe (Huang et al. 2019) at P = m = 4")
+
+
+def kv_shrink_factor() -> Prediction:
+    """Ch4: by what factor the KV cache per GPU shrinks from P = 1 to P = 4 (every rack kept busy)."""
+    from lecture_lib import pipeline_memory as pm
+    from lecture_lib.symbols import P
+
+    def factor() -> float:
+        return float(pm.KV_PER_GPU.rhs.subs(P, 1) / pm.KV_PER_GPU.rhs.subs(P, 4))
+
+    return Prediction("KV per GPU shrinks by", factor, "×", example="e.g. 4",
+                      source="the lecture's formula for the KV per GPU with P micro-batches in flight",
+                      giveaways=("independent of P", "does not move", "exactly cancel"))
+
+
+BOARD_PRETRAIN_TOKENS = 200e12   # lecture 01:31:35: pre-training tokens "around two hundred trillion"
+
+
+
+def overtraining() -> Prediction:
+    """Ch5: the lecture's over-training factor for a ~100 B-active frontier model."""
+    from lecture_lib import scaling
+
+    def on_the_board() -> float:     # lecture 01:31:35: "200 trillion" over "2 trillion"
+        return scaling.overtraining(d_pretrain=BOARD_PRETRAIN_TOKENS, n_active=scaling.LECTURE_N_ACTIVE)
+
+    return Prediction("your over-training guess", on_the_board, "× Chinchilla", example="e.g. 3",
+                      also_right=(("the course, the lecture's inputs unrounded (2.59 × 10¹⁴ tokens)",
+                                   lambda: scaling.lecture_estimate()["overtraining"]),),
+                      note="The lecture rounds the pre-training tokens to 200 trillion; the same inputs unrounded "
+                           "(500M tokens/s, 2 months, ÷10 models) give 2.59 × 10¹⁴ and so 130×.")
+
+
+def kv_bytes_at_price_step() -> Prediction:
+    """Ch6: KV bytes per token implied by a price step at 200K for a 100 B-active model (the board)."""
+    from lecture_lib import context
+
+    return Prediction(
+        "KV bytes per token at the 200K step",
+        lambda: context.KV_BYTES_FROM_PRICE_STEP_BOARD(mem_bw=1, mults=300, N_active=100e9, len_ctx=200e3),
+        "bytes per token", example="e.g. 50000",
+        giveaways=("1.67 kB", "1.6 kB", "1.7 KB", "1.7 kB"))   # how the explorers write it
+
+
+CIPHER_SEED = 7             # the chapter's toy cipher
+AVALANCHE_SEED = 1          # the inputs its avalanche is measured on
+
+
+def cipher_avalanche() -> Prediction:
+    """Ch7: the fraction of output bits of the toy cipher that flip after 8 rounds when one input bit flips."""
+    from lecture_lib import reversible as rv
+
+    def fraction() -> float:
+        cipher = rv.toy_cipher(rounds=16, half_bits=16, seed=CIPHER_SEED)
+        return float(rv.avalanche_curve(cipher, bit=0, n_samples=4096, seed=AVALANCHE_SEED)[8])
+
+    return Prediction("your cipher guess (after 8 rounds)", fraction, "of the output bits", example="e.g. 0.1",
+                      source="the course's measurement (its toy Feistel cipher, 4,096 random blocks)",
+                      note="A perfect cipher flips each output bit with probability one half; the measured share "
+                           "differs from 0.5 by sampling noise.")
+
+
+def network_avalanche() -> Prediction:
+    """Ch7: the fraction of output signs of a 16-layer residual net (weight scale 0.3) that flip."""
+    from lecture_lib import reversible as rv
+
+    def fraction() -> float:
+        return float(rv.network_avalanche(kind="residual", weight_scale=0.3, depth=16, bit=0)["flip_fraction"][-1])
+
+    return Prediction("your network guess", fraction, "of the output signs", example="e.g. 0.1",
+                      source="the course's measurement (a random 16-layer residual net, weight scale 0.3)")
+
+
+
+def batch1_share() -> Prediction:
+    """Ch8: the share of its bound that a tuned engine reaches decoding one sequence of a 70B model on one H200."""
+    from lecture_lib import measurements
+
+    return Prediction("batch-1 share of the bound (Llama-3.3-70B, one H200)",
+                      lambda: measurements.get("trtllm-llama70b-h200-batch1").efficiency,
+                      "of the bound", example="e.g. 0.5",
+                      source="the course's measurement table (a published figure divided by the course's bound)")
+
+
+def deepseek_decode_share() -> Prediction:
+    """Ch8: the share of its bound that DeepSeek's published H800 decode throughput reaches."""
+    from lecture_lib import measurements
+
+    return Prediction("DeepSeek decode share of the bound (per H800 node)",
+                      lambda: measurements.get("deepseek-decode-h800").efficiency,
+                      "of the bound", example="e.g. 0.5",
+                      source="the course's measurement table (a published figure divided by the course's bound)")
+
+
+FACTORIES = {
+    "board_balance_batch": board_balance_batch, "two_rack_slowdown": two_rack_slowdown,
+    "decode_idle": decode_idle, "training_bubble": training_bubble, "kv_shrink_factor": kv_shrink_factor,
+    "overtraining": overtraining, "kv_bytes_at_price_step": kv_bytes_at_price_step,
+    "cipher_avalanche": cipher_avalanche, "network_avalanche": network_avalanche,
+    "batch1_share": batch1_share, "deepseek_decode_share": deepseek_decode_share,
+}
+"""Every chapter's prediction, by name (the tests walk it)."""

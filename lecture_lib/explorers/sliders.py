@@ -1,0 +1,430 @@
+"""The sliders and dropdowns every explorer is built from: log sliders over a list of stops (the
+lesson's value, round numbers and the ends), linear and integer sliders, preset dropdowns, and the
+typing a log slider's readout accepts ("2,500", "1.7 KB", "5 × 10¹⁵").
+
+Each is bounded to the range its explorer gives and refuses a starting value outside it with a
+``ValueError`` naming the control. :mod:`lecture_lib.explorers.base` lays them out beside the
+figure; :mod:`lecture_lib.explorers.ahead` reads their positions to predict the next frame.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import traitlets
+
+from lecture_lib import units
+
+SLIDER_STYLE = {"description_width": "150px"}
+SLIDER_LAYOUT = {"width": "440px"}
+TRACK_WIDTH = 290         # px left for a slider's track and readout beside its label
+LABEL_PX_PER_CHAR = 7.2   # 13 px system sans-serif, generous, so no label is cut off ("context length (toke…")
+
+
+# --- Controls -----------------------------------------------------------------------------------
+def _check_range(description, value, low, high, *, kind: str = "number"):
+    """The checks every slider helper makes (issue 20: a ValueError naming the parameter, the value
+    and what is allowed, never ipywidgets' TraitError)."""
+    from lecture_lib import validate
+
+    if not isinstance(description, str):
+        raise ValueError(f"description must be a text label, got {validate._describe(description)}")
+    if kind == "integer":
+        low = validate.integer("low", low, minimum=-validate.COUNT_LIMIT)
+        high = validate.integer("high", high, minimum=-validate.COUNT_LIMIT)
+        value = validate.integer("value", value, minimum=-validate.COUNT_LIMIT)
+    else:
+        positive = kind == "log"
+        low = validate.scalar("low", low, positive=positive)
+        high = validate.scalar("high", high, positive=positive)
+        value = validate.scalar("value", value, positive=positive)
+    if not high > low:
+        raise ValueError(f"high must be greater than low, got low={low!r} and high={high!r}")
+    if not low <= value <= high:
+        raise ValueError(f"value must lie between low={low!r} and high={high!r}, got {value!r}")
+    return value, low, high
+
+
+def _declare(control, value):
+    """Record the value the lesson declared (the browser test checks the page shows it first) and
+    tag the control's element with its model id, so a test can pair page and kernel exactly."""
+    control.declared = value
+    control.add_class(f"lecture-control-{control.model_id}")
+    return control
+
+
+STOP_SERIES = {3: (1, 2, 5), 6: (1, 1.5, 2, 3, 5, 7), 10: (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)}
+
+
+def _is_power_of_two(value: float) -> bool:
+    import math
+
+    return value >= 2 and value == int(value) and 2 ** round(math.log2(value)) == value
+
+
+def nice_stops(value: float, low: float, high: float, *, steps_per_decade: int = 3) -> tuple[float, ...]:
+    """The positions of a log slider: values a person would type, plus the lesson's own.
+
+    Powers of two when the lesson's value is one (1,024 tokens, a batch of 2,048), otherwise round
+    numbers per decade (1-2-5 by default; ``steps_per_decade`` 6 or 10 gives finer E-series-like
+    steps); always the ends and ``value`` itself, so the slider starts exactly on the lesson's number.
+    """
+    import math
+
+    if _is_power_of_two(value):
+        stops = {2.0 ** k for k in range(math.ceil(math.log2(low) - 1e-9), math.floor(math.log2(high) + 1e-9) + 1)}
+    else:
+        series = STOP_SERIES[min(STOP_SERIES, key=lambda n: (abs(n - steps_per_decade), n))]
+        stops = set()
+        for decade in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1):
+            for mantissa in series:
+                stop = float(f"{mantissa}e{decade}")         # 2e-3 exactly as typed, not 2 * 10**-3
+                if low <= stop <= high:
+                    stops.add(stop)
+    stops |= {float(low), float(high), float(value)}
+    return tuple(sorted(stops))
+
+
+def value_label(value: float) -> str:
+    """How a log slider shows a value: as the lesson writes it, without e-notation ("1,024", "35,136", "0.05",
+    "500M" for 5e8, "2.6T" for 2.6e12)."""
+    value = float(value)
+    magnitude = abs(value)
+    if magnitude >= 1e15:                   # past trillions: "5 × 10¹⁵" (a "Q" suffix reads as quetta)
+        return units.power_of_ten(value)
+    if magnitude >= 1e7:
+        for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+            if magnitude >= scale:
+                return f"{value / scale:.4g}{suffix}"
+    if magnitude >= 1000:                   # "1,024" as the lesson's text writes it
+        return f"{round(value):,}"
+    if value == round(value):
+        return str(int(round(value)))
+    return f"{value:.4g}" if magnitude >= 1e-4 else units.power_of_ten(value)
+
+
+class LogSlider(widgets.FloatLogSlider):
+    """A log slider whose positions are a list of values (``stops``): exactly the lesson's value,
+    round numbers and the ends. In the browser it is drawn by ipywidgets' SelectionSlider view, which
+    moves over positions by index, so nothing is snapped to a step grid (a plain FloatLogSlider's
+    front end showed 1,017 for a kernel's 1,024). The Python side is a FloatLogSlider: ``min`` and
+    ``max`` are the exponents of the ends (setting them hides the stops outside), ``base`` is 10 and
+    ``step`` (0.01) is the exponent gap that counts as a different position, so
+    ``max = log10(x) - step`` ends the slider on the stop below x. A value set from code that is not
+    a stop is kept exactly as set and becomes a stop; the readout shows it."""
+
+    _model_name = traitlets.Unicode("SelectionSliderModel").tag(sync=True)
+    _view_name = traitlets.Unicode("SelectionSliderView").tag(sync=True)
+    index = traitlets.Int(0, help="position among the stops (the browser moves this)").tag(sync=True)
+    _options_labels = traitlets.Tuple(help="the readout of each stop").tag(sync=True)
+    stops = traitlets.Tuple(help="the slider's positions within [base**min, base**max], ascending")
+
+    def __init__(self, *, stops, **kwargs):
+        self._moving = False
+        self._every_stop = tuple(sorted({float(s) for s in stops}))
+        super().__init__(**kwargs)
+        self._place()
+
+    def _range(self) -> tuple[float, float]:
+        return self.base ** self.min * (1 - 1e-9), self.base ** self.max * (1 + 1e-9)
+
+    def _visible(self) -> tuple[float, ...]:
+        low, high = self._range()
+        inside = tuple(s for s in self._every_stop if low <= s <= high)
+        return inside or (min(self._every_stop, key=lambda s: abs(s - low)),)
+
+    @traitlets.validate("min")
+    def _validate_min(self, proposal):      # the value follows in _on_range, onto a stop
+        if proposal["value"] > self.max:
+            raise traitlets.TraitError("setting min > max")
+        return proposal["value"]
+
+    @traitlets.validate("max")
+    def _validate_max(self, proposal):
+        if proposal["value"] < self.min:
+            raise traitlets.TraitError("setting max < min")
+        return proposal["value"]
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal):
+        value = float(proposal["value"])
+        visible = self._visible() if getattr(self, "_every_stop", None) else ()
+        if not visible:
+            return value
+        value = min(max(value, visible[0]), visible[-1])
+        for stop in visible:        # an end given as base ** min (127.99999999999997) is the end
+            if abs(value - stop) <= 1e-9 * stop:
+                return stop
+        return value
+
+    @traitlets.observe("min", "max")
+    def _on_range(self, change):
+        if getattr(self, "_every_stop", None) is None:
+            return
+        visible = self._visible()
+        if self.value not in visible:
+            below = [s for s in visible if s <= self.value]
+            self._moving = True
+            try:
+                self.value = below[-1] if below else visible[0]
+            finally:
+                self._moving = False
+        self._place()
+
+    @traitlets.observe("value")
+    def _on_value(self, change):
+        if not self._moving and getattr(self, "_every_stop", None) is not None:
+            self._place()
+
+    @traitlets.observe("index")
+    def _on_index(self, change):
+        if self._moving or not 0 <= change["new"] < len(self.stops):
+            return
+        self._moving = True
+        try:
+            self.value = self.stops[change["new"]]
+        finally:
+            self._moving = False
+
+    def _should_send_property(self, key, value):
+        # The browser's view reads only ``index``: a value that follows a move of the index is not
+        # echoed back (one message less per move); ``value`` stays in the widget's saved state.
+        if key == "value" and self._moving:
+            return False
+        return super()._should_send_property(key, value)
+
+    def _place(self) -> None:
+        if self.value not in self._every_stop:
+            self._every_stop = tuple(sorted(self._every_stop + (self.value,)))
+        stops = self._visible()
+        labels = tuple(value_label(s) for s in stops)
+        self._moving = True
+        try:
+            with self.hold_sync():
+                self.stops = stops
+                if labels != self._options_labels:
+                    self._options_labels = labels
+                self.index = stops.index(self.value)
+        finally:
+            self._moving = False
+
+    @property
+    def label(self) -> str:
+        """What the readout shows now."""
+        return value_label(self.value)
+
+
+def log_slider(description: str, value: float, low: float, high: float, *, steps_per_decade: int = 3,
+               stops=None, readout_format: str | None = None) -> LogSlider:
+    """A slider over a quantity spanning decades (batch, context, parameters).
+
+    It starts exactly on ``value`` and moves over :func:`nice_stops` (or the ``stops`` given, to
+    which ``value`` and the ends are added). ``readout_format`` is kept for the static site's
+    listing; the live readout is :func:`value_label`. Bad input raises ValueError naming it.
+    """
+    import math
+
+    value, low, high = _check_range(description, value, low, high, kind="log")
+    from lecture_lib import validate
+
+    validate.integer("steps_per_decade", steps_per_decade, minimum=1, maximum=20)
+    if stops is None:
+        stops = nice_stops(value, low, high, steps_per_decade=steps_per_decade)
+    else:
+        if isinstance(stops, (str, bytes)) or not hasattr(stops, "__iter__"):
+            raise ValueError(f"stops must be a list of numbers, got {validate._describe(stops)}")
+        given = [validate.scalar("stops", s) for s in stops]
+        stops = sorted({s for s in given if low <= s <= high} | {low, high, value})
+    if readout_format is None:
+        readout_format = ".0f" if low >= 1 and high <= 1e7 else ".3g"
+    control = LogSlider(stops=stops, value=value, base=10, min=math.log10(low), max=math.log10(high),
+                        step=0.01, description=description, readout_format=readout_format,
+                        continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    control.add_class(LOG_SLIDER_CLASS)     # ARIA_VALUETEXT_SCRIPT gives it the real value for screen readers
+    _accept_typing(control)
+    return _declare(control, value)
+
+
+_SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def parse_typed(text: str) -> float:
+    """A number as a learner types it into a readout: "3000", "3,000", "3 000", "2.5e8", "500M",
+    "2.6T" (k, M, B or G, T), "5 × 10¹⁵" or "5x10^15" (as readouts write large numbers). Raises
+    ValueError for anything else."""
+    if not isinstance(text, str):
+        raise ValueError(f"a typed value must be text, got {type(text).__name__}")
+    cleaned = text.strip().replace(",", "").replace("_", "").replace(" ", "").replace("\u202f", "")
+    scale = 1.0
+    written = units.e_notation(cleaned)
+    if written != cleaned:
+        cleaned = written
+    elif cleaned and cleaned[-1] in _SUFFIXES:
+        cleaned, scale = cleaned[:-1], _SUFFIXES[cleaned[-1]]
+    if not cleaned or len(cleaned) > 40 or any(c not in "0123456789.eE+-" for c in cleaned):
+        raise ValueError(f"not a number: {text!r}")
+    try:
+        value = float(cleaned) * scale
+    except ValueError:
+        raise ValueError(f"not a number: {text!r}") from None
+    if not value == value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"not a finite number: {text!r}")
+    return value
+
+
+def _accept_typing(control: "LogSlider") -> None:
+    """Let the learner type a value into a log slider's readout (issue 19: "a value typed into the
+    readout is kept as typed"). The browser's SelectionSlider readout is plain text, so
+    ARIA_VALUETEXT_SCRIPT makes it editable and, on Enter, hands the text to a hidden Text widget
+    (``control.typed``, shown with the explorer's controls); its value is parsed here. A value
+    inside the slider's range is kept exactly and becomes a stop; anything else leaves the slider
+    where it was and the readout shows its value again."""
+    typed = widgets.Text(value="", continuous_update=False, layout=widgets.Layout(display="none"))
+    typed.add_class(f"lecture-typed-{control.model_id}")
+
+    def submitted(change):
+        text = change["new"]
+        if not text.strip():
+            return
+        try:
+            value = parse_typed(text)
+            low, high = control.base ** control.min, control.base ** control.max
+            if not low * (1 - 1e-9) <= value <= high * (1 + 1e-9):
+                raise ValueError(f"{text!r} is outside {value_label(low)}-{value_label(high)}")
+            control.value = value
+        except ValueError:
+            # the page redraws its readout only on a change: the same label with a trailing space
+            # (restored at the next move) puts the slider's own value back where the text was typed
+            labels = list(control._options_labels)
+            labels[control.index] += " "
+            control._options_labels = tuple(labels)
+        typed.value = ""        # empty again, so the next entry is a change whatever it is (and no message per move)
+
+    typed.observe(submitted, names="value")
+    control.typed = typed
+
+
+LOG_SLIDER_CLASS = "lecture-log-slider"
+
+# Every control's handle gets what a keyboard and a screen reader need, from one page script shown
+# with each explorer (it installs itself once per page, in JupyterLab, Notebook 7 and Voila):
+# * aria-valuetext: the readout beside the slider with its label ("1024 (context length (tokens))"),
+#   since noUiSlider announces its own position (an index, or 0.33000000000000007);
+# * data-lm-suppress-shortcuts on each slider handle and <select>: JupyterLab's and Notebook 7's
+#   keyboard shortcuts (arrows move between cells in command mode) then leave the keys to the control.
+ARIA_VALUETEXT_SCRIPT = """
+(function () {
+  if (window.lectureControlsA11y) { window.lectureControlsA11y(); return; }
+  const CONTROL = '.widget-slider .noUi-handle, .widget-dropdown select, .widget-slider .widget-readout';
+  const sync = () => {
+    document.querySelectorAll('.lecture-explorer .widget-slider').forEach((box) => {
+      const handle = box.querySelector('.noUi-handle');
+      const readout = box.querySelector('.widget-readout');
+      if (!handle || !readout) return;
+      if (!readout.hasAttribute('data-lecture-watched')) {     // a readout filled after the handle was drawn
+        readout.setAttribute('data-lecture-watched', 'true');
+        new MutationObserver(sync).observe(readout, {childList: true, characterData: true, subtree: true});
+      }
+      if (!handle.hasAttribute('data-lm-suppress-shortcuts')) handle.setAttribute('data-lm-suppress-shortcuts', 'true');
+      const text = (readout.textContent || readout.value || '').trim();
+      const label = ((box.querySelector('.widget-label') || {}).textContent || '').trim();
+      const wanted = label ? `${text} (${label})` : text;
+      if (text && handle.getAttribute('aria-valuetext') !== wanted) handle.setAttribute('aria-valuetext', wanted);
+    });
+    document.querySelectorAll('.widget-dropdown select:not([data-lm-suppress-shortcuts])').forEach(
+      (select) => select.setAttribute('data-lm-suppress-shortcuts', 'true'));
+    // a log slider's readout takes a typed value: Enter hands it to the slider's hidden Text widget
+    document.querySelectorAll('.lecture-log-slider .widget-readout:not([data-lecture-typing])').forEach((readout) => {
+      const slider = readout.closest('.lecture-log-slider');
+      const id = [...slider.classList].find((c) => c.startsWith('lecture-control-'));
+      if (!id) return;
+      readout.setAttribute('data-lecture-typing', 'true');
+      readout.setAttribute('data-lm-suppress-shortcuts', 'true');
+      readout.contentEditable = 'true';
+      readout.setAttribute('role', 'textbox');
+      readout.title = 'type a value and press Enter (3,000 or 500M)';
+      let shown = '';
+      const submit = () => {
+        const input = document.querySelector(`.lecture-typed-${id.slice('lecture-control-'.length)} input`);
+        const text = (readout.textContent || '').trim();
+        if (!input || !text || text === shown) return;
+        input.value = text;
+        input.dispatchEvent(new Event('change', {bubbles: true}));
+      };
+      readout.addEventListener('focus', () => { shown = (readout.textContent || '').trim(); });
+      readout.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter') { event.preventDefault(); submit(); readout.blur(); }
+        else if (event.key === 'Escape') { readout.textContent = shown; readout.blur(); }
+        event.stopPropagation();
+      });
+      readout.addEventListener('blur', submit);
+    });
+  };
+  window.lectureControlsA11y = sync;
+  // Before any key reaches a control, it has the attribute (controls drawn later included).
+  document.addEventListener('focusin', (event) => {
+    const target = event.target;
+    if (target && target.matches && target.matches(CONTROL) && !target.hasAttribute('data-lm-suppress-shortcuts'))
+      target.setAttribute('data-lm-suppress-shortcuts', 'true');
+  }, true);
+  // Only aria-valuetext changes are watched (noUiSlider rewrites it on every move, after which the
+  // readout holds the new value): no work on the rest of the page's DOM churn.
+  new MutationObserver(sync).observe(document.body, {subtree: true, attributes: true,
+                                                     attributeFilter: ['aria-valuetext']});
+  sync();
+  setTimeout(sync, 300);
+  setTimeout(sync, 1500);
+})();
+"""
+
+
+def slider(description: str, value: float, low: float, high: float, step: float, *,
+           readout_format: str = ".3g") -> widgets.FloatSlider:
+    """A linear slider for a quantity within one decade (price, efficiency)."""
+    from lecture_lib import validate
+
+    value, low, high = _check_range(description, value, low, high)
+    step = validate.scalar("step", step)
+    if step > high - low:
+        raise ValueError(f"step must be at most high - low = {high - low:g}, got {step!r}")
+    if not isinstance(readout_format, str):
+        raise ValueError(f"readout_format must be a format such as '.2f', got {validate._describe(readout_format)}")
+    try:
+        format(1.0, readout_format)
+    except ValueError:
+        raise ValueError(f"readout_format must be a format such as '.2f', got {readout_format!r}") from None
+    control = widgets.FloatSlider(value=value, min=low, max=high, step=step, description=description,
+                                  readout_format=readout_format, continuous_update=True,
+                                  style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    return _declare(control, value)
+
+
+def int_slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
+    """A slider over whole numbers (stages, racks, layers)."""
+    from lecture_lib import validate
+
+    value, low, high = _check_range(description, value, low, high, kind="integer")
+    step = validate.integer("step", step, minimum=1, maximum=max(1, high - low))
+    control = widgets.IntSlider(value=value, min=low, max=high, step=step, description=description,
+                                continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    return _declare(control, value)
+
+
+def dropdown(description: str, options, value=None) -> widgets.Dropdown:
+    """A preset picker; ``options`` are names or (label, value) pairs."""
+    from lecture_lib import validate
+
+    if not isinstance(description, str):
+        raise ValueError(f"description must be a text label, got {validate._describe(description)}")
+    if isinstance(options, (str, bytes)) or not hasattr(options, "__iter__"):
+        raise ValueError(f"options must be a list of names or (label, value) pairs, got {validate._describe(options)}")
+    options = list(options)
+    if not options:
+        raise ValueError("options must hold at least one choice, got none")
+    values = [o[1] if isinstance(o, tuple) and len(o) == 2 else o for o in options]
+    if value is None:
+        value = values[0]
+    elif not any(value is v or value == v for v in values):
+        raise ValueError(f"value must be one of the options {values}, got {validate._describe(value)}")
+    control = widgets.Dropdown(options=options, value=value, description=description,
+                               style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    return _declare(control, value)

@@ -1,0 +1,728 @@
+"""The practice-problem checker: ``check("1.3", answer)`` says kindly whether an answer is right.
+
+Every problem of ``solutions/NN_*.ipynb`` (and so of the generated ``exercises/``) ends with a check
+cell such as ``check("1.3", answer)``. The expected answer is **not** in the notebook: it lives in
+:data:`PROBLEMS`, where it is computed from the library (a chip preset, a model preset, a Formula)
+when the check runs. A learner who reads this file can of course find it; the point is only that
+working the exercise notebook never shows it.
+
+Three kinds of answer:
+
+- ``"number"``: a float within a relative tolerance chosen per problem.
+- ``"expression"``: a SymPy expression, or text such as
+  ``"FLOPs*N_total*bytes_param/(2*N_active*mem_bw)"`` read by :func:`lecture_lib.symbols.parse`
+  (numbers, the course's symbols, ``+ - * / ** ^``, brackets and sqrt/exp/log/Max/Min only; text
+  is parsed, never run), accepted when it is *equivalent* to the expected one: the two agree at six
+  random positive values of every symbol (a disagreement there is decisive), or, where they cannot
+  be evaluated, ``simplify`` of the difference is zero.
+- ``"choice"``: a word or short phrase, compared ignoring case, spaces, hyphens and punctuation,
+  with alternate spellings allowed.
+
+Feedback is one of four statuses: ``correct``; ``unanswered`` (the answer is still ``...`` or
+``None``); ``wrong``, with a nudge that never contains the answer (off by ~1000×: check units;
+off by 2: FLOPs vs multiplies; off by 8: bits vs bytes; wrong sign; known mistakes of that
+problem; otherwise only "too high" or "too low"); ``invalid`` (a list, a string where a number
+belongs, NaN...). Nothing the learner passes produces a traceback.
+
+Time limit: the judgement of anything symbolic (an expression problem, or a SymPy object as the
+answer) runs in a forked copy of the kernel that is killed after ``$LECTURE_CHECK_SECONDS``
+(default 10 s); an answer not decided by then is ``invalid`` with "Could not check this form:
+expand or simplify it". Where ``os.fork`` is missing (Windows, JupyterLite) a SIGALRM limit is
+used in the main thread, and nothing bounds a check elsewhere. A check is recorded in
+:mod:`lecture_lib.practice.progress` (attempts and first-correct time, nothing else).
+
+Strict mode: with the environment variable ``LECTURE_STRICT=1`` (the tests run the solutions that
+way), or while nbgrader validates or autogrades (``NBGRADER_EXECUTION`` set), anything but
+``correct`` raises ``AssertionError``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import numbers
+import os
+import random
+import re
+
+import sympy as sp
+
+from lecture_lib import symbols as _symbols
+from lecture_lib import units as _units
+
+from . import problems  # noqa: F401 (importing it registers every chapter's problems)
+from . import progress as _progress
+from .registry import KINDS, PROBLEMS, Mistake, Problem, _register, problem_ids  # noqa: F401 (re-exported)
+
+__all__ = ["CheckResult", "Mistake", "PROBLEMS", "Problem", "UnknownProblemError", "check",
+           "problem_ids", "strict_mode"]
+
+STATUSES = ("correct", "wrong", "unanswered", "invalid")
+
+
+# ================================================================================ the result
+
+class UnknownProblemError(KeyError, AssertionError):
+    """Raised in strict mode for an id that is not in :data:`PROBLEMS` (a KeyError and an
+    AssertionError, so either ``except`` catches it)."""
+
+    def __str__(self) -> str:   # KeyError would print the repr of the message
+        return str(self.args[0]) if self.args else ""
+
+
+_ICONS = {"correct": "✅", "wrong": "❌", "unanswered": "✏️", "invalid": "⚠️"}
+_COLOURS = {"correct": ("#2ca02c", "#f3faf3"), "wrong": ("#d62728", "#fff5f5"),
+            "unanswered": ("#7f7f7f", "#f7f7f7"), "invalid": ("#ff7f0e", "#fff8f0")}
+
+
+class CheckResult:
+    """What :func:`check` decided: ``.status`` (one of ``correct``, ``wrong``, ``unanswered``,
+    ``invalid``), ``.message`` (the feedback shown) and ``.problem_id``. It never holds the
+    expected answer."""
+
+    def __init__(self, problem_id: str, status: str, message: str):
+        if status not in STATUSES:
+            raise ValueError(f"status must be one of {list(STATUSES)}, got {status!r}")
+        self.problem_id = problem_id
+        self.status = status
+        self.message = message
+        self._shown_in = None   # execution count of the cell that already displayed it
+
+    @property
+    def correct(self) -> bool:
+        return self.status == "correct"
+
+    def text(self) -> str:
+        return f"{_ICONS[self.status]} Problem {self.problem_id}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"CheckResult(problem_id={self.problem_id!r}, status={self.status!r})"
+
+    def _repr_html_(self) -> str:
+        border, background = _COLOURS[self.status]
+        return (f"<div style='border-left:4px solid {border};background:{background};padding:6px 12px'>"
+                f"{_ICONS[self.status]} <b>Problem {html.escape(self.problem_id)}</b>: "
+                f"{html.escape(self.message)}</div>")
+
+    def _mimebundle(self) -> dict:
+        return {"text/plain": self.text(), "text/html": self._repr_html_()}
+
+    def _ipython_display_(self):
+        """Show the feedback, unless :func:`check` already showed it in this same cell (so the
+        result returned by the last line of a check cell does not appear twice)."""
+        from IPython.display import display
+
+        if self._shown_in is not None and self._shown_in == _execution_count():
+            return
+        display(self._mimebundle(), raw=True)
+
+
+def _execution_count():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    shell = get_ipython()
+    return None if shell is None else shell.execution_count
+
+
+def _show(result: CheckResult) -> None:
+    """HTML (with a plain-text twin) under IPython; a printed line anywhere else."""
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is None:
+        print(result.text())
+        return
+    from IPython.display import display
+
+    display(result._mimebundle(), raw=True)
+    result._shown_in = shell.execution_count
+
+
+def strict_mode() -> bool:
+    """True when a non-correct answer must raise: ``LECTURE_STRICT=1``, or nbgrader validating or
+    autograding the notebook (it sets ``NBGRADER_EXECUTION``)."""
+    flag = os.environ.get("LECTURE_STRICT", "").strip().lower()
+    return flag in {"1", "true", "yes", "on"} or bool(os.environ.get("NBGRADER_EXECUTION"))
+
+
+# ================================================================================ check()
+
+class _Verdict(Exception):
+    """Internal: carries a (status, message) out of the judging code."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def check(problem_id, answer) -> CheckResult:
+    """Judge ``answer`` for ``problem_id``, show kind feedback, and return a :class:`CheckResult`.
+
+    Never raises for a bad answer (whatever its type), except in strict mode
+    (:func:`strict_mode`), where anything but a correct answer raises ``AssertionError``.
+    """
+    key = _normalise_id(problem_id)
+    if key not in PROBLEMS:
+        known = ", ".join(problem_ids()) or "none"
+        message = (f"There is no problem {problem_id!r}. Check the first argument of check(); "
+                   f"known problems: {known}.")
+        if isinstance(problem_id, numbers.Real) and not isinstance(problem_id, (bool, numbers.Integral)):
+            message = (f"Pass the problem id as a string, e.g. check(\"1.10\", answer): as a number, "
+                       f"{problem_id!r} cannot tell 1.1 from 1.10. Known problems: {known}.")
+        result = CheckResult(str(problem_id), "invalid", message)
+        _show(result)
+        if strict_mode():
+            raise UnknownProblemError(message)
+        return result
+    problem = PROBLEMS[key]
+    if _needs_time_limit(problem, answer):
+        status, message = _outcome_within(problem, answer, _time_budget())
+    else:
+        status, message = _outcome(problem, answer)
+    result = CheckResult(key, status, message)
+    _progress.record(key, status)   # attempts and first-correct time only (lecture_lib.practice.progress)
+    _show(result)
+    if strict_mode() and status != "correct":
+        raise AssertionError(f"Problem {key}: {status}: {message}")
+    return result
+
+
+def _outcome(problem: Problem, answer) -> tuple[str, str]:
+    """(status, message) for ``answer``; never raises for a learner's odd object."""
+    try:
+        return _judge(problem, answer)
+    except _Verdict as verdict:
+        return verdict.status, verdict.message
+    except Exception as error:   # a learner's odd object must never produce a traceback
+        return "invalid", (f"The checker could not read this answer ({type(error).__name__}). "
+                           f"{_what_to_pass(problem)}")
+
+
+# ---------------------------------------------------------------- one time limit around the whole check
+# SymPy has no way to stop a simplify, an evalf or a huge power half-way, and a signal only lands
+# between Python bytecodes, so the judgement of anything symbolic runs in a forked copy of this
+# process, which is killed when the budget is spent. The learner's answer and the problem reach the
+# copy through fork itself (nothing is pickled); only the verdict (two strings) comes back through a
+# pipe. Plain numbers and choices are judged here, without a fork (they cannot hang).
+
+TIME_ENV_VAR = "LECTURE_CHECK_SECONDS"
+DEFAULT_SECONDS = 10.0
+TIMED_OUT = ("Could not check this form: expand or simplify it (for example with sp.expand(...) or "
+             "sp.simplify(...)), then check again. The checker gives each answer {seconds:g} s.")
+
+
+def _time_budget() -> float:
+    """Seconds one check may take: ``$LECTURE_CHECK_SECONDS`` (0.1 to 600) or :data:`DEFAULT_SECONDS`."""
+    try:
+        seconds = float(os.environ.get(TIME_ENV_VAR, "") or DEFAULT_SECONDS)
+    except ValueError:
+        return DEFAULT_SECONDS
+    return min(max(seconds, 0.1), 600.0) if math.isfinite(seconds) else DEFAULT_SECONDS
+
+
+def _needs_time_limit(problem: Problem, answer) -> bool:
+    if answer is None or answer is Ellipsis:
+        return False
+    return problem.kind == "expression" or isinstance(answer, sp.Basic)
+
+
+def _outcome_within(problem: Problem, answer, seconds: float) -> tuple[str, str]:
+    """:func:`_outcome` in a forked child killed after ``seconds``; where there is no ``os.fork``
+    (Windows, JupyterLite), in this process under a SIGALRM limit when that exists (main thread)."""
+    if not hasattr(os, "fork"):
+        return _outcome_with_alarm(problem, answer, seconds)
+    import json
+    import select
+    import signal
+    import time
+    import warnings
+
+    read_end, write_end = os.pipe()
+    with warnings.catch_warnings():   # Python 3.12+ warns about fork in a threaded kernel; the child runs no threads
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:   # the child: judge, send the verdict, exit without running any cleanup of the parent's
+        try:
+            os.close(read_end)
+            import gc
+
+            gc.disable()   # no finalizer of a parent object (sockets, files) runs here
+            warnings.simplefilter("ignore")
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            payload = json.dumps(_outcome(problem, answer)).encode()
+            while payload:
+                payload = payload[os.write(write_end, payload):]
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    chunks, deadline, finished = [], time.monotonic() + seconds, False
+    poller = select.poll()   # not select.select: a busy kernel may hold descriptors above FD_SETSIZE
+    poller.register(read_end, select.POLLIN | select.POLLHUP)
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not poller.poll(max(1, int(remaining * 1000))):
+                break
+            chunk = os.read(read_end, 65536)
+            if not chunk:
+                finished = True
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        if not finished:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        os.waitpid(pid, 0)
+    if not finished:
+        return "invalid", TIMED_OUT.format(seconds=seconds)
+    try:
+        status, message = json.loads(b"".join(chunks).decode())
+        if status in STATUSES and isinstance(message, str):
+            return status, message
+    except ValueError:
+        pass
+    return "invalid", f"The checker could not read this answer (it stopped while judging). {_what_to_pass(problem)}"
+
+
+def _outcome_with_alarm(problem: Problem, answer, seconds: float) -> tuple[str, str]:
+    import signal
+    import threading
+
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        return _outcome(problem, answer)
+
+    class _TimeUp(BaseException):
+        pass
+
+    def alarm(signum, frame):
+        raise _TimeUp()
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return _outcome(problem, answer)
+    except _TimeUp:
+        return "invalid", TIMED_OUT.format(seconds=seconds)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _normalise_id(problem_id) -> str:
+    """The id as registered ("1.3"). Only text is looked up: a float such as 1.10 has already lost
+    its trailing zero, so it is never matched (check() says to pass a string)."""
+    if isinstance(problem_id, (bool, numbers.Number)):
+        return f"<{type(problem_id).__name__} {problem_id!r}>"
+    return str(problem_id).strip().removeprefix("Problem ").strip()
+
+
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[:1].lower() in "aeiou" else f"a {noun}"
+
+
+def _what_to_pass(problem: Problem) -> str:
+    if problem.kind == "number":
+        unit = f" in {problem.unit}" if problem.unit else ""
+        return f"This problem wants one number{unit}, e.g. answer = 0.25."
+    if problem.kind == "expression":
+        return ("This problem wants a SymPy expression built from the course's symbols "
+                "(from lecture_lib.symbols import ...), or a string such as \"N_total / N_active\".")
+    return f"This problem wants one of: {', '.join(repr(o) for o in problem.options)}."
+
+
+def _expected(problem: Problem):
+    """The problem's expected answer; a failure here is the library's fault, and is said so."""
+    try:
+        return problem.expected()
+    except Exception as error:
+        raise _Verdict("invalid", f"The checker could not work out this problem's own answer "
+                                  f"({type(error).__name__}: {error}). That is a bug in lecture_lib, not "
+                                  "in your work; please report it.") from None
+
+
+def _judge(problem: Problem, answer) -> tuple[str, str]:
+    if answer is None or answer is Ellipsis:
+        return "unanswered", ("Not answered yet: in the work cell above, replace the ... after "
+                              "'answer =' with your answer, run that cell, then run this check again.")
+    judge = {"number": _judge_number, "expression": _judge_expression, "choice": _judge_choice}
+    return judge[problem.kind](problem, answer)
+
+
+# ================================================================================ numbers
+
+_SCALES = [(1e3, "1,000"), (1e6, "a million"), (1e9, "a billion"), (1e12, "10¹²")]
+
+
+def _as_number(problem: Problem, answer) -> float:
+    """The learner's answer as a float, or a _Verdict("invalid") saying what went wrong."""
+    unit = f" in {problem.unit}" if problem.unit else ""
+    if isinstance(answer, bool) or type(answer).__name__ == "bool_":
+        raise _Verdict("invalid", f"{answer} is a yes/no value; this problem wants a number{unit}.")
+    if isinstance(answer, (str, bytes)):
+        text = answer.decode(errors="replace") if isinstance(answer, bytes) else answer
+        try:
+            float(text)
+            advice = "remove the quotes"
+        except ValueError:
+            advice = f"the checker does not read units or words, so give a plain number{unit}"
+        raise _Verdict("invalid", f"That is text ({text[:40]!r}); {advice}.")
+    if isinstance(answer, (list, tuple, set, dict, range)):
+        raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}; pass a single number{unit}, "
+                                  "not a collection.")
+    if isinstance(answer, sp.Basic):
+        if getattr(answer, "free_symbols", None):
+            names = ", ".join(sorted(s.name for s in answer.free_symbols))
+            raise _Verdict("invalid", f"Your answer still contains symbols ({names}); substitute "
+                                      f"numbers so it becomes a single number{unit}.")
+        if isinstance(answer, sp.logic.boolalg.Boolean):
+            raise _Verdict("invalid", f"That is an equation or a condition; pass the number{unit} itself.")
+        if answer.has(sp.nan):
+            value = complex(math.nan)
+        elif answer.has(sp.zoo, sp.oo, -sp.oo):
+            value = complex(math.inf)
+        else:
+            value = complex(sp.N(answer))
+    elif hasattr(answer, "shape") and hasattr(answer, "dtype"):   # NumPy scalars and arrays
+        import numpy as np
+
+        array = np.asarray(answer)
+        if array.size != 1:
+            raise _Verdict("invalid", f"That is an array of {array.size} values; pass a single "
+                                      f"number{unit} (e.g. pick one element, or use float(...)).")
+        if array.dtype.kind not in "biufc":
+            raise _Verdict("invalid", f"That array holds {array.dtype} values, not numbers.")
+        if array.dtype.kind == "b":
+            raise _Verdict("invalid", f"That is a yes/no value; this problem wants a number{unit}.")
+        value = complex(array.reshape(()).item())
+    elif isinstance(answer, numbers.Number):
+        try:
+            value = complex(answer)
+        except OverflowError:   # an int or Fraction beyond the float range
+            value = complex(math.inf)
+    else:
+        try:
+            value = complex(float(answer))
+        except Exception:
+            raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}, not a number. "
+                                      f"{_what_to_pass(problem)}") from None
+    if value.imag != 0:
+        raise _Verdict("invalid", "That is a complex number; every answer here is real.")
+    real = value.real
+    if math.isnan(real):
+        raise _Verdict("invalid", "Your answer is NaN (not a number): somewhere a 0/0, an inf - inf "
+                                  "or a missing value crept into the calculation.")
+    if math.isinf(real):
+        huge = _huge(answer)
+        if huge is not None:   # finite, only too large for a float: a real (and wrong) number
+            sign, digits = huge
+            raise _Verdict("wrong", _wrong(problem, "Check the sign: this quantity is positive." if sign < 0 else
+                                           f"Your answer is about {_units.ten_to_the(digits)}, far too high: no quantity in this "
+                                           f"course comes near it. {_wanted_in(problem)}"))
+        raise _Verdict("invalid", "Your answer is infinite: look for a division by zero.")
+    return real
+
+
+def _huge(answer) -> tuple[int, int] | None:
+    """(sign, decimal digits) of an exact, finite number beyond the float range, else None."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    log2 = math.log10(2)
+    if isinstance(answer, int) and not isinstance(answer, bool):
+        return (1 if answer > 0 else -1), int(answer.bit_length() * log2)
+    if isinstance(answer, Fraction):
+        bits = abs(answer.numerator).bit_length() - answer.denominator.bit_length()
+        return (1 if answer > 0 else -1), int(bits * log2)
+    if isinstance(answer, Decimal) and answer.is_finite():
+        return (1 if answer > 0 else -1), answer.adjusted()
+    if isinstance(answer, sp.Basic):
+        number = sp.N(answer, 15)
+        if isinstance(number, sp.Float) and number.is_finite and number != 0:
+            sign, _mantissa, exponent, bits = number._mpf_
+            return (-1 if sign else 1), int((exponent + bits) * log2)
+    return None
+
+
+_TWOS = ("The usual pairs: FLOPs vs multiplies (one multiply-add is 2 FLOPs), 2 bytes vs 1 byte per value, "
+         "keys and values, or both directions of a transfer.")
+
+
+def _percent(rtol: float) -> str:
+    """A tolerance as a learner reads it: "2%", "0.4%" (never a misleading "0%")."""
+    return f"{rtol:.0%}" if rtol >= 0.01 else f"{rtol * 100:.1g}%"
+
+
+def _near(value: float, target: float, rtol: float) -> bool:
+    return abs(value - target) <= rtol * abs(target)
+
+
+def _judge_number(problem: Problem, answer) -> tuple[str, str]:
+    value = _as_number(problem, answer)
+    expected = float(_expected(problem))
+    if _near(value, expected, problem.rtol):
+        return "correct", f"Correct (the check allows ±{_percent(problem.rtol)}). Well done."
+    for mistake in problem.mistakes:
+        if _near(value, float(mistake.value()), mistake.rtol):
+            return "wrong", _wrong(problem, mistake.message)
+    return "wrong", _wrong(problem, _number_nudge(value, expected, problem))
+
+
+def _number_nudge(value: float, expected: float, problem: Problem) -> str:
+    unit = f" in {problem.unit}" if problem.unit else ""
+    if value == 0:
+        return "Zero cannot be right: this quantity is not zero. Check for a factor that vanished."
+    if (value > 0) != (expected > 0):
+        positive = "positive" if expected > 0 else "negative"
+        return f"Check the sign: this quantity is {positive}."
+    ratio = abs(value / expected)
+    tolerance = max(2 * problem.rtol, 0.05)
+
+    def about(factor):
+        return abs(ratio / factor - 1) <= tolerance or abs(ratio * factor - 1) <= tolerance
+
+    for factor, words in _SCALES:
+        if about(factor):
+            return (f"You are off by a factor of about {words}: check your units (ms vs s, GB vs bytes, "
+                    f"TB/s vs B/s, per token vs per million tokens). {_wanted_in(problem)}")
+    if about(3600):
+        return "You are off by a factor of about 3,600: hours vs seconds?"
+    if about(8):
+        return "You are off by a factor of about 8: bits vs bytes?"
+    if about(2):
+        return f"You are off by a factor of about 2. {_TWOS}"
+    if about(1000 * 2) or about(1000 * 8):
+        return "You are off by a unit prefix and a small factor: check units first, then FLOPs vs multiplies."
+    direction = "too high" if abs(value) > abs(expected) else "too low"
+    return f"Your answer is {direction}."
+
+
+def _wanted_in(problem: Problem) -> str:
+    """The closing sentence of a units nudge: the unit wanted, or, for a pure number, that units cancel."""
+    if problem.unit:
+        return f"The answer is wanted in {problem.unit}."
+    return ("This answer is a pure number (a ratio or a count), so every unit should cancel: look for "
+            "a quantity whose units did not.")
+
+
+def _wrong(problem: Problem, nudge: str) -> str:
+    extra = f" {problem.wrong_hint}" if problem.wrong_hint else ""
+    return f"Not quite. {nudge}{extra}"
+
+
+# ================================================================================ expressions
+
+def _course_symbols() -> dict[str, sp.Symbol]:
+    return {name: row.symbol for name, row in _symbols.TABLE.items()}
+
+
+def _as_expression(answer) -> sp.Expr:
+    from lecture_lib.formula import Formula
+
+    names = _course_symbols()
+    if isinstance(answer, Formula):
+        answer = answer.rhs
+    if isinstance(answer, bool):
+        raise _Verdict("invalid", "That is a yes/no value; this problem wants an expression.")
+    if isinstance(answer, bytes):
+        answer = answer.decode(errors="replace")
+    if isinstance(answer, str):
+        if not answer.strip():
+            raise _Verdict("invalid", "That is an empty string; write the expression, e.g. \"N_total / N_active\".")
+        try:   # parsed from an allow-list of syntax (lecture_lib.symbols.parse), never run
+            answer = _symbols.parse(answer, unknown="symbol")
+        except _symbols.ParseError as error:
+            message = error.reason
+            if message.startswith("could not parse"):
+                raise _Verdict("invalid", f"SymPy could not parse {answer.strip()[:60]!r}. Use * for products, / for "
+                                          "division and the course's symbol names (B, N_active, FLOPs, "
+                                          "mem_bw, ...).") from None
+            raise _Verdict("invalid", f"The checker cannot read that expression: {message}.") from None
+    if isinstance(answer, sp.Equality):
+        answer = answer.rhs
+    if isinstance(answer, (list, tuple, set, dict)):
+        raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}; if it came from sp.solve, "
+                                  "take one solution, e.g. sp.solve(...)[0].")
+    if isinstance(answer, (numbers.Number,)) or (hasattr(answer, "dtype") and hasattr(answer, "shape")):
+        try:
+            answer = sp.sympify(answer, strict=True)
+        except Exception:
+            raise _Verdict("invalid", "That is not something SymPy can read as an expression.") from None
+    if not isinstance(answer, sp.Expr):
+        raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}, not a SymPy expression. Build it "
+                                  "from the course's symbols (from lecture_lib.symbols import B, ...) or "
+                                  "pass a string.")
+    # A learner's own sp.Symbol("B") (no assumptions) means the course's B.
+    swap = {s: names[s.name] for s in answer.free_symbols
+            if isinstance(s, sp.Symbol) and s.name in names and s != names[s.name]}
+    if swap:
+        answer = answer.xreplace(swap)
+    unknown = sorted(s.name for s in answer.free_symbols if s.name not in names)
+    if unknown:
+        some = ", ".join(sorted(names)[:12])
+        raise _Verdict("invalid", f"Your expression uses {', '.join(unknown)}, which the course does not "
+                                  f"define.{_did_you_mean(unknown, names)} Use the names in lecture_lib.symbols "
+                                  f"(e.g. {some}, ...).")
+    if answer.has(sp.nan, sp.zoo, sp.oo, -sp.oo):
+        raise _Verdict("invalid", "Your expression contains nan or infinity: look for a division by zero.")
+    return answer
+
+
+def _did_you_mean(unknown: list[str], names) -> str:
+    """A "Did you mean FLOPs?" sentence for near-miss symbol names (case first, then spelling), or ""."""
+    import difflib
+
+    by_fold = {name.casefold(): name for name in names}
+    guesses = []
+    for name in unknown:
+        match = by_fold.get(name.casefold())
+        if match is None:
+            close = difflib.get_close_matches(name, list(names), n=1, cutoff=0.75)
+            if not close:
+                folded = difflib.get_close_matches(name.casefold(), list(by_fold), n=1, cutoff=0.75)
+                close = [by_fold[folded[0]]] if folded else []
+            match = close[0] if close else None
+        if match is not None:
+            guesses.append(f"{match} (for {name})" if len(unknown) > 1 else match)
+    if not guesses:
+        return ""
+    return f" Did you mean {', '.join(guesses)}?"
+
+
+# ---------------------------------------------------------------- deciding equivalence
+# Numbers first: both sides are evaluated at a few random positive points (fast, and decisive when
+# they disagree); ``simplify`` runs only when the points cannot be evaluated. The whole judgement
+# runs under one time limit (see "one time limit" below), so no form of answer can hang a check.
+
+_TRIALS = 6
+
+
+def _points(a: sp.Expr, b: sp.Expr, trials: int = _TRIALS) -> list[dict]:
+    free = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
+    rng = random.Random(20260429)
+    return [{s: sp.Float(rng.uniform(0.3, 3.0)) for s in free} for _ in range(trials)]
+
+
+def _values(expression: sp.Expr, points: list[dict]) -> list[complex] | None:
+    """``expression`` at each point, or None when one value is not a finite number."""
+    out = []
+    for point in points:
+        try:
+            value = complex(expression.evalf(15, subs=point))
+        except (TypeError, ValueError, OverflowError, ZeroDivisionError):
+            return None
+        if not math.isfinite(abs(value)):
+            return None
+        out.append(value)
+    return out
+
+
+def _close(x: complex, y: complex) -> bool:
+    return abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1e-300)
+
+
+def _spot_check(a: sp.Expr, b: sp.Expr, trials: int = _TRIALS) -> bool | None:
+    """True when a and b agree at several random positive points, False when they differ at one,
+    None when they cannot be evaluated there (then only algebra can decide)."""
+    points = _points(a, b, trials)
+    xs, ys = _values(a, points), _values(b, points)
+    if xs is None or ys is None:
+        return None
+    return all(_close(x, y) for x, y in zip(xs, ys))
+
+
+def _equivalent(a: sp.Expr, b: sp.Expr) -> bool:
+    agree = _spot_check(a, b)
+    if agree is not None:
+        return agree
+    try:
+        return sp.simplify(a - b) == 0
+    except Exception:
+        return False
+
+
+def _judge_expression(problem: Problem, answer) -> tuple[str, str]:
+    given = _as_expression(answer)
+    expected = sp.sympify(_expected(problem), strict=True)
+    if _equivalent(given, expected):
+        return "correct", "Correct: your expression is equivalent to the expected one. Well done."
+    return "wrong", _wrong(problem, _expression_nudge(given, expected))
+
+
+def _constant(values: list[complex] | None) -> complex | None:
+    """The common value when every entry is the same (to 1e-9), else None."""
+    if not values or any(not _close(v, values[0]) for v in values):
+        return None
+    return values[0]
+
+
+def _expression_nudge(given: sp.Expr, expected: sp.Expr) -> str:
+    """What is wrong, read from numbers: the ratio and the product of the two expressions at random
+    points (a constant ratio is a missing factor, a constant product is an upside-down answer)."""
+    if not given.free_symbols and expected.free_symbols:
+        return ("Your answer is a plain number, but this problem wants an expression in the course's "
+                "symbols (leave them as symbols).")
+    points = _points(given, expected)
+    xs, ys = _values(given, points), _values(expected, points)
+    if xs is not None and ys is not None and all(y != 0 for y in ys):
+        ratio = _constant([x / y for x, y in zip(xs, ys)])
+        if ratio is not None and abs(ratio.imag) <= 1e-12 * abs(ratio) and ratio.real != 0:
+            r = ratio.real
+            if r < 0:
+                return "Check the sign: the expected expression is positive for positive inputs."
+            for factor, words in _SCALES:
+                if math.isclose(r, factor, rel_tol=1e-9) or math.isclose(r, 1 / factor, rel_tol=1e-9):
+                    return f"You are off by a constant factor of {words}: check your units."
+            if math.isclose(r, 2, rel_tol=1e-9) or math.isclose(r, 0.5, rel_tol=1e-9):
+                return f"You are off by a constant factor of 2. {_TWOS}"
+            if math.isclose(r, 8, rel_tol=1e-9) or math.isclose(r, 0.125, rel_tol=1e-9):
+                return "You are off by a constant factor of 8: bits vs bytes?"
+            return "The symbols are right but a constant factor is off: a number went missing or appears twice."
+        if _constant([x * y for x, y in zip(xs, ys)]) is not None:
+            return "Your expression is upside down: swap numerator and denominator."
+    missing = sorted(s.name for s in expected.free_symbols - given.free_symbols)
+    extra = sorted(s.name for s in given.free_symbols - expected.free_symbols)
+    if missing:
+        return f"Your expression does not depend on {', '.join(missing)}, but the answer does."
+    if extra:
+        return f"Your expression depends on {', '.join(extra)}, which the answer does not need."
+    return ("The right symbols, but not an equivalent expression: check which quantities go in the "
+            "numerator and which in the denominator, and each exponent.")
+
+
+# ================================================================================ choices
+
+def _loose(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "", text.casefold())
+
+
+def _judge_choice(problem: Problem, answer) -> tuple[str, str]:
+    options = ", ".join(repr(o) for o in problem.options)
+    if isinstance(answer, bytes):
+        answer = answer.decode(errors="replace")
+    if not isinstance(answer, str):
+        raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}; answer with a word in quotes, "
+                                  f"one of: {options}.")
+    given = _loose(answer)
+    if not given:
+        raise _Verdict("invalid", f"That is an empty string; answer with one of: {options}.")
+    canonical = {}
+    for option in problem.options:
+        canonical[_loose(option)] = option
+        for alternate in problem.alternates.get(option, ()):
+            canonical[_loose(alternate)] = option
+    if given not in canonical:
+        raise _Verdict("invalid", f"{answer.strip()[:40]!r} is not one of the choices: {options}.")
+    expected = str(_expected(problem))
+    if canonical[given] == expected:
+        return "correct", "Correct. Well done."
+    return "wrong", _wrong(problem, problem.nudges.get(canonical[given], "That is not the one."))

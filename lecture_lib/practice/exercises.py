@@ -1,0 +1,621 @@
+"""Generate the exercise notebooks from the solution notebooks (``make exercises``).
+
+``solutions/NN_<topic>.ipynb`` is the single source of each chapter's problems. Each problem is a
+markdown cell starting ``### Problem N.M`` (an optional hint inside ``<details>``), a work cell
+whose answer sits between nbgrader's markers ``### BEGIN SOLUTION`` and ``### END SOLUTION``, and a
+check cell calling ``check("N.M", answer)``. A problem may put figure or set-up code cells between
+its heading and its work cell.
+
+``exercises/NN_<topic>.ipynb`` is the same notebook with
+
+- every solution region (markers included) replaced by the stub ``answer = ...  # your work here``
+  at the indentation of its ``BEGIN`` marker. As in nbgrader, any line *containing* a marker is a
+  marker line, so markers may appear nowhere else (not in markdown, not in strings);
+- outputs and execution counts removed, and the ``execution`` timing metadata dropped;
+- the solutions' banner cell (tagged ``banner``) replaced by a banner for learners;
+
+and nothing else changed: markdown, cell ids and other metadata are kept. The output is
+deterministic (nbformat's JSON layout with sorted keys, plus a final newline), so regenerating a
+clean tree changes nothing. Command line::
+
+    python -m lecture_lib.practice.exercises generate solutions exercises
+    python -m lecture_lib.practice.exercises check solutions exercises    # exit 1 if generate would change anything
+    python -m lecture_lib.practice.exercises nbgrader-source solutions COURSE_DIR [--chapter 1] [--points 1] \
+        [--exchange /srv/nbgrader/exchange]
+
+``nbgrader-source`` writes an nbgrader course directory: ``COURSE_DIR/source/chNN/NN_<topic>.ipynb``
+with nbgrader's cell metadata already set (see :func:`nbgrader_notebook`),
+``COURSE_DIR/nbgrader_config.py`` and ``COURSE_DIR/students/nbgrader_config.py`` (both naming the
+exchange folder), so that ``nbgrader generate_assignment chNN`` works with no
+clicking in the *Create Assignment* toolbar.
+
+Only nbformat and the standard library are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+STUB = "answer = ...  # your work here"
+BANNER_TAG = "banner"
+BANNER_ID = "exercises-banner"
+NOTEBOOK_GLOB = "[0-9][0-9]_*.ipynb"
+
+_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\(([^)\s]+)\)")
+_EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|#|/)")
+
+_PROBLEM_HEADING = re.compile(r"^###\s+Problem\s+(\d+\.\d+)\b[ \t:.·—-]*(.*)$")
+_LEVEL_LINE = re.compile(r"^\*\*Level:\*\*\s*(.*)$")
+_LEVEL = re.compile(r"^(core|optional) · (★{1,3}☆{0,2})$")
+LEVELS = ("core", "optional")
+_CHECK_CALL = re.compile(r"""\bcheck\(\s*["'](\d+\.\d+)["']\s*,\s*answer\s*\)""")
+
+
+class FormatError(ValueError):
+    """A solutions notebook breaks the problem format (unbalanced markers, a problem without its
+    work or check cell, ...). The message names the notebook and the cell."""
+
+
+# ================================================================================ one code cell
+
+def _marker_line(line: str, marker: str) -> bool:
+    """nbgrader's rule: a line containing the marker anywhere is a marker line."""
+    return marker in line
+
+
+def strip_solutions(source: str, *, where: str = "a cell") -> str:
+    """``source`` with each solution region (markers included) replaced by :data:`STUB`.
+
+    The stub takes the indentation of its ``BEGIN`` marker. Unbalanced or nested markers raise
+    :class:`FormatError`.
+    """
+    out: list[str] = []
+    inside = False
+    for number, line in enumerate(source.split("\n"), start=1):
+        if _marker_line(line, BEGIN):
+            if inside:
+                raise FormatError(f"{where}, line {number}: nested {BEGIN!r}")
+            inside = True
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(indent + STUB)
+        elif _marker_line(line, END):
+            if not inside:
+                raise FormatError(f"{where}, line {number}: {END!r} without {BEGIN!r}")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise FormatError(f"{where}: {BEGIN!r} is never closed by {END!r}")
+    return "\n".join(out)
+
+
+def solution_regions(source: str) -> list[str]:
+    """The text inside each solution region of a cell (markers excluded)."""
+    regions, current = [], None
+    for line in source.split("\n"):
+        if _marker_line(line, BEGIN):
+            current = []
+        elif _marker_line(line, END) and current is not None:
+            regions.append("\n".join(current))
+            current = None
+        elif current is not None:
+            current.append(line)
+    return regions
+
+
+def has_solution(source: str) -> bool:
+    return any(_marker_line(line, BEGIN) for line in source.split("\n"))
+
+
+# ================================================================================ problems
+
+@dataclass(frozen=True)
+class ProblemCells:
+    """Where one problem sits in a notebook: indices of its heading, work and check cells, and its
+    level: ``"core"`` or ``"optional"`` with a difficulty of 1 to 3 stars, read from the line
+    ``**Level:** core · ★★☆`` right after the heading (``None`` when the problem has none)."""
+
+    problem_id: str
+    title: str
+    heading: int
+    work: int
+    check: int
+    hint: bool
+    level: str | None = None
+    difficulty: int | None = None
+
+
+def level_line(level: str, difficulty: int) -> str:
+    """The markdown line that labels a problem: ``**Level:** core · ★★☆``."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    if isinstance(difficulty, bool) or not isinstance(difficulty, int) or not 1 <= difficulty <= 3:
+        raise ValueError(f"difficulty must be 1, 2 or 3, got {difficulty!r}")
+    return f"**Level:** {level} · {'★' * difficulty}{'☆' * (3 - difficulty)}"
+
+
+def parse_level(source: str, *, where: str = "a problem") -> tuple[str | None, int | None]:
+    """``(level, difficulty)`` from a problem's heading cell; ``(None, None)`` without a level line.
+    A level line in the wrong place or form is a :class:`FormatError`."""
+    lines = source.split("\n")
+    found = [i for i, line in enumerate(lines) if _LEVEL_LINE.match(line.strip())]
+    if not found:
+        return None, None
+    if found != [1]:
+        raise FormatError(f"{where}: the **Level:** line must be the line right after the heading, once")
+    match = _LEVEL.match(_LEVEL_LINE.match(lines[1].strip()).group(1).strip())
+    if not match or len(match.group(2)) != 3:
+        raise FormatError(f"{where}: write the level as '**Level:** core · ★★☆' (core or optional, "
+                          f"1-3 filled stars of 3), got {lines[1]!r}")
+    return match.group(1), match.group(2).count("★")
+
+
+def problems(notebook, *, where: str = "notebook") -> list[ProblemCells]:
+    """Parse the problem format of a solutions (or exercises) notebook; :class:`FormatError` if broken.
+
+    After each ``### Problem N.M`` heading come optional code cells (figures, set-up), the work
+    cell (the first code cell with a solution region, or in an exercise the stub), and the check
+    cell ``check("N.M", answer)``, before the next markdown cell. Ids must be unique.
+    """
+    found: list[ProblemCells] = []
+    cells = notebook.cells
+    seen = set()
+    index = 0
+    while index < len(cells):
+        cell = cells[index]
+        first = cell.source.split("\n", 1)[0] if cell.cell_type == "markdown" else ""
+        match = _PROBLEM_HEADING.match(first)
+        if not match:
+            if cell.cell_type == "code" and has_solution(cell.source):
+                raise FormatError(f"{where}, cell {index}: a solution region outside any problem")
+            index += 1
+            continue
+        problem_id, title = match.group(1), match.group(2).strip()
+        if problem_id in seen:
+            raise FormatError(f"{where}, cell {index}: problem {problem_id} appears twice")
+        seen.add(problem_id)
+        hint = "<summary>" in cell.source
+        if hint:
+            _check_hint_layout(cell.source, f"{where}, cell {index} (problem {problem_id})")
+        work = check = None
+        j = index + 1
+        while j < len(cells) and cells[j].cell_type == "code":
+            source = cells[j].source
+            if work is None and (has_solution(source) or _is_stub_cell(source)):
+                if len(solution_regions(source)) > 1:
+                    raise FormatError(f"{where}, cell {j}: problem {problem_id} has two solution regions")
+                work = j
+            elif _CHECK_CALL.search(source):
+                called = _CHECK_CALL.search(source).group(1)
+                if called != problem_id:
+                    raise FormatError(f"{where}, cell {j}: problem {problem_id} checks {called!r}")
+                if work is None:
+                    raise FormatError(f"{where}, cell {j}: problem {problem_id} checks before its work cell")
+                check = j
+                break
+            elif has_solution(source):
+                raise FormatError(f"{where}, cell {j}: problem {problem_id} has a second solution cell")
+            j += 1
+        if work is None or check is None:
+            missing = "work cell" if work is None else "check cell"
+            raise FormatError(f"{where}, cell {index}: problem {problem_id} has no {missing}")
+        level, difficulty = parse_level(cell.source, where=f"{where}, cell {index} (problem {problem_id})")
+        found.append(ProblemCells(problem_id, title, index, work, check, hint, level, difficulty))
+        index = check + 1
+    return found
+
+
+def _is_stub_cell(source: str) -> bool:
+    return any(line.strip() == STUB for line in source.split("\n"))
+
+
+def _check_hint_layout(source: str, where: str) -> None:
+    """``<details>`` and ``<summary>`` on their own lines with blank lines around, so that JupyterLab
+    renders the markdown inside (jupyterlab #7527)."""
+    lines = source.split("\n")
+    for tag in ("<details>", "</details>"):
+        positions = [i for i, line in enumerate(lines) if line.strip() == tag]
+        if len(positions) != 1:
+            raise FormatError(f"{where}: the hint needs exactly one {tag} on a line of its own")
+        i = positions[0]
+        before_ok = i == 0 or lines[i - 1].strip() == ""
+        after_ok = i == len(lines) - 1 or lines[i + 1].strip() == ""
+        if not (before_ok and after_ok):
+            raise FormatError(f"{where}: put a blank line before and after {tag}")
+    summary = [i for i, line in enumerate(lines) if line.strip().startswith("<summary>")]
+    if len(summary) != 1 or lines[summary[0] + 1].strip() != "":
+        raise FormatError(f"{where}: put <summary>...</summary> on its own line, followed by a blank line")
+
+
+# ================================================================================ notebooks
+
+def banner_text(solution_name: str) -> str:
+    return (
+        "<div style=\"border-left:4px solid #1f77b4;padding:6px 12px;background:#f5f9ff\">\n"
+        "\n"
+        "**Exercises.** Work each problem in its cell: replace `answer = ...` with your own work, then run "
+        "the check cell below it. The check says whether you are right and, if not, gives a nudge, never "
+        "the answer. Hints unfold under each problem.\n"
+        "\n"
+        f"Worked solutions: [`solutions/{solution_name}`](../solutions/{solution_name}). This notebook is "
+        "generated from that one by `make exercises`, so edits here are yours alone; to change a problem, "
+        "edit the solutions notebook.\n"
+        "\n"
+        "</div>"
+    )
+
+
+def exercise_notebook(solution, *, name: str):
+    """The exercise version of a solutions notebook (a new NotebookNode; the input is unchanged)."""
+    notebook = copy.deepcopy(solution)
+    problems(notebook, where=name)   # refuse to publish a broken format
+    banner = nbformat.v4.new_markdown_cell(banner_text(name))
+    banner["id"] = BANNER_ID
+    cells = []
+    replaced = False
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code" and (BEGIN in cell.source or END in cell.source):
+            raise FormatError(f"{name}, cell {index}: solution markers belong in code cells only "
+                              "(nbgrader would treat this text as a solution region)")
+        if BANNER_TAG in cell.get("metadata", {}).get("tags", []):
+            if not replaced:
+                cells.append(banner)
+                replaced = True
+            continue
+        if cell.cell_type == "code":
+            cell.source = strip_solutions(cell.source, where=f"{name}, cell {index}")
+            cell.outputs = []
+            cell.execution_count = None
+        cell.get("metadata", {}).pop("execution", None)
+        cells.append(cell)
+    if not replaced:
+        cells.insert(0, banner)
+    notebook.cells = cells
+    nbformat.validate(notebook)
+    return notebook
+
+
+def serialise(notebook) -> bytes:
+    """nbformat's own layout (indent 1, sorted keys), one final newline, UTF-8."""
+    text = nbformat.writes(notebook, version=nbformat.NO_CONVERT)
+    if not text.endswith("\n"):
+        text += "\n"
+    return text.encode("utf-8")
+
+
+def render(solutions_dir: Path) -> dict[str, bytes]:
+    """Every exercise notebook's bytes, by file name, from ``solutions_dir``."""
+    rendered = {}
+    for path in sorted(Path(solutions_dir).glob(NOTEBOOK_GLOB)):
+        solution = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+        rendered[path.name] = serialise(exercise_notebook(solution, name=path.name))
+    return rendered
+
+
+def generate(solutions_dir, exercises_dir) -> list[Path]:
+    """Write ``exercises_dir/NN_*.ipynb`` from ``solutions_dir``; returns the files that changed."""
+    exercises_dir = Path(exercises_dir)
+    exercises_dir.mkdir(parents=True, exist_ok=True)
+    changed = []
+    for name, data in render(Path(solutions_dir)).items():
+        target = exercises_dir / name
+        if not target.exists() or target.read_bytes() != data:
+            target.write_bytes(data)
+            changed.append(target)
+    return changed
+
+
+def differences(solutions_dir, exercises_dir) -> list[str]:
+    """What :func:`generate` would change, one line per file (empty when up to date)."""
+    exercises_dir = Path(exercises_dir)
+    rendered = render(Path(solutions_dir))
+    problems_found = []
+    for name, data in rendered.items():
+        target = exercises_dir / name
+        if not target.exists():
+            problems_found.append(f"{target}: missing")
+        elif target.read_bytes() != data:
+            problems_found.append(f"{target}: differs from what {Path(solutions_dir) / name} generates")
+    for path in sorted(exercises_dir.glob(NOTEBOOK_GLOB)):
+        if path.name not in rendered:
+            problems_found.append(f"{path}: has no source in {solutions_dir}")
+    return problems_found
+
+
+# ================================================================================ levels
+
+MINUTES_PER_STAR = 5
+"""The instructor guide's planning rule: a problem takes about 5 minutes per star of difficulty
+(an estimate for planning, not a measurement)."""
+
+
+def levels(solutions_dir) -> list[tuple[str, ProblemCells]]:
+    """``(notebook name, problem)`` for every problem of every solutions notebook, in order."""
+    found = []
+    for path in sorted(Path(solutions_dir).glob(NOTEBOOK_GLOB)):
+        notebook = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+        found += [(path.name, problem) for problem in problems(notebook, where=path.name)]
+    return found
+
+
+def level_table(solutions_dir) -> str:
+    """The instructor guide's table of problems (markdown), one row per chapter: its core and
+    optional problems with their stars, and the planning time of each group."""
+    rows = ["| chapter | core problems | optional problems | core time | optional time |",
+            "|---|---|---|---|---|"]
+    by_chapter: dict[str, list[ProblemCells]] = {}
+    for name, problem in levels(solutions_dir):
+        if problem.level is None:
+            raise FormatError(f"{name}: problem {problem.problem_id} has no **Level:** line")
+        by_chapter.setdefault(name, []).append(problem)
+    for name, found in by_chapter.items():
+        cells = []
+        for level in LEVELS:
+            chosen = [p for p in found if p.level == level]
+            cells.append(", ".join(f"{p.problem_id} {'★' * p.difficulty}" for p in chosen) or "—")
+        times = [sum(p.difficulty for p in found if p.level == level) * MINUTES_PER_STAR for level in LEVELS]
+        rows.append(f"| {name[:2]} | {cells[0]} | {cells[1]} | {times[0]} min | {times[1]} min |")
+    return "\n".join(rows)
+
+
+# ================================================================================ nbgrader
+
+NBGRADER_SCHEMA = 3          # nbgrader 0.9's cell-metadata schema_version
+COURSE_ID = "llm-serving-math"
+NBGRADER_BANNER_ID = "nbgrader-banner"
+_GRADE_ID = re.compile(r"[^A-Za-z0-9_-]+")
+_MENTIONS_SOLUTIONS = re.compile(r"\bsolutions\b", re.IGNORECASE)
+
+DEFAULT_EXCHANGE = "/srv/nbgrader/exchange"
+
+NBGRADER_CONFIG = '''\
+"""nbgrader configuration of the course directory (the instructor's), written by
+`python -m lecture_lib.practice.exercises nbgrader-source` (regenerate rather than edit by hand).
+
+The source notebooks in source/chNN/ already carry nbgrader's cell metadata: each problem's work
+cell is a solution cell, each `check("N.M", answer)` cell an autograded test. check() raises
+AssertionError on anything but a correct answer while nbgrader autogrades (NBGRADER_EXECUTION is
+set), so a wrong or missing answer fails its test cell and scores 0.
+"""
+c = get_config()
+c.CourseDirectory.course_id = "{course_id}"
+# The same stub as `make exercises`, so released notebooks match exercises/.
+c.ClearSolutions.code_stub = {{"python": "{stub}"}}
+# Where release/fetch/submit/collect exchange files. Students' nbgrader must use the same folder:
+# install students/nbgrader_config.py where every user's Jupyter reads it (docs/instructor.md).
+c.Exchange.root = {exchange!r}
+# Students, if you want them in the gradebook before they submit (or run `nbgrader autograde chNN --create`):
+# c.CourseDirectory.db_students = [dict(id="alice"), dict(id="bob")]
+'''
+
+STUDENT_CONFIG = '''\
+"""nbgrader configuration for the course's students, written by
+`python -m lecture_lib.practice.exercises nbgrader-source`. Install it where every student's Jupyter reads
+it, e.g. /etc/jupyter/nbgrader_config.py on the hub (docs/instructor.md), so that
+`nbgrader fetch_assignment chNN`, `submit` and `fetch_feedback` find the course with no config of
+their own.
+"""
+c = get_config()
+c.CourseDirectory.course_id = "{course_id}"
+c.Exchange.root = {exchange!r}
+'''
+
+
+def relative_links(source: str) -> list[str]:
+    """The targets of the markdown links in ``source`` that point at a file beside this notebook
+    (not a web address, not an anchor in the page)."""
+    return [m.group(2) for m in _LINK.finditer(source) if not _EXTERNAL.match(m.group(2))]
+
+
+def unlink_relative(source: str) -> str:
+    """``source`` with every relative markdown link ``[text](../notebooks/x.ipynb)`` reduced to its
+    text: a released assignment is a folder holding only its notebook, so such links would break."""
+    return _LINK.sub(lambda m: m.group(0) if _EXTERNAL.match(m.group(2)) else m.group(1), source)
+
+
+def nbgrader_banner_text(points_each: float, n_problems: int) -> str:
+    points = f"{points_each:g} point" + ("" if points_each == 1 else "s")
+    return (
+        "<div style=\"border-left:4px solid #1f77b4;padding:6px 12px;background:#f5f9ff\">\n"
+        "\n"
+        "**Assignment.** Work each problem in its cell: replace `answer = ...` with your own work, then run "
+        "the check cell below it. The check says whether you are right and, if not, gives a nudge, never "
+        "the answer. Hints unfold under each problem.\n"
+        "\n"
+        f"When you submit, each of the {n_problems} check cells is an autograded test worth {points}: it "
+        "passes only when its answer is correct. Add cells for your own work as you like; the other cells "
+        "are read-only.\n"
+        "\n"
+        "</div>"
+    )
+
+
+def _nbgrader_meta(grade_id: str, *, solution: bool = False, grade: bool = False, locked: bool = False,
+                   points: float | None = None) -> dict:
+    meta = {"grade": grade, "grade_id": grade_id, "locked": locked, "schema_version": NBGRADER_SCHEMA,
+            "solution": solution, "task": False}
+    if grade:
+        meta["points"] = points
+    return meta
+
+
+def nbgrader_notebook(solution, *, name: str, points: float = 1):
+    """The nbgrader *source* version of a solutions notebook (a new NotebookNode).
+
+    Each problem's work cell becomes a solution cell (``grade_id`` ``answer-N-M``); its check cell
+    an autograded, locked test cell (``check-N-M``) worth ``points``; every other cell is locked
+    read-only (``cell-<id>``). The solutions banner is replaced by an assignment banner, and relative
+    links (to the chapters, to other notebooks) are reduced to their text, since a student's fetched
+    folder holds only this notebook; no cell may mention the solutions. The solution regions stay (nbgrader's ``generate_assignment`` replaces them with the stub), outputs
+    and execution counts are removed.
+    """
+    from lecture_lib import validate
+
+    points = validate.number("points", points)
+    notebook = copy.deepcopy(solution)
+    found = problems(notebook, where=name)
+    if not found:
+        raise FormatError(f"{name}: no problems, so nothing to grade")
+    work = {p.work: p.problem_id for p in found}
+    tests = {p.check: p.problem_id for p in found}
+    banner = nbformat.v4.new_markdown_cell(nbgrader_banner_text(points, len(found)))
+    banner["id"] = NBGRADER_BANNER_ID
+    cells, replaced, used = [], False, set()
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type != "code" and (BEGIN in cell.source or END in cell.source):
+            raise FormatError(f"{name}, cell {index}: solution markers belong in code cells only")
+        metadata = cell.setdefault("metadata", {})
+        metadata.pop("execution", None)
+        if BANNER_TAG in metadata.get("tags", []):
+            if not replaced:
+                cells.append(banner)
+                replaced = True
+            continue
+        if cell.cell_type == "markdown":
+            cell.source = unlink_relative(cell.source)
+            if _MENTIONS_SOLUTIONS.search(cell.source):
+                raise FormatError(f"{name}, cell {index}: students' copies must not mention the solutions "
+                                  f"notebooks: {_MENTIONS_SOLUTIONS.search(cell.source).group(0)!r}")
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+            if has_solution(cell.source) and index not in work:
+                raise FormatError(f"{name}, cell {index}: a solution region outside a problem's work cell")
+        if index in work:
+            grade_id = "answer-" + work[index].replace(".", "-")
+            metadata["nbgrader"] = _nbgrader_meta(grade_id, solution=True)
+        elif index in tests:
+            grade_id = "check-" + tests[index].replace(".", "-")
+            metadata["nbgrader"] = _nbgrader_meta(grade_id, grade=True, locked=True, points=points)
+        else:
+            grade_id = "cell-" + _GRADE_ID.sub("-", str(cell.get("id") or index))
+            metadata["nbgrader"] = _nbgrader_meta(grade_id, locked=True)
+        if grade_id in used:
+            raise FormatError(f"{name}, cell {index}: nbgrader grade_id {grade_id!r} is used twice")
+        used.add(grade_id)
+        cells.append(cell)
+    if not replaced:
+        cells.insert(0, banner)
+    banner.metadata["nbgrader"] = _nbgrader_meta("cell-" + NBGRADER_BANNER_ID, locked=True)
+    notebook.cells = cells
+    nbformat.validate(notebook)
+    return notebook
+
+
+def assignment_name(notebook_name: str) -> str:
+    """nbgrader's assignment id for a chapter notebook: ``01_batch...ipynb`` -> ``ch01``."""
+    return f"ch{notebook_name[:2]}"
+
+
+def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float = 1,
+                    exchange: str | Path = DEFAULT_EXCHANGE) -> list[Path]:
+    """Write an nbgrader course directory from ``solutions_dir``; returns the files written.
+
+    ``course_dir/source/chNN/NN_<topic>.ipynb`` for each chapter (all, or those in ``chapters``),
+    ``course_dir/nbgrader_config.py`` (the instructor's: course id, stub, ``Exchange.root =
+    exchange``) and ``course_dir/students/nbgrader_config.py`` (the students': course id and the
+    same exchange). ``exchange`` must be an absolute path. Existing files are overwritten; nothing
+    else is touched.
+    """
+    from lecture_lib import validate
+
+    if not isinstance(exchange, (str, Path)) or not str(exchange) or not Path(exchange).is_absolute():
+        raise ValueError(f"exchange must be an absolute folder path, got {exchange!r}")
+    exchange = str(exchange)
+
+    paths = sorted(Path(solutions_dir).glob(NOTEBOOK_GLOB))
+    if chapters is not None:
+        wanted = {validate.integer("chapters", chapter) for chapter in chapters}
+        known = sorted(int(path.name[:2]) for path in paths)
+        unknown = sorted(wanted - set(known))
+        if unknown:
+            raise ValueError(f"chapters must be among {known}, got {unknown}")
+        paths = [path for path in paths if int(path.name[:2]) in wanted]
+    if not paths:
+        raise ValueError(f"solutions_dir has no {NOTEBOOK_GLOB} notebooks: {solutions_dir}")
+    course_dir = Path(course_dir)
+    written = []
+    for path in paths:
+        solution = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+        target = course_dir / "source" / assignment_name(path.name) / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(serialise(nbgrader_notebook(solution, name=path.name, points=points)))
+        written.append(target)
+    values = {"course_id": COURSE_ID, "stub": STUB, "exchange": exchange}
+    config = course_dir / "nbgrader_config.py"
+    config.write_text(NBGRADER_CONFIG.format(**values), encoding="utf-8")
+    students = course_dir / "students" / "nbgrader_config.py"
+    students.parent.mkdir(parents=True, exist_ok=True)
+    students.write_text(STUDENT_CONFIG.format(**values), encoding="utf-8")
+    written += [config, students]
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m lecture_lib.practice.exercises",
+        description="Write exercises/ from solutions/ (solution regions become stubs, outputs stripped).")
+    parser.add_argument("command", choices=["generate", "check", "nbgrader-source", "levels"],
+                        help="generate: write the exercise notebooks; check: exit 1 if they are stale; "
+                             "nbgrader-source: write an nbgrader course directory (source/ + nbgrader_config.py); "
+                             "levels: print the table of problem levels (docs/instructor.md)")
+    parser.add_argument("solutions", type=Path, help="folder of solutions/NN_*.ipynb")
+    parser.add_argument("exercises", type=Path, nargs="?", default=None,
+                        help="folder of exercises/NN_*.ipynb (for nbgrader-source: the course directory)")
+    parser.add_argument("--chapter", type=int, action="append", default=None,
+                        help="nbgrader-source only: this chapter (repeatable; default every chapter)")
+    parser.add_argument("--points", type=float, default=1.0,
+                        help="nbgrader-source only: points per check cell (default 1)")
+    parser.add_argument("--exchange", default=DEFAULT_EXCHANGE,
+                        help=f"nbgrader-source only: the exchange folder, an absolute path (default {DEFAULT_EXCHANGE})")
+    args = parser.parse_args(argv)
+    if not args.solutions.is_dir():
+        parser.error(f"no such folder: {args.solutions}")
+    if args.command == "levels":
+        try:
+            print(level_table(args.solutions))
+        except FormatError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        return 0
+    if args.exercises is None:
+        parser.error("the exercises folder (or, for nbgrader-source, the course directory) is required")
+    try:
+        if args.command == "nbgrader-source":
+            for path in nbgrader_source(args.solutions, args.exercises, chapters=args.chapter,
+                                        points=args.points, exchange=args.exchange):
+                print(f"wrote {path}")
+            print(f"next: cd {args.exercises} && nbgrader generate_assignment ch01  (one per chapter); "
+                  "see docs/instructor.md")
+            return 0
+        if args.command == "generate":
+            changed = generate(args.solutions, args.exercises)
+            for path in changed:
+                print(f"wrote {path}")
+            if not changed:
+                print(f"{args.exercises}: up to date")
+            return 0
+        stale = differences(args.solutions, args.exercises)
+    except (FormatError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if stale:
+        print("exercises are out of date; run `make exercises`:", file=sys.stderr)
+        for line in stale:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    print(f"{args.exercises}: up to date with {args.solutions}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,425 @@
+"""Anki flashcards of the course: each chapter's key formulas, key numbers and conceptual questions.
+
+``python -m lecture_lib.practice.flashcards OUT.apkg`` (or ``make flashcards``) writes one Anki package with a
+sub-deck per chapter. Three kinds of card, all built from the library when the deck is exported, so
+a card says what the code computes:
+
+- **formula**: every module-level :class:`~lecture_lib.formula.Formula` of the chapter's modules.
+  Front: the quantity (its meaning from :mod:`lecture_lib.symbols`); back: the equation in LaTeX,
+  between Anki's MathJax delimiters ``\\( \\)``, and the formula's source.
+- **number**: a few back-of-the-envelope numbers per chapter (:data:`KEY_NUMBERS`), computed from
+  the presets, each with the sources the preset carries.
+- **concept**: the chapter's choice problems (:mod:`lecture_lib.practice.checks`), with the problem
+  statement read from ``solutions/NN_*.ipynb`` when that folder is at hand. (So the deck holds
+  those problems' answers: hand it out after the exercises, or use ``--no-concepts``.)
+
+Re-importing an updated deck updates cards rather than duplicating them: each note's GUID is
+``genanki.guid_for`` of a stable key (``formula:roofline.T_COMPUTE``, ``number:1.h100-ratio``,
+``concept:1.9``), and the deck and model ids are fixed numbers. genanki is an optional extra
+(``pip install -e '.[flashcards]'``); importing this module works without it, exporting does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import importlib
+import os
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from lecture_lib import units, validate
+
+DECK_NAME = "LLM training and serving math"
+ROOT_DECK_ID = 1_746_002_016_000          # fixed: Anki matches decks by id
+MODEL_ID = 1_746_002_016_100             # fixed: a changed id would make a second note type
+GUID_NAMESPACE = "lecture_lib"
+KINDS = ("formula", "number", "concept")
+
+CHAPTER_MODULES = {1: ("roofline",), 2: ("moe",), 3: ("pipeline",), 4: ("pipeline_memory",),
+                   5: ("scaling",), 6: ("context",), 7: ("reversible",), 8: ("collectives", "topology", "training_layout"), 9: ()}
+"""Which library modules hold each chapter's formulas (Chapter 9, the planner, adds none: its cards are key
+numbers)."""
+
+CHAPTER_FORMULAS = {8: {"roofline": ("EXPECTED_EXPERTS", "PARAMS_READ", "T_WEIGHTS_READ", "T_COMPUTE_VERIFY",
+                                     "DECODE_THROUGHPUT", "T_ATTENTION", "T_PREFILL", "BATCH_THAT_FITS")}}
+"""Formulas a later chapter added to an earlier chapter's module: they go to the later chapter's
+sub-deck (and not to the module's own chapter)."""
+
+_REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Card:
+    """One note: ``key`` (stable, gives the GUID), chapter, kind, front, back and source (HTML)."""
+
+    key: str
+    chapter: int
+    kind: str
+    front: str
+    back: str
+    source: str = ""
+
+    @property
+    def guid(self) -> str:
+        import genanki
+
+        return genanki.guid_for(GUID_NAMESPACE, self.key)
+
+
+# ================================================================================ text helpers
+
+def _math(text: str) -> str:
+    """Markdown math to Anki's MathJax delimiters: ``$$x$$`` -> ``\\[x\\]``, ``$x$`` -> ``\\(x\\)``."""
+    text = re.sub(r"\$\$(.+?)\$\$", lambda m: r"\[" + m.group(1) + r"\]", text, flags=re.S)
+    return re.sub(r"(?<![\\$])\$([^$\n]+?)\$", lambda m: r"\(" + m.group(1) + r"\)", text)
+
+
+def _markdown(text: str) -> str:
+    """Just enough Markdown for a card: escaped HTML, **bold**, `code`, math, line breaks."""
+    text = html.escape(text, quote=False)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    text = _math(text)
+    return "<br>".join(line for line in text.strip().split("\n"))
+
+
+def _sources(sources, fields: tuple[str, ...] | None = None) -> str:
+    """Readable source text: a preset's per-field sources (a mapping) grouped so that each distinct
+    source appears once, after the fields it backs ("hbm_bandwidth, hbm_capacity: NVIDIA H100
+    datasheet ..."); ``fields`` keeps only those fields. Anything else as plain text."""
+    if isinstance(sources, Mapping):
+        grouped: dict[str, list[str]] = {}
+        for key, text in sources.items():
+            if fields is None or key in fields:
+                grouped.setdefault(str(text), []).append(str(key))
+        return "<br>".join(f"{html.escape(', '.join(keys).replace('_', ' '))}: {html.escape(text)}"
+                           for text, keys in grouped.items())
+    return html.escape(str(sources))
+
+
+# ================================================================================ formulas
+
+def _chapter_number(chapter) -> int:
+    """A chapter with cards (:func:`chapters`), or a ``ValueError`` naming ``chapter``."""
+    return validate.choice("chapter", validate.integer("chapter", chapter, minimum=0, maximum=10**6), chapters())
+
+
+def _directory(solutions_dir) -> Path | None:
+    """None, or an existing directory given as text or a path; a ``ValueError`` naming ``solutions_dir`` otherwise."""
+    if solutions_dir is None:
+        return None
+    if not isinstance(solutions_dir, (str, os.PathLike)) or not str(solutions_dir) or not Path(solutions_dir).is_dir():
+        raise ValueError(f"solutions_dir must be an existing directory, got {validate._describe(solutions_dir)}")
+    return Path(solutions_dir)
+
+
+def formula_cards(chapter: int) -> list[Card]:
+    """A card per module-level Formula of the chapter's modules, in definition order."""
+    from lecture_lib import symbols
+    from lecture_lib.formula import Formula
+
+    chapter = _chapter_number(chapter)
+    claimed = {(module_name, name) for owner, selection in CHAPTER_FORMULAS.items() if owner != chapter
+               for module_name, names in selection.items() for name in names}
+    selections = [(module_name, None) for module_name in CHAPTER_MODULES.get(chapter, ())]
+    selections += list(CHAPTER_FORMULAS.get(chapter, {}).items())
+    cards = []
+    for module_name, only in selections:
+        module = importlib.import_module(f"lecture_lib.{module_name}")
+        for name, value in vars(module).items():
+            if not (isinstance(value, Formula) and name.isupper()):
+                continue
+            if (module_name, name) in claimed or (only is not None and name not in only):
+                continue
+            row = symbols.TABLE.get(value.name)
+            meaning = f" ({html.escape(row.meaning)})" if row else ""
+            note = f"<br><small>{_markdown(value.note)}</small>" if value.note else ""
+            lhs = symbols.TABLE[value.name].latex if row else value.name
+            cards.append(Card(
+                key=f"formula:{module_name}.{name}", chapter=chapter, kind="formula",
+                front=f"Chapter {chapter} · formula <code>{module_name}.{name}</code><br>\\({lhs}\\){meaning} = ?",
+                back=f"\\[{value.latex()}\\]{note}",
+                source=html.escape(value.source)))
+    return cards
+
+
+# ================================================================================ numbers
+
+@dataclass(frozen=True)
+class KeyNumber:
+    """A number worth knowing by heart, computed from the library with its source."""
+
+    key: str
+    chapter: int
+    question: str
+    value: Callable[[], float]
+    show: Callable[[float], str]
+    source: Callable[[], object]
+    fields: tuple[str, ...] | None = None   # the preset fields the number uses (their sources only)
+
+
+def _chip(name):
+    from lecture_lib import hardware
+    return hardware.get(name)
+
+
+def _system(name):
+    from lecture_lib import hardware
+    return hardware.get_system(name)
+
+
+def _model(name):
+    from lecture_lib import models
+    return models.get(name)
+
+
+def _ratio(value: float) -> str:
+    return f"≈ {value:,.0f}" if value >= 10 else f"≈ {value:.2g}"
+
+
+def _key_numbers() -> tuple[KeyNumber, ...]:
+    from lecture_lib import collectives, context, moe, pipeline, reversible, roofline, scaling
+
+    return (
+        KeyNumber("h100-ratio", 1, "H100 hardware ratio: multiplies per byte of HBM traffic (fp8 compute, 1-byte "
+                  "weights), the lecture's \"≈ 300\"",
+                  lambda: roofline.hardware_ratio(_chip("H100"), "fp8", 1), _ratio, lambda: _chip("H100").sources,
+                  ("flops", "hbm_bandwidth")),
+        KeyNumber("h100-drain", 1, "H100: time to read all of HBM once (capacity / bandwidth)",
+                  lambda: _chip("H100").hbm_drain_time, units.seconds, lambda: _chip("H100").sources,
+                  ("hbm_bandwidth", "hbm_capacity")),
+        KeyNumber("nvl72-drain", 1, "GB200 NVL72: time to read all of the rack's HBM once (the \"20 ms train\")",
+                  lambda: _system("GB200 NVL72").hbm_drain_time, units.seconds,
+                  lambda: {**_system("GB200 NVL72").chip.sources, **_system("GB200 NVL72").sources},
+                  ("n_chips", "hbm_bandwidth", "hbm_capacity")),
+        KeyNumber("deepseek-sparsity", 1, "DeepSeek-V3's real sparsity N_total / N_active (the lecture's example, routing 32 of 256 experts, uses 8)",
+                  lambda: _model("deepseek-v3").sparsity, lambda v: f"{v:.1f}", lambda: _model("deepseek-v3").source),
+        KeyNumber("nvl72-link-ratio", 2, "GB200 NVL72: scale-up (NVLink) over scale-out bandwidth per GPU "
+                  "(the board uses ≈ 8)",
+                  lambda: moe.link_ratio_of(_system("GB200 NVL72")), _ratio, lambda: _system("GB200 NVL72").chip.sources,
+                  ("scale_up_bandwidth", "scale_out_bandwidth")),
+        KeyNumber("deepseek-experts", 2, "DeepSeek-V3: routed experts per MoE layer (it routes 8 of them per token)",
+                  lambda: float(_model("deepseek-v3").n_routed_experts), lambda v: f"{v:.0f}",
+                  lambda: _model("deepseek-v3").source),
+        KeyNumber("bubble-4x16", 3, "Pipeline bubble (idle fraction) of a training step with 4 stages and "
+                  "16 micro-batches, GPipe or 1F1B: (S − 1) / (M + S − 1)",
+                  lambda: pipeline.bubble_fraction(stages=4, microbatches=16), lambda v: f"{v:.0%}",
+                  lambda: "lecture 00:58:59 (E3.3); Huang et al. 2019 (GPipe), arXiv 1811.06965"),
+        KeyNumber("llama405-kv", 4, "Llama 3 405B: KV cache bytes per token of context, bf16 (GQA, all layers)",
+                  lambda: _model("llama-3-405b").kv_bytes_per_token(2), units.bytes_,
+                  lambda: _model("llama-3-405b").source),
+        KeyNumber("deepseek-kv", 4, "DeepSeek-V3: KV cache bytes per token of context, 8-bit (MLA latent, all layers)",
+                  lambda: _model("deepseek-v3").kv_bytes_per_token(1), units.bytes_,
+                  lambda: _model("deepseek-v3").source),
+        KeyNumber("chinchilla", 5, "Chinchilla-optimal training tokens per parameter",
+                  lambda: float(scaling.CHINCHILLA_TOKENS_PER_PARAM), lambda v: f"≈ {v:.0f}",
+                  lambda: "Hoffmann et al. 2022, arXiv 2203.15556"),
+        KeyNumber("train-flops", 5, "Training FLOPs per parameter per token (forward + backward)",
+                  lambda: float(scaling.FLOPS_FORWARD + scaling.FLOPS_BACKWARD), lambda v: f"{v:.0f}",
+                  lambda: "2 forward + 4 backward; Kaplan et al. 2020, arXiv 2001.08361"),
+        KeyNumber("gemini-kv", 6, "KV bytes per token implied by a price step at 200K context (100 B active, "
+                  "ratio 300): the lecture's inference",
+                  lambda: context.infer_kv_bytes(crossover_context=context.LECTURE_CROSSOVER), units.bytes_,
+                  lambda: "lecture 01:37:28; lecture_lib.context.infer_kv_bytes"),
+        KeyNumber("act-values", 7, "Activation values stored per layer per token, in units of d_model "
+                  "(the scaling book's rule of thumb c_act)",
+                  lambda: float(reversible.ACTIVATION_VALUES_PER_LAYER), lambda v: f"≈ {v:.0f}",
+                  lambda: "How to Scale Your Model (Austin et al.)"),
+        KeyNumber("recompute-overhead", 7, "Extra training compute of recomputing activations (one more forward): "
+                  "8·N vs 6·N FLOPs per token",
+                  lambda: reversible.training_flops_per_token(strategy="reversible", n_active=1.0)
+                  / reversible.training_flops_per_token(strategy="standard", n_active=1.0) - 1,
+                  lambda v: f"+{v:.0%}", lambda: "Gomez et al. 2017, arXiv 1707.04585; Chen et al. 2016"),
+        KeyNumber("deepseek-batch1-read", 8, "DeepSeek-V3 at batch 1: share of its total parameters one decode "
+                  "step reads (the shared part plus the 8 routed experts each MoE layer touches)",
+                  lambda: roofline.params_read(_model("deepseek-v3"), tokens=1) / _model("deepseek-v3").params_total,
+                  lambda v: f"{v:.1%}", lambda: _model("deepseek-v3").source),
+        KeyNumber("deepseek-experts-64", 8, "DeepSeek-V3: expected experts (of 256) one MoE layer touches when 64 "
+                  "tokens are routed, k = 8 each: E·(1 − (1 − k/E)^B)",
+                  lambda: roofline.expected_experts(n_experts=_model("deepseek-v3").n_routed_experts,
+                                                    k=_model("deepseek-v3").experts_per_token, tokens=64),
+                  lambda v: f"≈ {v:.0f}", lambda: _model("deepseek-v3").source),
+        KeyNumber("h100-dp-critical", 8, "H100 over NVLink, 8-way data parallel, bf16 gradients: tokens per GPU "
+                  "above which the gradient all-reduce hides behind the backward pass",
+                  lambda: collectives.dp_critical_batch(dp=8, flops=_chip("H100").flops["bf16"],
+                                                        link_bandwidth=_chip("H100").scale_up_bandwidth),
+                  lambda v: f"≈ {v:,.0f}", lambda: _chip("H100").sources, ("flops", "scale_up_bandwidth")),
+        KeyNumber("deepseek-dp-ep-weights", 9, "DeepSeek-V3 in FP8 on one HGX H200 under DP attention + EP: weights "
+                  "each GPU holds (a full copy of attention and the shared expert, 1/8 of the routed experts)",
+                  lambda: roofline.device_memory("deepseek-v3", _system("HGX H200"), layout="dp_ep",
+                                                 weight_dtype="fp8")["weights"],
+                  units.bytes_, lambda: _system("HGX H200").chip.sources, ("hbm_capacity",)),
+        KeyNumber("deepseek-tp-kv-copies", 9, "DeepSeek-V3 (MLA) under TP 8: how many times each sequence's KV "
+                  "latent is stored across the node (why DP attention fits more sequences)",
+                  lambda: roofline.device_memory("deepseek-v3", _system("HGX H200"), layout="tp")["r_kv"],
+                  lambda v: f"{v:.0f}×", lambda: _system("HGX H200").chip.sources, ("hbm_capacity",)),
+    )
+
+
+def number_cards(chapter: int) -> list[Card]:
+    """The chapter's :data:`KEY_NUMBERS`, each computed now."""
+    chapter = _chapter_number(chapter)
+    cards = []
+    for item in _key_numbers():
+        if item.chapter != chapter:
+            continue
+        cards.append(Card(key=f"number:{item.chapter}.{item.key}", chapter=chapter, kind="number",
+                          front=f"Chapter {chapter} · key number<br>{html.escape(item.question)}",
+                          back=html.escape(item.show(float(item.value()))),
+                          source=_sources(item.source(), item.fields)))
+    return cards
+
+
+# ================================================================================ concepts
+
+def _statements(solutions_dir: Path | None, chapter: int) -> dict[str, str]:
+    """Problem id -> the statement markdown (heading and hint removed), from solutions/NN_*.ipynb."""
+    if solutions_dir is None:
+        return {}
+    paths = sorted(Path(solutions_dir).glob(f"{chapter:02d}_*.ipynb"))
+    if not paths:
+        return {}
+    import nbformat
+
+    from . import exercises
+
+    notebook = nbformat.read(paths[0], as_version=4)
+    found = {}
+    for problem in exercises.problems(notebook, where=paths[0].name):
+        text = notebook.cells[problem.heading].source.split("\n", 1)[1] if "\n" in \
+            notebook.cells[problem.heading].source else ""
+        text = re.sub(r"<details>.*?</details>", "", text, flags=re.S)
+        text = re.sub(r"^\*\*Level:\*\*.*$", "", text, count=1, flags=re.M)
+        found[problem.problem_id] = text.strip()
+    return found
+
+
+def concept_cards(chapter: int, *, solutions_dir: Path | None = None) -> list[Card]:
+    """A card per choice problem of the chapter: statement and options; back: the answer."""
+    from . import checks
+
+    chapter = validate.integer("chapter", chapter, minimum=0, maximum=validate.last_chapter())
+    solutions_dir = _directory(solutions_dir)
+    statements = _statements(solutions_dir, chapter)
+    cards = []
+    for problem_id in checks.problem_ids(chapter=chapter):
+        problem = checks.PROBLEMS[problem_id]
+        if problem.kind != "choice":
+            continue
+        statement = statements.get(problem_id) or "Options: " + ", ".join(problem.options)
+        cards.append(Card(key=f"concept:{problem_id}", chapter=chapter, kind="concept",
+                          front=f"<b>Problem {problem_id} · {html.escape(problem.title)}</b><br>{_markdown(statement)}",
+                          back=f"<b>{html.escape(str(problem.expected()))}</b>",
+                          source=f"lecture_lib/problems_{chapter:02d}.py; solutions/ for the worked reasoning"))
+    return cards
+
+
+# ================================================================================ the deck
+
+def chapters() -> list[int]:
+    return sorted(CHAPTER_MODULES)
+
+
+def cards(*, solutions_dir: Path | None = None, concepts: bool = True) -> list[Card]:
+    """Every card of every chapter, in chapter order (formulas, numbers, concepts)."""
+    solutions_dir = _directory(solutions_dir)
+    concepts = validate.boolean("concepts", concepts)
+    found = []
+    for chapter in chapters():
+        found += formula_cards(chapter) + number_cards(chapter)
+        if concepts:
+            found += concept_cards(chapter, solutions_dir=solutions_dir)
+    keys = [card.key for card in found]
+    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    if duplicates:
+        raise ValueError(f"card keys must be unique, got duplicates {duplicates}")
+    return found
+
+
+def _chapter_title(chapter: int) -> str:
+    paths = sorted((_REPO / "notebooks").glob(f"{chapter:02d}_*.ipynb"))
+    if paths:
+        import nbformat
+
+        first = nbformat.read(paths[0], as_version=4).cells[0].source.split("\n", 1)[0]
+        title = re.sub(r"^#+\s*", "", first).strip()
+        if title:
+            return title
+    return f"Chapter {chapter}"
+
+
+def _model_():
+    import genanki
+
+    return genanki.Model(
+        MODEL_ID, "lecture_lib card",
+        fields=[{"name": "Front"}, {"name": "Back"}, {"name": "Source"}, {"name": "Key"}],
+        templates=[{"name": "Card 1", "qfmt": "{{Front}}",
+                    "afmt": "{{FrontSide}}<hr id=answer>{{Back}}<br><br><small>{{Source}}</small>"}],
+        css=".card { font-family: sans-serif; font-size: 18px; text-align: left; }")
+
+
+def deck_id(chapter: int) -> int:
+    """Each chapter's sub-deck id: fixed, so re-import lands in the same deck."""
+    chapter = _chapter_number(chapter)
+    return ROOT_DECK_ID + chapter
+
+
+def export(out, *, solutions_dir=None, concepts: bool = True) -> dict[int, int]:
+    """Write the Anki package ``out`` (.apkg); returns the number of notes per chapter.
+
+    ``solutions_dir`` (default: the repository's ``solutions/`` when present) supplies the
+    statements of the conceptual cards.
+    """
+    try:
+        import genanki
+    except ImportError:
+        raise ImportError("exporting flashcards needs genanki: pip install -e '.[flashcards]' "
+                          "(or pip install genanki)") from None
+    out = Path(out)
+    if out.suffix != ".apkg":
+        raise ValueError(f"out must be a file name ending in .apkg, got {str(out)!r}")
+    if solutions_dir is None and (_REPO / "solutions").is_dir():
+        solutions_dir = _REPO / "solutions"
+    model = _model_()
+    decks, counts = {}, {}
+    for card in cards(solutions_dir=solutions_dir, concepts=concepts):
+        if card.chapter not in decks:
+            decks[card.chapter] = genanki.Deck(
+                deck_id(card.chapter), f"{DECK_NAME}::{card.chapter:02d} {_chapter_title(card.chapter)}")
+        note = genanki.Note(model=model, fields=[card.front, card.back, card.source, card.key],
+                            guid=card.guid, tags=[f"chapter{card.chapter:02d}", card.kind])
+        decks[card.chapter].add_note(note)
+        counts[card.chapter] = counts.get(card.chapter, 0) + 1
+    out.parent.mkdir(parents=True, exist_ok=True)
+    genanki.Package(list(decks.values())).write_to_file(str(out))
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lecture_lib.practice.flashcards",
+                                     description="Export the course's Anki deck (formulas, numbers, concepts).")
+    parser.add_argument("out", type=Path, help="the .apkg file to write")
+    parser.add_argument("--solutions", type=Path, default=None,
+                        help="folder of solutions/NN_*.ipynb for the problem statements (default: the repo's)")
+    parser.add_argument("--no-concepts", action="store_true",
+                        help="leave out the conceptual cards (they hold the choice problems' answers)")
+    args = parser.parse_args(argv)
+    try:
+        counts = export(args.out, solutions_dir=args.solutions, concepts=not args.no_concepts)
+    except (ImportError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for chapter, count in sorted(counts.items()):
+        print(f"chapter {chapter}: {count} cards")
+    print(f"wrote {args.out} ({sum(counts.values())} cards); import it in Anki (File > Import)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

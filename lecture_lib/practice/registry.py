@@ -1,0 +1,95 @@
+"""The registry of practice problems: what each problem is and how its answer is computed.
+
+:class:`Problem` and :class:`Mistake` describe one problem; each chapter's module in
+:mod:`lecture_lib.practice.problems` (``ch01.py`` ...) registers its problems here with ``_register``
+when it is imported, and importing that package imports every chapter, in order.
+:mod:`lecture_lib.practice.checks` judges answers against this registry and
+:mod:`lecture_lib.practice.progress` lists it in the progress table; both import the problems
+package, and nothing here imports them back (checks -> progress -> problems -> registry).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+__all__ = ["KINDS", "Mistake", "PROBLEMS", "Problem", "problem_ids"]
+
+KINDS = ("number", "expression", "choice")
+
+
+# ================================================================================ registry types
+
+@dataclass(frozen=True)
+class Mistake:
+    """A wrong value learners often reach, and what to tell them when they do.
+
+    ``value`` is computed from the library like the expected answer (a callable), so the nudge
+    follows the presets. Only used by number problems; matched within ``rtol``.
+    """
+
+    value: Callable[[], float]
+    message: str
+    rtol: float = 0.01
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One practice problem: its kind, how to compute its answer, and how to judge one.
+
+    ``expected`` is a zero-argument callable (evaluated at check time, never stored in a notebook):
+    a float for ``"number"``, a SymPy expression for ``"expression"``, a string for ``"choice"``.
+    ``options`` lists every allowed choice (an answer outside them is "invalid", not "wrong");
+    ``alternates`` maps a choice to other spellings that mean the same thing; ``nudges`` maps a
+    tempting wrong choice to what to tell a learner who picks it (never the answer). ``wrong_hint`` is
+    added to the feedback of any wrong answer; ``unit`` names what a number is measured in.
+    """
+
+    title: str
+    kind: str
+    expected: Callable[[], Any]
+    rtol: float = 0.02
+    unit: str = ""
+    mistakes: tuple[Mistake, ...] = ()
+    options: tuple[str, ...] = ()
+    alternates: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    wrong_hint: str = ""
+    nudges: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {list(KINDS)}, got {self.kind!r}")
+        if not callable(self.expected):
+            raise ValueError("expected must be a zero-argument callable (computed, not typed in)")
+        if not (isinstance(self.rtol, (int, float)) and 0 < self.rtol < 1):
+            raise ValueError(f"rtol must be a number in (0, 1), got {self.rtol!r}")
+        if self.kind == "choice" and not self.options:
+            raise ValueError("a choice problem needs its options")
+        stray = sorted(set(self.nudges) - set(self.options))
+        if stray:
+            raise ValueError(f"nudges are keyed by options; {stray} are not among {list(self.options)}")
+
+    def __repr__(self) -> str:   # keeps the expected answer out of casual printing
+        return f"Problem({self.title!r}, kind={self.kind!r})"
+
+
+PROBLEMS: dict[str, Problem] = {}
+"""Every problem of every chapter, by id ("1.3" is Chapter 1, problem 3)."""
+
+
+def _register(problem_id: str, problem: Problem) -> None:
+    if not re.fullmatch(r"\d+\.\d+", problem_id):
+        raise ValueError(f"problem ids look like '1.3', got {problem_id!r}")
+    if problem_id in PROBLEMS:
+        raise ValueError(f"problem {problem_id} is registered twice")
+    PROBLEMS[problem_id] = problem
+
+
+def problem_ids(chapter: int | None = None) -> list[str]:
+    """Registered ids in numeric order, optionally only one chapter's (a number 0-7, or None)."""
+    from lecture_lib import validate
+
+    chapter = validate.chapter("chapter", chapter)
+    ids = sorted(PROBLEMS, key=lambda pid: tuple(int(part) for part in pid.split(".")))
+    return [pid for pid in ids if chapter is None or pid.split(".")[0] == str(chapter)]

@@ -42,9 +42,30 @@ def _require_browser() -> None:
     pytest.skip(f"browser tests skipped: {reason}")
 
 
-@pytest.fixture(scope="module")
+# Test files whose tests are shared out one by one among pytest-xdist's workers: each test stands alone
+# (a notebook they read is executed once per run, notebook_runs.py). Every other file goes to one worker
+# whole, so its module fixtures (a built site, a JupyterLab and its Chromium) are made once, and the browser
+# tests of tests/test_browser.py run one after another on one worker, never two browsers at once.
+SHARED_OUT_ONE_BY_ONE = ("tests/test_notebooks.py", "tests/test_exercises.py", "tests/test_reveals_and_readouts.py",
+                         "tests/test_every_explorer.py", "tests/test_fuzz.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduler for ``make test -n auto``: whole files, but for SHARED_OUT_ONE_BY_ONE."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFileOrOneByOne(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            path = nodeid.split("::", 1)[0]
+            return nodeid if path.endswith(SHARED_OUT_ONE_BY_ONE) else path
+
+    return ByFileOrOneByOne(config, log)
+
+
+@pytest.fixture(scope="session")
 def lab_server():
-    """``jupyter lab`` on a free localhost port, token auth on, over a temporary copy of notebooks/."""
+    """``jupyter lab`` on a free localhost port, token auth on, over a temporary copy of notebooks/: one per
+    test worker, reused by every browser test."""
     _require_browser()
     server = browser_support.LabServer().start()
     try:
@@ -53,7 +74,7 @@ def lab_server():
         server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
     """Debian's headless Chromium driven by Playwright (``executable_path=/usr/bin/chromium``)."""
     _require_browser()

@@ -63,9 +63,9 @@ def test_problem_definitions_are_validated():
     with pytest.raises(ValueError, match="options"):
         Problem("t", "choice", lambda: "a")
     with pytest.raises(ValueError, match="twice"):
-        checks._register("1.1", Problem("t", "number", lambda: 1))
+        checks.register("1.1", Problem("t", "number", lambda: 1))
     with pytest.raises(ValueError, match="look like"):
-        checks._register("one", Problem("t", "number", lambda: 1))
+        checks.register("one", Problem("t", "number", lambda: 1))
 
 
 def test_a_problem_does_not_print_its_answer():

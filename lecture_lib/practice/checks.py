@@ -52,7 +52,7 @@ from lecture_lib import units as _units
 
 from . import problems  # noqa: F401 (importing it registers every chapter's problems)
 from . import progress as _progress
-from .registry import KINDS, PROBLEMS, Mistake, Problem, _register, problem_ids  # noqa: F401 (re-exported)
+from .registry import KINDS, PROBLEMS, Mistake, Problem, register, problem_ids  # noqa: F401 (re-exported)
 
 __all__ = ["CheckResult", "Mistake", "PROBLEMS", "Problem", "UnknownProblemError", "check",
            "problem_ids", "strict_mode"]

@@ -1,7 +1,7 @@
 """The registry of practice problems: what each problem is and how its answer is computed.
 
 :class:`Problem` and :class:`Mistake` describe one problem; each chapter's module in
-:mod:`lecture_lib.practice.problems` (``ch01.py`` ...) registers its problems here with ``_register``
+:mod:`lecture_lib.practice.problems` (``ch01.py`` ...) registers its problems here with :func:`register`
 when it is imported, and importing that package imports every chapter, in order.
 :mod:`lecture_lib.practice.checks` judges answers against this registry and
 :mod:`lecture_lib.practice.progress` lists it in the progress table; both import the problems
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["KINDS", "Mistake", "PROBLEMS", "Problem", "problem_ids"]
+__all__ = ["KINDS", "Mistake", "PROBLEMS", "Problem", "problem_ids", "register"]
 
 KINDS = ("number", "expression", "choice")
 
@@ -78,7 +78,8 @@ PROBLEMS: dict[str, Problem] = {}
 """Every problem of every chapter, by id ("1.3" is Chapter 1, problem 3)."""
 
 
-def _register(problem_id: str, problem: Problem) -> None:
+def register(problem_id: str, problem: Problem) -> None:
+    """Add ``problem`` to :data:`PROBLEMS` under ``problem_id`` ("N.M": chapter N, problem M), once."""
     if not re.fullmatch(r"\d+\.\d+", problem_id):
         raise ValueError(f"problem ids look like '1.3', got {problem_id!r}")
     if problem_id in PROBLEMS:

@@ -1,6 +1,6 @@
 """Each chapter's practice problems, one module per chapter (``ch01.py`` ... ``ch09.py``).
 
-A chapter module registers its problems with :func:`lecture_lib.practice.registry._register` when
+A chapter module registers its problems with :func:`lecture_lib.practice.registry.register` when
 it is imported; importing this package imports every ``chNN`` module here, in chapter order, so a
 new chapter's file is picked up without being listed.
 """

@@ -11,7 +11,7 @@ import sympy as sp
 from lecture_lib import hardware, models, roofline
 from lecture_lib import symbols as _symbols
 
-from ..registry import Mistake, Problem, _register
+from ..registry import Mistake, Problem, register
 
 
 def _deepseek():
@@ -125,20 +125,20 @@ def _tier_price() -> sp.Expr:
     return sp.solve(sp.Eq(roofline.FAST_MODE_BATCH_RATIO.rhs, batch_ratio), _symbols.price_ratio)[0]
 
 
-_register("1.1", Problem(
+register("1.1", Problem(
     "The 20 ms rule on an H100", "number", _h100_drain, rtol=0.02, unit="seconds"))
-_register("1.2", Problem(
+register("1.2", Problem(
     "Waiting for the train on a GB300 NVL72", "number", _gb300_worst_case, rtol=0.02, unit="seconds",
     mistakes=(Mistake(lambda: hardware.get_system("GB300 NVL72").hbm_drain_time,
                       "That is the ride alone. A request that just missed a departure also waits on the "
                       "platform for the next one."),)))
-_register("1.3", Problem(
+register("1.3", Problem(
     "The hardware ratio of an A100", "number", _a100_ratio, rtol=0.02,
     wrong_hint="The ratio is multiplies per second x bytes per weight / bytes per second."))
-_register("1.4", Problem(
+register("1.4", Problem(
     "Derive the balance batch", "expression", lambda: roofline.BALANCE_BATCH.rhs,
     wrong_hint="Set the compute time equal to the weight-fetch time and solve for B."))
-_register("1.5", Problem(
+register("1.5", Problem(
     "The balance batch of the real DeepSeek-V3", "number", _deepseek_balance, rtol=0.03, unit="sequences",
     mistakes=(Mistake(_board_balance,
                       "That is the board's round figure, about 300 x 8. This problem asks for the real "
@@ -148,7 +148,7 @@ _register("1.5", Problem(
                       "parameters: take the sparsity from the model preset."),
               Mistake(lambda: _deepseek_balance(1),
                       "That is the hardware ratio alone; B* also scales with the model's sparsity."))))
-_register("1.6", Problem(
+register("1.6", Problem(
     "The latency floor of Kimi K2 on a rack", "number", _kimi_floor, rtol=0.02, unit="seconds",
     mistakes=(Mistake(lambda: _kimi_floor(chips=1),
                       "That is one GPU's bandwidth. All 72 GPUs read their share of the weights at "
@@ -156,40 +156,40 @@ _register("1.6", Problem(
               Mistake(lambda: _kimi_floor(params="active"),
                       "Every step must read all the weights, not only the active ones: different "
                       "sequences in the batch route to different experts."))))
-_register("1.7", Problem(
+register("1.7", Problem(
     "Tokens per second from one rack", "number", _rack_throughput, rtol=0.02, unit="tokens per second",
     mistakes=(Mistake(lambda: _rack_throughput(20e-3),
                       "That uses the round 20 ms. Use this rack's own drain time."),)))
-_register("1.8", Problem(
+register("1.8", Problem(
     "Dollars per million tokens", "number", _cost_per_million, rtol=0.02, unit="dollars per million tokens",
     mistakes=(Mistake(lambda: _cost_per_million(1),
                       "That pays for one GPU, but the step runs on the whole rack."),)))
-_register("1.9", Problem(
+register("1.9", Problem(
     "Which model does not fit?", "choice", _does_not_fit, options=FIT_CANDIDATES,
     alternates={"llama-3-405b": ("llama 3.1 405b", "llama-3.1-405b", "llama 405b", "llama"),
                 "deepseek-v3": ("deepseek", "deepseek v3"),
                 "qwen3-235b-a22b": ("qwen3-235b", "qwen3", "qwen"),
                 "mixtral-8x22b": ("mixtral",)},
     wrong_hint="Compare total parameters x 2 bytes with the HBM of all 8 GPUs together."))
-_register("1.10", Problem(
+register("1.10", Problem(
     "When the KV cache outweighs the weights", "expression", _kv_equals_weights_batch,
     wrong_hint="Set the KV-fetch time equal to the weight-fetch time and solve for B."))
-_register("1.11", Problem(
+register("1.11", Problem(
     "DeepSeek-V3's Goldilocks context", "number", _goldilocks_deepseek, rtol=0.02, unit="tokens",
     wrong_hint="Remember which format the KV cache is stored in."))
-_register("1.12", Problem(
+register("1.12", Problem(
     "Read the plot: memory-bound for good?", "choice", _memory_bound_panels,
     options=("left", "right", "both", "neither"),
     alternates={"left": ("left panel", "1024", "1k"), "right": ("right panel", "32768", "32k")},
     wrong_hint="Look for a place where the grey step-time curve leaves the orange memory line for the blue compute line."))
-_register("1.13", Problem(
+register("1.13", Problem(
     "Fast Mode's ceiling", "number", _fast_mode_ceiling, rtol=0.01,
     mistakes=(Mistake(lambda: float(_fast_mode_kv_to_weights()),
                       "That is the ratio of KV time to weight time in normal mode, a step on the way. "
                       "Now ask how short the step could get."),
               Mistake(lambda: float(roofline.FAST_MODE_BATCH_RATIO(price_ratio=6, speed_ratio=2.5)),
                       "That is how much smaller the fast batch is, not how much faster its steps are."))))
-_register("1.14", Problem(
+register("1.14", Problem(
     "Pricing another speed tier", "expression", _tier_price,
     wrong_hint="Check your formula against what you know: at speed_ratio = 5/2 it must give 6, and it "
                "must give 1 at speed_ratio = 1."))
@@ -228,21 +228,21 @@ def _speed_cap() -> str:
     return {"t_compute": "a", "t_kv": "b", "t_weights": "c"}[largest]
 
 
-_register('1.15', Problem(
+register('1.15', Problem(
     "Why can't Slow Mode be much cheaper?", "choice", _unamortised, options=WHY_OPTIONS,
     nudges={
             'a': 'The weight fetch is the one cost a batch shares: per token it is divided by B, so it falls.',
             'c': 'Divide each time by B: one of them keeps a 1/B and falls as the batch grows.',
             'd': 'Then Slow Mode would be nearly free. Which work is unique to each sequence?'}))
 
-_register('1.16', Problem(
+register('1.16', Problem(
     'Why about 20 ms per step?', "choice", _twenty_ms, options=WHY_OPTIONS,
     nudges={
             'a': 'Hops between racks are not part of a step on one rack (Chapter 4 counts them separately).',
             'b': "Latency matters to users, but the 20 ms comes out of two numbers on a chip's datasheet.",
             'c': 'Compute time depends on the batch and the model; the 20 ms is about the same for most models on a chip.'}))
 
-_register('1.17', Problem(
+register('1.17', Problem(
     "Why can't 100× the price buy 100× the speed?", "choice", _speed_cap, options=WHY_OPTIONS,
     nudges={
             'a': 'At B = 1 the compute is tiny: compare 2·N_active/FLOPs with N_total·bytes/mem_bw on this rack.',

@@ -12,7 +12,7 @@ import sympy as sp
 from lecture_lib import hardware, models, moe, pipeline
 from lecture_lib.symbols import bw_out
 
-from ..registry import Mistake, Problem, _register
+from ..registry import Mistake, Problem, register
 
 
 def _kimi_experts_per_gpu() -> float:
@@ -130,7 +130,7 @@ def _bandwidth_needed() -> sp.Expr:
     return sp.solve(sp.Eq(moe.T_A2A_CROSS.rhs, moe.EXPERT_COMPUTE_TIME.rhs), bw_out)[0]
 
 
-_register("2.1", Problem(
+register("2.1", Problem(
     "Experts per GPU for Kimi K2", "number", _kimi_experts_per_gpu, rtol=0.02, unit="experts",
     mistakes=(Mistake(lambda: models.get("kimi-k2").n_routed_experts / 72,
                       "That spreads the experts over all 72 GPUs, which does not divide evenly. Use only as "
@@ -143,7 +143,7 @@ _register("2.1", Problem(
                                     ["experts_per_gpu"]),
                       "That is DeepSeek-V3's layout. Kimi K2 has more routed experts: read n_routed_experts "
                       "from its preset."))))
-_register("2.2", Problem(
+register("2.2", Problem(
     "Bytes a DeepSeek-V3 token moves per MoE layer", "number", _deepseek_bytes, rtol=0.02, unit="bytes",
     mistakes=(Mistake(lambda: _deepseek_bytes(k=32),
                       "That uses the lecture's 32 experts per token. DeepSeek-V3's config routes each token to "
@@ -154,11 +154,11 @@ _register("2.2", Problem(
                       "That is the dispatch alone. The experts' results come back the same way (combine)."),
               Mistake(lambda: _deepseek_bytes(bytes_per_value=2),
                       "That sends each value in 2 bytes (BF16); the problem says FP8 activations, 1 byte."))))
-_register("2.3", Problem(
+register("2.3", Problem(
     "Derive the cross-rack share", "expression", lambda: moe.CROSS_RACK_FRACTION.rhs,
     wrong_hint="A destination GPU is any of the R·G GPUs with equal probability; G of them share the "
                "sender's rack. One minus that probability leaves."))
-_register("2.4", Problem(
+register("2.4", Problem(
     "How much slower is scale-out on a GB300 NVL72?", "number", _gb300_link_ratio, rtol=0.02,
     mistakes=(Mistake(lambda: 2 * _gb300_link_ratio(),
                       "Two ways to land here: NVIDIA's NVLink figure (1.8 TB/s) counts both directions while "
@@ -170,7 +170,7 @@ _register("2.4", Problem(
                       "preset's two bandwidths."),
               Mistake(lambda: 1 / _gb300_link_ratio(),
                       "That is upside down: scale-up over scale-out, so the answer is above 1."))))
-_register("2.5", Problem(
+register("2.5", Problem(
     "All-to-all time of one layer over two racks", "number", _two_rack_time, rtol=0.03, unit="seconds",
     mistakes=(Mistake(lambda: _two_rack_time(racks=1),
                       "That is the time inside a single rack. Over two racks, half the traffic crosses."),
@@ -189,7 +189,7 @@ _register("2.5", Problem(
               Mistake(lambda: _two_rack_time("sum"),
                       "Close, but NVLink and the NIC work at the same time: the layer waits for the slower "
                       "share, not for the sum."))))
-_register("2.6", Problem(
+register("2.6", Problem(
     "The smallest box that holds Kimi K2", "choice", _smallest_that_fits, options=FIT_CANDIDATES,
     alternates={"HGX H100": ("h100", "dgx h100", "8 h100", "8x h100"),
                 "HGX H200": ("h200", "dgx h200", "8 h200", "8x h200"),
@@ -197,7 +197,7 @@ _register("2.6", Problem(
                 "GB200 NVL72": ("nvl72", "gb200", "gb200nvl72", "dgx gb200", "nvl72 rack", "gb200 nvl72 rack",
                                 "gb200 rack")},
     wrong_hint="Compare total parameters × 1 byte with half of each system's HBM."))
-_register("2.7", Problem(
+register("2.7", Problem(
     "Four racks against one", "number", _slowdown, rtol=0.02,
     mistakes=(Mistake(lambda: _slowdown(ratio=8),
                       "That uses the board's 8×. Take the link figures of the GB200 NVL72 preset."),
@@ -210,7 +210,7 @@ _register("2.7", Problem(
                       "That uses the GB300's faster NIC. This problem takes the GB200 NVL72 preset."),
               Mistake(lambda: 1 / _slowdown(),
                       "That is upside down: four racks are slower, so the answer is above 1."))))
-_register("2.8", Problem(
+register("2.8", Problem(
     "Room for KV cache next to a 5 T model", "number", _kv_share, rtol=0.02, unit="(a fraction of HBM)",
     mistakes=(Mistake(lambda: _kv_share(weights=True),
                       "That is the share the weights take. The question asks what is left."),
@@ -220,7 +220,7 @@ _register("2.8", Problem(
                       "That uses the GB300 NVL72's larger HBM. The problem's rack is the GB200 NVL72."),
               Mistake(lambda: 100 * _kv_share(),
                       "That looks like a percentage. Give the fraction, a number between 0 and 1."))))
-_register("2.9", Problem(
+register("2.9", Problem(
     "A real router is not uniform", "number", _busiest_gpu, rtol=0.01,
     mistakes=(Mistake(lambda: 1.0,
                       "That is what uniform routing would give. Measure what this router actually does."),
@@ -231,7 +231,7 @@ _register("2.9", Problem(
               Mistake(_busiest_gpu_in_tokens,
                       "Close: that counts tokens, but a token whose two experts sit on the same GPU sends it two "
                       "copies. Count token-copies, as routing.gpu_loads() does.", rtol=0.004))))
-_register("2.10", Problem(
+register("2.10", Problem(
     "Read the routing figure", "number", _red_lines, rtol=0.02, unit="copies",
     mistakes=(Mistake(lambda: _red_lines("tokens"),
                       "That counts tokens with a red line. A token can send both of its copies out of its rack, "
@@ -241,7 +241,7 @@ _register("2.10", Problem(
               Mistake(lambda: _red_lines(tokens=None),
                       "That counts all the tokens of the routing; the figure shows only the first 12.")),
     wrong_hint="Count the red lines, or let the Routing object count them for you."))
-_register("2.11", Problem(
+register("2.11", Problem(
     "How fast must scale-out be?", "expression", _bandwidth_needed,
     wrong_hint="Set the cross-rack time T_A2A_CROSS equal to the expert compute time and solve for bw_out."))
 
@@ -277,21 +277,21 @@ def _total_follows_racks() -> str:
     return "d"
 
 
-_register('2.12', Problem(
+register('2.12', Problem(
     'Why must one MoE layer stay inside one rack?', "choice", _one_rack, options=WHY_OPTIONS,
     nudges={
             'a': 'There are as many router copies as GPUs (≈00:34:07): each GPU routes its own tokens.',
             'c': 'Expert parallelism stores each expert once; nothing is copied.',
             'd': "The opposite: a switched NVLink rack is 'a perfect fit' for all-to-all."}))
 
-_register('2.13', Problem(
+register('2.13', Problem(
     "Why does DeepSeek-V3 use 64 of the rack's 72 GPUs?", "choice", _sixty_four, options=WHY_OPTIONS,
     nudges={
             'a': "The lecture's reason is arithmetic, not reliability: divide 256 by 72.",
             'b': 'More HBM is never a problem by itself; look at how 256 experts divide.',
             'd': 'Every GPU of an NVL72 reaches every other in two hops through the NVSwitches.'}))
 
-_register('2.14', Problem(
+register('2.14', Problem(
     'Why did total parameters wait for bigger racks?', "choice", _total_follows_racks, options=WHY_OPTIONS,
     nudges={
             'a': 'Compute per token follows the active parameters (2·N_active FLOPs), however many experts sit idle.',

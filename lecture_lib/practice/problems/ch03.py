@@ -13,7 +13,7 @@ import sympy as sp
 from lecture_lib import hardware, models, pipeline, roofline
 from lecture_lib import symbols as _symbols
 
-from ..registry import Mistake, Problem, _register
+from ..registry import Mistake, Problem, register
 
 # 3.2: a GPipe step with real times
 STEP = dict(stages=4, microbatches=8, forward_time=5e-3, backward_time=10e-3)
@@ -127,7 +127,7 @@ def _longest_pipeline(*, whole_layers: bool = True, scale_up_ratio: float | None
     return float(math.floor(moe_layers / per_stage))
 
 
-_register("3.1", Problem(
+register("3.1", Problem(
     "A half-empty decode loop", "number",
     lambda: pipeline.decode_idle_fraction(stages=6, microbatches=2), rtol=0.02, unit="fraction (0 to 1)",
     mistakes=(Mistake(lambda: 1 - pipeline.decode_idle_fraction(stages=6, microbatches=2),
@@ -138,7 +138,7 @@ _register("3.1", Problem(
                       "keeps running: count, per trip around the loop, the stage-times a rack has no work."),
               Mistake(lambda: 100 * pipeline.decode_idle_fraction(stages=6, microbatches=2),
                       "That looks like a percentage. Give the fraction, a number between 0 and 1."))))
-_register("3.2", Problem(
+register("3.2", Problem(
     "How long is a GPipe training step?", "number", _gpipe_step, rtol=0.02, unit="seconds",
     mistakes=(Mistake(lambda: STEP["microbatches"] * (STEP["forward_time"] + STEP["backward_time"]),
                       "That is the useful work of one rack, as if there were no bubble. The first micro-batch "
@@ -154,11 +154,11 @@ _register("3.2", Problem(
               Mistake(lambda: _gpipe_step_with_bubble(fill=0, drain=STEP["stages"] - 1),
                       "You counted the drain but not the fill: rack 0's backward passes cannot start until the "
                       "first micro-batch has gone up to the last rack."))))
-_register("3.3", Problem(
+register("3.3", Problem(
     "Derive the bubble fraction", "expression", lambda: pipeline.BUBBLE_FRACTION.rhs,
     wrong_hint="Idle time per stage divided by the stage's total time (idle + useful). Use the symbols "
                "P and n_micro; the forward and backward times should cancel."))
-_register("3.4", Problem(
+register("3.4", Problem(
     "Read the Gantt chart", "choice", _mystery_schedule, options=SCHEDULE_OPTIONS,
     alternates={"gpipe": ("g pipe", "gpipe schedule"), "1f1b": ("one forward one backward", "1f 1b",
                                                                 "pipedream flush", "pipedream-flush",
@@ -168,7 +168,7 @@ _register("3.4", Problem(
                 "inference": ("decode", "decode loop")},
     wrong_hint="Look at the order of blue and red boxes on rack 0, and at whether any red box starts before "
                "the last blue one."))
-_register("3.5", Problem(
+register("3.5", Problem(
     "What does pipelining save?", "choice", _what_pipelining_saves, options=SAVINGS,
     alternates={"memory capacity": ("capacity", "hbm capacity", "memory", "hbm", "memory per rack",
                                     "memory footprint", "weight memory", "weights per rack", "hbm per rack",
@@ -176,7 +176,7 @@ _register("3.5", Problem(
                 "memory time": ("memory bandwidth", "bandwidth", "weight fetch time"),
                 "compute time": ("compute", "flops")},
     wrong_hint="A token still visits every stage in turn. Which per-rack quantity really shrinks as P grows?"))
-_register("3.6", Problem(
+register("3.6", Problem(
     "Activation memory: GPipe against 1F1B", "number", _activation_ratio, rtol=0.02, unit="times",
     mistakes=(Mistake(lambda: 1.0, "The two schedules have the same bubble and the same step time, but not "
                                    "the same memory: run the simulator and look at peak_in_flight."),
@@ -184,12 +184,12 @@ _register("3.6", Problem(
               Mistake(_gpipe_peak, "That is GPipe's peak alone (or a comparison of the last stage, where 1F1B "
                                    "holds a single micro-batch). Divide GPipe's peak by 1F1B's peak, each taken "
                                    "over all stages."))))
-_register("3.7", Problem(
+register("3.7", Problem(
     "Micro-batches for a 5% bubble", "number", _microbatches_needed, rtol=0.004, unit="micro-batches",
     mistakes=(Mistake(lambda: _microbatches_needed(naive=True),
                       "That solves (P-1)/m <= 5%. The bubble fraction's denominator is m + P - 1, "
                       "the whole step including the bubble.", rtol=0.004),)))
-_register("3.8", Problem(
+register("3.8", Problem(
     "The interleaved bubble", "number", _interleaved_bubble, rtol=0.02, unit="fraction (0 to 1)",
     mistakes=(Mistake(_plain_bubble, "That is the bubble without interleaving (v = 1)."),
               Mistake(lambda: _plain_bubble() / INTERLEAVED["chunks"],
@@ -198,7 +198,7 @@ _register("3.8", Problem(
               Mistake(_interleaved_idle_over_useful,
                       "Close: that is bubble time over useful time. The fraction of the time divides by the "
                       "whole step, useful plus idle."))))
-_register("3.9", Problem(
+register("3.9", Problem(
     "The smallest stage on a real GB200 NVL72", "number", _smallest_stage, rtol=0.02, unit="MoE layers",
     mistakes=(Mistake(lambda: _smallest_stage(scale_up_ratio=pipeline.SCALE_UP_RATIO_LECTURE),
                       "That uses the board's 8x. Take the scale-up and scale-out bandwidths from the GB200 "
@@ -212,7 +212,7 @@ _register("3.9", Problem(
               Mistake(lambda: _smallest_stage(scale_up_ratio=pipeline.bandwidth_ratio(
                           hardware.get_system("GB300 NVL72").chip)),
                       "That uses the GB300's faster NIC. This problem takes the GB200's bandwidths."))))
-_register("3.10", Problem(
+register("3.10", Problem(
     "How many racks can DeepSeek-V3's pipeline use?", "number", _longest_pipeline, rtol=0.01, unit="racks",
     mistakes=(Mistake(lambda: _longest_pipeline(whole_layers=False),
                       "A stage holds whole layers: round the smallest stage up to a whole number first."),
@@ -254,21 +254,21 @@ def _latency_neutral() -> str:
     return "b"
 
 
-_register('3.11', Problem(
+register('3.11', Problem(
     'Why may a pipeline stage boundary cross racks?', "choice", _stage_boundary, options=WHY_OPTIONS,
     nudges={
             'a': 'No compression is assumed; count the transfers instead.',
             'c': "They are about 8× slower (the lecture's rule of thumb); the argument works despite that.",
             'd': 'Each stage hands its activations to the next: one transfer per token per boundary.'}))
 
-_register('3.12', Problem(
+register('3.12', Problem(
     "Why can't the training bubble be overlapped with the next batch?", "choice", _hard_stop, options=WHY_OPTIONS,
     nudges={
             'a': 'The forward and backward times cancel out of the bubble fraction (P − 1)/(m + P − 1).',
             'b': 'Memory limits how many micro-batches you keep, not whether batches may overlap.',
             'd': 'GPipe has a hard stop; its bubble (P − 1)/(m + P − 1) is what that stop costs.'}))
 
-_register('3.13', Problem(
+register('3.13', Problem(
     'Why is pipelining neutral for decode latency?', "choice", _latency_neutral, options=WHY_OPTIONS,
     nudges={
             'a': 'Only GPUs that work at the same time add bandwidth; a token visits the stages one after another.',

@@ -14,7 +14,7 @@ from lecture_lib import hardware, models, pipeline, roofline
 from lecture_lib import pipeline_memory as pm
 from lecture_lib import symbols as _symbols
 
-from ..registry import Mistake, Problem, _register
+from ..registry import Mistake, Problem, register
 
 CONTEXT = 100_000
 MICRO_BATCH = 2400
@@ -95,7 +95,7 @@ def _smallest_fitting_stages(*, part: str = "total", kv_format: str = "fp8") -> 
     raise RuntimeError("problem 4.9 needs a pipeline depth that fits")
 
 
-_register("4.1", Problem(
+register("4.1", Problem(
     "DeepSeek-V3's weights on one GPU", "number", _weights_per_gpu, rtol=0.02, unit="bytes",
     mistakes=(Mistake(lambda: _weights_per_gpu(params="active"),
                       "Those are the active parameters. Every expert must live somewhere, so memory holds "
@@ -104,7 +104,7 @@ _register("4.1", Problem(
                       "That stores each weight in 2 bytes; the problem says FP8."),
               Mistake(lambda: _weights_per_gpu(gpus=72),
                       "The rack has 72 GPUs, but the experts are spread over the 64 the problem names."))))
-_register("4.2", Problem(
+register("4.2", Problem(
     "KV cache per GPU with four stages", "number", _kv_per_gpu, rtol=0.01, unit="bytes",
     mistakes=(Mistake(lambda: _kv_per_gpu(batch="fixed"),
                       "That keeps one micro-batch in flight. Decode needs one micro-batch per stage, so the "
@@ -121,11 +121,11 @@ _register("4.2", Problem(
               Mistake(_kv_plus_weights_per_gpu,
                       "That includes the GPU's share of the weights. The question asks for the KV cache alone.",
                       rtol=0.002))))
-_register("4.3", Problem(
+register("4.3", Problem(
     "Substitute the global batch", "expression", lambda: pm.MEMORY_PER_GPU_PIPELINED.rhs,
     wrong_hint="Start from C_mem / (E P), replace B by n_micro b, then n_micro by P, and expand. (In a "
                "string, write E as n_ep: a bare E is Euler's number.)"))
-_register("4.4", Problem(
+register("4.4", Problem(
     "Too few micro-batches in the decode loop", "number", _decode_idle, rtol=0.02,
     mistakes=(Mistake(lambda: pipeline.bubble_fraction(stages=6, microbatches=4),
                       "That is the training bubble (P − 1)/(m + P − 1), with its hard stop. The decode loop "
@@ -137,13 +137,13 @@ _register("4.4", Problem(
                       "whole loop, busy plus idle.")),
     wrong_hint="On the simulator, measure whole loops of the steady state only: leave out the first loop "
                "(filling up) and the last (draining)."))
-_register("4.5", Problem(
+register("4.5", Problem(
     "How many stages fit in a latency budget?", "number", _stage_budget, rtol=0.02, unit="stages",
     mistakes=(Mistake(lambda: _stage_budget(rounding=None),
                       "Stages come in whole numbers, and the budget is a ceiling: round the right way."),
               Mistake(lambda: _stage_budget(rounding=math.ceil),
                       "With that many stages the token would arrive after the deadline."))))
-_register("4.6", Problem(
+register("4.6", Problem(
     "The latency floor of Kimi K2 on H100 boxes", "number", _kimi_on_h100, rtol=0.02, unit="seconds",
     mistakes=(Mistake(lambda: _kimi_on_h100(gpus=16),
                       "That reads only half the weights, or lets both boxes read at once. Two boxes hold the "
@@ -155,11 +155,11 @@ _register("4.6", Problem(
                       "That reads 2 bytes per weight (BF16); the problem says FP8."),
               Mistake(lambda: _kimi_on_h100(params="active"),
                       "A step of a large batch touches every expert, so it reads all the weights."))))
-_register("4.7", Problem(
+register("4.7", Problem(
     "The largest micro-batch that fits", "expression", lambda: pm.MAX_MICRO_BATCH.rhs,
     wrong_hint="Set the per-GPU memory (with B = P b) equal to the HBM capacity and solve for b. (In a "
                "string, write E as n_ep: a bare E is Euler's number.)"))
-_register("4.8", Problem(
+register("4.8", Problem(
     "Which lever makes room for more sequences?", "choice", _biggest_lever, options=FIT_OPTIONS,
     alternates={"more stages": ("more pipeline stages", "p = 2", "double p", "stages", "pipelining"),
                 "fp4 weights": ("fp4 weight", "weights in fp4", "4-bit weights", "weights fp4", "fp4 params",
@@ -168,7 +168,7 @@ _register("4.8", Problem(
                                  "kv cache in fp4", "kv cache fp4", "quantize kv cache", "quantise kv cache",
                                  "4-bit kv")},
     wrong_hint="Compute the largest micro-batch that fits for each option, with pipeline_memory.max_micro_batch."))
-_register("4.9", Problem(
+register("4.9", Problem(
     "Read the explorer: how many boxes for Llama 3 405B?", "number", _smallest_fitting_stages, rtol=0.02,
     unit="stages",
     mistakes=(Mistake(lambda: _smallest_fitting_stages(part="weights"),
@@ -210,21 +210,21 @@ def _little_pipelining() -> str:
     return "b"
 
 
-_register('4.10', Problem(
+register('4.10', Problem(
     'Why does the KV cache per GPU not shrink with P?', "choice", _kv_flat, options=WHY_OPTIONS,
     nudges={
             'b': "No copy is made: a stage stores only its own layers' KV.",
             'c': 'That holds only if the global batch stays fixed, and then P − 1 of the P stages sit idle.',
             'd': "In the lecture's picture the KV cache sits in HBM beside the weights."}))
 
-_register('4.11', Problem(
+register('4.11', Problem(
     'Why do bigger scale-up domains, not more stages, cut latency?', "choice", _scale_up_for_latency, options=WHY_OPTIONS,
     nudges={
             'a': 'Pipeline stages take turns: the weight fetch per token is the same whatever P is.',
             'b': 'Each GPU is the same chip either way; what differs is how many GPUs read at the same moment.',
             'c': 'Pipelining adds capacity, never bandwidth for one token: the stages take turns.'}))
 
-_register('4.12', Problem(
+register('4.12', Problem(
     'Why do labs serve with little or no pipelining?', "choice", _little_pipelining, options=WHY_OPTIONS,
     nudges={
             'a': 'With P micro-batches in flight every rack stays busy: throughput holds.',

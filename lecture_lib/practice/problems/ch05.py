@@ -11,7 +11,7 @@ import sympy as sp
 from lecture_lib import scaling
 from lecture_lib import symbols as _symbols
 
-from ..registry import Mistake, Problem, _register
+from ..registry import Mistake, Problem, register
 
 DAY = scaling.SECONDS_PER_DAY
 
@@ -94,7 +94,7 @@ def _sardana_tokens_per_param(key: str = "tokens_per_param", *, fit: str = scali
                                            inefficiency=inefficiency)[key]
 
 
-_register("5.1", Problem(
+register("5.1", Problem(
     "Which phase gets the fewest tokens?", "choice", _fewest_tokens,
     options=("pre-training", "RL", "inference"),
     alternates={"pre-training": ("pretraining", "pretrain", "pre-train"),
@@ -102,7 +102,7 @@ _register("5.1", Problem(
                 "inference": ("serving",)},
     wrong_hint="Equal cost means fewer tokens where each token costs more. Price one token of each phase: its FLOPs "
                "per parameter, times the inefficiency if that phase is decoded (RL rollouts and inference both are)."))
-_register("5.2", Problem(
+register("5.2", Problem(
     "Lifetime tokens of one model", "number", _family_tokens, rtol=0.02, unit="tokens",
     mistakes=(Mistake(lambda: _family_tokens(1),
                       "That is the traffic of the whole family. Each model serves only its share."),
@@ -111,7 +111,7 @@ _register("5.2", Problem(
               Mistake(lambda: _family_tokens(1 / 4),
                       "That multiplies by the number of models. The family's traffic is shared among them, so "
                       "each model gets a fraction of it."))))
-_register("5.3", Problem(
+register("5.3", Problem(
     "Pre-training tokens per RL token", "number", _pretrain_per_rl_token, rtol=0.02, unit="tokens per RL token",
     mistakes=(Mistake(_pretrain_per_rl_slip,
                       "Two slips land here. The one made on air: multiplying RL's cost by the MFU, when a lower "
@@ -129,12 +129,12 @@ _register("5.3", Problem(
               Mistake(lambda: _pretrain_per_rl_token(scaling.FLASHCARD["ineff"], scaling.FLASHCARD["k_RL"]),
                       "That is the flashcard's ratio. This lab's RL multiplier and decode MFU are different: use "
                       "the problem's numbers."))))
-_register("5.4", Problem(
+register("5.4", Problem(
     "Derive D_pretrain / D_RL", "expression", lambda: scaling.PRETRAIN_TOKENS.rhs / scaling.RL_TOKENS.rhs,
     wrong_hint="Solve C_pretrain = C_RL = C_inference for D_pretrain and D_RL, then divide. Two checks: with the "
                "flashcard's k_RL = 3 and ineff = 3 it must give 1.5, and a larger inefficiency makes RL tokens "
                "dearer, so fewer of them per pre-training token."))
-_register("5.5", Problem(
+register("5.5", Problem(
     "How over-trained is a 70B model?", "number", _overtraining_70b, rtol=0.03, unit="times Chinchilla",
     mistakes=(Mistake(lambda: _overtraining_70b(split=1),
                       "That gives every model the whole family's traffic: divide by the five models first."),
@@ -150,20 +150,20 @@ _register("5.5", Problem(
               Mistake(_overtraining_times_flashcard_ratio,
                       "The flashcard's 1.5 is D_pretrain / D_RL, not D_pretrain / D_inference. Solve the equal-cost "
                       "split for pre-training against inference."))))
-_register("5.6", Problem(
+register("5.6", Problem(
     "Read the plot: which side of the crossing?", "choice", _which_side,
     options=("left", "right", "at the crossing"),
     alternates={"left": ("left of the crossing", "to the left", "left side", "smaller", "below"),
                 "right": ("right of the crossing", "to the right", "right side", "larger", "above"),
                 "at the crossing": ("crossing", "at crossing", "same", "equal", "at")},
     wrong_hint="Find the lowest point of the black curve and compare it with the dashed grey line."))
-_register("5.7", Problem(
+register("5.7", Problem(
     "Derive the minimum of a power-law sum", "expression", lambda: scaling.POWER_OPTIMUM.rhs,
     wrong_hint="Differentiate coef_a*x_alloc**(-p_fall) + coef_b*x_alloc**q_rise with respect to x_alloc, set it "
                "to zero and solve. Check: at p_fall = q_rise = 1 it must give sqrt(coef_a/coef_b). That check "
                "does not tell the minimum from the crossing (coef_a/coef_b)**(1/(p_fall + q_rise)), where the two "
                "costs are equal: the derivative brings each exponent down as a factor."))
-_register("5.8", Problem(
+register("5.8", Problem(
     "Chinchilla's two terms at the optimum", "number", _term_ratio, rtol=0.02,
     mistakes=(Mistake(lambda: 1.0,
                       "That is the heuristic's answer (equal terms). At a power-law optimum the terms are weighted "
@@ -177,7 +177,7 @@ _register("5.8", Problem(
               Mistake(lambda: _term_ratio("besiroglu-2024", inverted=True),
                       "That uses Besiroglu et al.'s refit, and turns the ratio over. This problem wants Hoffmann "
                       "et al.'s printed fit, parameter term over data term."))))
-_register("5.9", Problem(
+register("5.9", Problem(
     "Compute-optimal size for 1e25 FLOPs", "number", _optimal_size, rtol=0.03, unit="parameters",
     mistakes=(Mistake(lambda: _optimal_size("hoffmann-2022"),
                       "That uses Hoffmann et al.'s printed fit; this problem asks for Besiroglu et al.'s refit."),
@@ -189,7 +189,7 @@ _register("5.9", Problem(
                       "That is the number of training tokens D, not of parameters N."),
               Mistake(_optimal_size_without_the_six,
                       "Check the budget: with C = 6 N D, the closed form uses C/6, not C."))))
-_register("5.10", Problem(
+register("5.10", Problem(
     "Tokens per parameter once inference counts", "number", _sardana_tokens_per_param, rtol=0.03,
     unit="tokens per parameter",
     mistakes=(Mistake(lambda: _sardana_tokens_per_param("chinchilla_tokens_per_param"),
@@ -241,21 +241,21 @@ def _roughly_equal() -> str:
     return "a"
 
 
-_register('5.11', Problem(
+register('5.11', Problem(
     'Why does serving push toward a smaller model trained on more tokens?', "choice", _smaller_for_serving, options=WHY_OPTIONS,
     nudges={
             'a': 'The opposite: a bigger model reaches a given loss with fewer tokens; the smaller one needs more.',
             'c': 'Chinchilla optimises training compute alone and ignores serving; serving is what moves the optimum.',
             'd': 'They can; the question is what each served token costs.'}))
 
-_register('5.12', Problem(
+register('5.12', Problem(
     'Why does RL get fewer tokens than pre-training at equal cost?', "choice", _fewer_rl_tokens, options=WHY_OPTIONS,
     nudges={
             'a': 'The argument is about cost per token, not about how well RL learns.',
             'b': 'If each RL token were cheaper, equal cost would buy more of them, not fewer.',
             'd': 'Pre-training, RL and serving run the same model: N_active cancels from the equal-cost equations.'}))
 
-_register('5.13', Problem(
+register('5.13', Problem(
     'Why is "set the costs equal" only roughly optimal?', "choice", _roughly_equal, options=WHY_OPTIONS,
     nudges={
             'b': 'Try A = 1/x and B = x²: at the minimum, are the two terms equal?',

@@ -10,7 +10,7 @@ import dataclasses
 
 from lecture_lib import context, hardware, models, pricing
 
-from ..registry import Mistake, Problem, _register
+from ..registry import Mistake, Problem, register
 
 TIER_OPTIONS = ("rematerialise", "HBM", "host DRAM", "flash", "disk")
 
@@ -88,11 +88,11 @@ def _one_hour_tier() -> str:
     return context.cheapest_tier(3600, **_tier_kw())
 
 
-_register("6.1", Problem(
+register("6.1", Problem(
     "Which price went up 50%?", "choice", lambda: "output", options=("input", "output", "both", "neither"),
     alternates={"output": ("output price", "outputs", "the output price", "output tokens", "output token price")},
     wrong_hint="Compare pricing.get('gemini-3.1-pro').long_input / .input with .long_output / .output."))
-_register("6.2", Problem(
+register("6.2", Problem(
     "Bytes per token from GPT-5.4's price step", "number", _gpt_step_bytes, rtol=0.02, unit="bytes per token",
     mistakes=(Mistake(lambda: _gpt_step_bytes(slip=True),
                       "The context is on the wrong side of the fraction: the lecture's own slip. More context at "
@@ -102,11 +102,11 @@ _register("6.2", Problem(
               Mistake(lambda: _gpt_step_bytes(bytes_per_multiply=0.5),
                       "Half: that is a ratio of 600 per byte (fp4 multiplies, or FLOPs counted instead of "
                       "multiplies). The problem fixes 300 FP8 multiplies per byte."))))
-_register("6.3", Problem(
+register("6.3", Problem(
     "Derive bytes per token from the crossover", "expression", lambda: context.KV_BYTES_FROM_PRICE_STEP_BOARD.rhs,
     wrong_hint="Set the KV-fetch time B len_ctx bytes_tok / mem_bw equal to the board's compute time "
                "B N_active / mults and solve for bytes_tok: B should cancel."))
-_register("6.4", Problem(
+register("6.4", Problem(
     "Decode MFU from GPT-5.4's prices", "number", _gpt_decode_mfu, rtol=0.02,
     mistakes=(Mistake(lambda: _gpt_decode_mfu(1.0),
                       "That is decode MFU relative to prefill. The problem gives prefill's own MFU: scale by it."),
@@ -120,7 +120,7 @@ _register("6.4", Problem(
                       "That is the output/input price ratio itself. Turn it into decode's MFU."),
               Mistake(lambda: _gpt_decode_mfu() * 100,
                       "That looks like a percentage: give a fraction (0.25 for 25%)."))))
-_register("6.5", Problem(
+register("6.5", Problem(
     "MQA with KV shared by 4 layers", "number", _shared_mqa, rtol=0.02, unit="bytes per token",
     mistakes=(Mistake(lambda: _shared_mqa(1),
                       "That is MQA alone. With 4 layers sharing one cache, only one layer in 4 stores it."),
@@ -131,7 +131,7 @@ _register("6.5", Problem(
               Mistake(lambda: _shared_mqa(1, kv_heads=None),
                       "That is Llama 3 70B as it is. Apply both changes: one KV head, and one cache per group of "
                       "4 layers."))))
-_register("6.6", Problem(
+register("6.6", Problem(
     "Gemma 3 27B's KV at 128K tokens", "number", _gemma_bytes, rtol=0.02, unit="bytes per token",
     mistakes=(Mistake(lambda: _gemma_bytes(None),
                       "That counts every layer as global. The 52 local layers keep only their last 1,024 tokens."),
@@ -143,7 +143,7 @@ _register("6.6", Problem(
               Mistake(lambda: _gemma_bytes() * 131_072,
                       "That is the whole cache of the 131,072-token context. The question asks per token of "
                       "context."))))
-_register("6.7", Problem(
+register("6.7", Problem(
     "When Qwen3's attention FLOPs catch up", "number", _qwen_attention_parity, rtol=0.03, unit="tokens",
     mistakes=(Mistake(lambda: _qwen_attention_parity(active=models.get("qwen3-235b-a22b").params_total),
                       "Weight FLOPs per token come from the active parameters, not all 235 B."),
@@ -154,7 +154,7 @@ _register("6.7", Problem(
                       "Off by a factor of 2. Either d_model stands in for query heads x d_head (in Qwen3 they differ: "
                       "check the preset), or attention got 2 FLOPs per head-dimension per context token instead of "
                       "4 (QKᵀ and AV are a multiply-add each)."))))
-_register("6.8", Problem(
+register("6.8", Problem(
     "Where decode turns into prefill", "number", _deepseek_pass_crossover, rtol=0.03, unit="tokens per pass",
     mistakes=(Mistake(lambda: _deepseek_pass_crossover(kv_format=2.0),
                       "The KV cache is stored in fp8 (1 byte per value) in this problem."),
@@ -174,7 +174,7 @@ _register("6.8", Problem(
                       "That counts new tokens across the whole batch. The question asks per sequence (len_pass)."),),
     wrong_hint="Compute per token is 2 N_active / FLOPs at every len_pass; memory per token is (weights + "
                "B len_ctx bytes_tok) / (B len_pass) / mem_bw. Find where they meet."))
-_register("6.9", Problem(
+register("6.9", Problem(
     "From HBM to host DRAM", "number", _hbm_to_dram, rtol=0.03, unit="seconds",
     mistakes=(Mistake(lambda: context.get_tier("HBM").drain_time,
                       "That is HBM's drain time, where HBM's own two costs balance. The envelope switches where "
@@ -183,7 +183,7 @@ _register("6.9", Problem(
                       "That is host DRAM's drain time. Read where the two lines cross instead."),
               Mistake(lambda: _envelope_switch("host DRAM", "flash"),
                       "That is the next switch, from host DRAM to flash. The question asks where HBM gives way."))))
-_register("6.10", Problem(
+register("6.10", Problem(
     "Where does a 1-hour cache live?", "choice", _one_hour_tier, options=TIER_OPTIONS,
     alternates={"host DRAM": ("dram", "ddr", "host memory", "cpu memory", "cpu dram"),
                 "rematerialise": ("remat", "recompute", "rematerialize"),
@@ -228,21 +228,21 @@ def _not_hbm() -> str:
     return "b"
 
 
-_register('6.11', Problem(
+register('6.11', Problem(
     'Why are cache hits cheap?', "choice", _cheap_hits, options=WHY_OPTIONS,
     nudges={
             'b': 'Same model; what changes is whether the KV is recomputed or read back.',
             'c': 'Output is billed separately; the discount is on input tokens found in the cache.',
             'd': 'HBM is the most expensive place to hold KV per second; that is why long caches live lower down.'}))
 
-_register('6.12', Problem(
+register('6.12', Problem(
     'Why is output priced several times input?', "choice", _output_dearer, options=WHY_OPTIONS,
     nudges={
             'a': 'Prices follow cost, not information: price near cost, or someone scoops you (≈01:33:24).',
             'c': 'Serving never runs a backward pass; that is training.',
             'd': 'How long a token is kept is priced separately, by the cache writes.'}))
 
-_register('6.13', Problem(
+register('6.13', Problem(
     'Why do 5-minute and 1-hour caches point away from HBM?', "choice", _not_hbm, options=WHY_OPTIONS,
     nudges={
             'a': 'Host DRAM loses its contents too, and it is a candidate tier; what matters is the cost of holding.',

@@ -13,7 +13,7 @@ from lecture_lib import hardware, models
 from lecture_lib import reversible as rv
 from lecture_lib.symbols import B, act_values, bytes_value, d_model, len_seq, n_layers
 
-from ..registry import Mistake, Problem, _register
+from ..registry import Mistake, Problem, register
 
 # Problem 7.1: f(x) = x² + 3 (mod 256) on bytes. f(13) = f(243): not invertible.
 P1_X, P1_Z = 13, 77
@@ -135,7 +135,7 @@ def _revnet_saving(ratio: str = "stored/reversible") -> float:
     return float(stored / rebuilt) if ratio == "stored/reversible" else float(rebuilt / stored)
 
 
-_register("7.1", Problem(
+register("7.1", Problem(
     "Undo a Feistel block by hand", "number", _feistel_by_hand, rtol=0.001,
     mistakes=(Mistake(lambda: _feistel_by_hand("sub"),
                       "That undoes an addition. This block mixes with XOR (addition in GF(2)), and XOR is "
@@ -145,7 +145,7 @@ _register("7.1", Problem(
               Mistake(lambda: _feistel_by_hand("xor x"),
                       "That XORs z with x itself. The block XORed y with f(x): compute f(13) first."),),
     wrong_hint="Compute f(x) first (mod 256), then combine it with z the same way the block combined it with y."))
-_register("7.2", Problem(
+register("7.2", Problem(
     "What comes back from a float Feistel block", "number", _float_roundtrip, rtol=0.01,
     mistakes=(Mistake(lambda: P2_Y,
                       "That would be true with exact arithmetic. In single precision, y + f(x) is rounded to "
@@ -158,13 +158,13 @@ _register("7.2", Problem(
                       "are 2^(e - 23) apart. Which e has 2^e <= 3e8?"),),
     wrong_hint="Find the spacing of single-precision numbers near f(x): 2^(e - 23), where 2^e <= f(x) "
                "< 2^(e+1)."))
-_register("7.3", Problem(
+register("7.3", Problem(
     "Read the avalanche explorer: rounds until it looks random", "number", _rounds_to_avalanche, rtol=0.1,
     unit="rounds",
     mistakes=(Mistake(lambda: _rounds_to_avalanche(0),
                       "That is the count for a bit of the right half. A bit of the left half needs one "
                       "round before it reaches a round function at all."),)))
-_register("7.4", Problem(
+register("7.4", Problem(
     "The same experiment on a residual network", "choice", _residual_flips,
     options=("none", "about 1/32", "about 1/4", "about 1/2"),
     alternates={"none": ("0", "zero", "nothing"),
@@ -174,7 +174,7 @@ _register("7.4", Problem(
                 "about 1/2": ("1/2", "0.5", "50%", "half", "about half")},
     wrong_hint="Think about what the skip connection does to the flipped input bit, and how much small "
                "weights can add to the other coordinates."))
-_register("7.5", Problem(
+register("7.5", Problem(
     "Differentiating over GF(2): the best two-round differential", "number", _top_differential, rtol=0.05,
     mistakes=(Mistake(lambda: _top_differential(1),
                       "That is after one round: the flipped bit only moves to the other half. Run two."),
@@ -185,7 +185,7 @@ _register("7.5", Problem(
               Mistake(_sbox_best_count, rtol=0.05,
                       message="That looks like a count out of the S-box's 16 inputs. The question asks for a "
                               "probability."))))
-_register("7.6", Problem(
+register("7.6", Problem(
     "Activation memory of standard training", "number", _llama_standard, rtol=0.02, unit="bytes",
     mistakes=(Mistake(lambda: _llama_standard(1),
                       "That keeps only each layer's input (one d_model vector per token per layer). Standard "
@@ -193,11 +193,11 @@ _register("7.6", Problem(
               Mistake(lambda: _llama_standard() / models.get(P6_MODEL).n_layers,
                       "That is one layer's activations. Standard training keeps every layer's until the backward "
                       "pass reaches it."),)))
-_register("7.7", Problem(
+register("7.7", Problem(
     "Where reversible layers overtake checkpointing", "expression", _crossover_depth,
     wrong_hint="Set the best checkpointing memory equal to the reversible memory and solve for n_layers; "
                "everything but act_values cancels. Check: at act_values = 20 the two cross a little above 6 layers."))
-_register("7.8", Problem(
+register("7.8", Problem(
     "The longest sequence that fits", "number", _longest_sequence, rtol=0.02, unit="tokens",
     mistakes=(Mistake(lambda: _longest_sequence("standard"),
                       "That is the limit for standard training, which keeps every layer's activations. "
@@ -213,7 +213,7 @@ _register("7.8", Problem(
                       "from its output, so nothing is kept per layer."),
               Mistake(_longest_in_gib,
                       "hbm_capacity is in bytes (decimal GB x 1e9), not GiB."),)))
-_register("7.9", Problem(
+register("7.9", Problem(
     "Recompute or store a token's KV?", "number", _kv_advantage, rtol=0.03,
     mistakes=(Mistake(lambda: _kv_advantage(flops_per_param=6),
                       "6 FLOPs per parameter is training (forward and backward). Recomputing KV is a "
@@ -225,7 +225,7 @@ _register("7.9", Problem(
               Mistake(lambda: _kv_advantage(layers_read=1),
                       "That reads one layer's KV. A token's KV cache spans every layer: take "
                       "kv_bytes_per_token for the whole model."))))
-_register("7.10", Problem(
+register("7.10", Problem(
     "Measure what a RevNet saves", "number", _revnet_saving, rtol=0.02,
     mistakes=(Mistake(lambda: _revnet_saving("reversible/stored"),
                       "Upside down: the question asks how many times more the stored-activation pass holds."),
@@ -268,21 +268,21 @@ def _opposite_trades() -> str:
     return "b"
 
 
-_register('7.11', Problem(
+register('7.11', Problem(
     'Why do ciphers and neural networks look alike?', "choice", _convergent, options=WHY_OPTIONS,
     nudges={
             'a': 'Only one transfer is known, Feistel to RevNets (2017), long after both fields had layered designs.',
             'b': "The lecture's answer is a shared need: mixing every input into every output.",
             'd': 'Networks need not be invertible (only RevNets are); ciphers must be.'}))
 
-_register('7.12', Problem(
+register('7.12', Problem(
     'Why would residual connections and LayerNorm ruin a cipher?', "choice", _residuals_predictable, options=WHY_OPTIONS,
     nudges={
             'b': 'They add almost no parameters; think about what they do to a small change of the input.',
             'c': 'A residual block can be made invertible (RevNets); the issue is predictability.',
             'd': 'Speed is not the issue; think of differential cryptanalysis.'}))
 
-_register('7.13', Problem(
+register('7.13', Problem(
     'Why does a RevNet trade the opposite way to a KV cache?', "choice", _opposite_trades, options=WHY_OPTIONS,
     nudges={
             'a': 'A KV cache costs memory: bytes_tok for every token of context.',

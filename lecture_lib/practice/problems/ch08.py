@@ -13,7 +13,7 @@ import sympy as sp
 from lecture_lib import collectives, hardware, measurements, models, roofline, topology, training_layout
 from lecture_lib import symbols as _symbols
 
-from ..registry import Mistake, Problem, _register
+from ..registry import Mistake, Problem, register
 
 #: MXFP4 as gpt-oss stores its experts: 4-bit values plus one 8-bit scale per 32 (4.25 bits).
 MXFP4_BYTES = 4.25 / 8
@@ -85,38 +85,38 @@ def _kv_added_ratio() -> float:
     return roofline.decode_step(step_form="kv_added", **kw)["t"] / roofline.decode_step(**kw)["t"]
 
 
-_register("8.1", Problem(
+register("8.1", Problem(
     "Derive the expected experts touched", "expression", lambda: roofline.EXPECTED_EXPERTS.rhs,
     wrong_hint="Find the probability that one given expert is missed by all B tokens, then use linearity of "
                "expectation over the E experts. Check: at B = 1 your formula must give k."))
-_register("8.2", Problem(
+register("8.2", Problem(
     "What DeepSeek-V3 reads at batch 1", "number", _deepseek_batch_one_read, rtol=0.01, unit="parameters",
     mistakes=(Mistake(lambda: _deepseek_batch_one_read("total"),
                       "That is every parameter: the lecture's large-batch form. At batch 1 each MoE layer "
                       "reads only the experts its one token is routed to."),
               Mistake(lambda: _deepseek_batch_one_read("table"),
                       "That reads the whole input-embedding table; a lookup reads one row per token."))))
-_register("8.3", Problem(
+register("8.3", Problem(
     "Tokens to touch 90% of the experts", "number", _tokens_for_ninety_percent, rtol=0.02, unit="tokens",
     wrong_hint="Set the expected experts touched equal to 0.9 E and solve for B; a logarithm appears."))
-_register("8.4", Problem(
+register("8.4", Problem(
     "gpt-oss-120b at batch 1 on four B200s", "number", _gpt_oss_batch_one, rtol=0.03, unit="tokens per second",
     mistakes=(Mistake(lambda: _gpt_oss_batch_one(all_experts=True),
                       "That bound reads all 128 experts of every layer. One token touches only 4 of them."),)))
-_register("8.5", Problem(
+register("8.5", Problem(
     "What the speculative-decoding figure implies", "number", _implied_tau, rtol=0.02,
     unit="accepted tokens per step",
     mistakes=(Mistake(lambda: 181.74 / 51.14,
                       "That is the speed-up over the measured baseline, which itself falls short of the "
                       "bound. Compare the figure with the bound instead."),)))
-_register("8.6", Problem(
+register("8.6", Problem(
     "What the prefix cache is worth to DeepSeek's prefill", "number", _cache_lift, rtol=0.03,
     mistakes=(Mistake(lambda: 0.563, "That is the hit rate itself, not how much it lifts the bound."),
               Mistake(lambda: 1 / 0.563, "Divide by the share of tokens still to compute, 1 − h."))))
-_register("8.7", Problem(
+register("8.7", Problem(
     "Absorbed MLA: how many more attention FLOPs?", "number", _absorbed_ratio, rtol=0.02,
     wrong_hint="Absorbed, every head's query meets the 576-wide latent key and the 512-wide latent value."))
-_register("8.8", Problem(
+register("8.8", Problem(
     "Tensor-parallel all-reduces for one step", "number", _tp_all_reduce, rtol=0.02, unit="seconds",
     mistakes=(Mistake(lambda: _tp_all_reduce(per_layer=1),
                       "That is one all-reduce per layer; a Megatron layer has two (after attention, after the MLP)."),
@@ -124,14 +124,14 @@ _register("8.8", Problem(
                       "Nearly: a ring all-reduce over N GPUs moves (N − 1)/N of the array twice, not all of it."),
               Mistake(lambda: _tp_all_reduce() / 2,
                       "An all-reduce is a reduce-scatter and then an all-gather: twice an all-gather's time."))))
-_register("8.9", Problem(
+register("8.9", Problem(
     "Which figure comes closest to its bound?", "choice", _closest, options=CLOSEST_CANDIDATES,
     alternates={"trtllm-llama70b-h200-batch1": ("batch 1", "batch-1", "llama 70b batch 1"),
                 "deepseek-decode-h800": ("deepseek decode",), "sglang-prefill-96xh100": ("sglang prefill",),
                 "trtllm-llama405b-fp8-h200-2k": ("405b", "llama 405b")},
     wrong_hint="Compute measured / bound for each; one of them has no all-to-all and no tensor-parallel "
                "all-reduce on its critical path."))
-_register("8.10", Problem(
+register("8.10", Problem(
     "The other step form", "number", _kv_added_ratio, rtol=0.02,
     wrong_hint="Compute both step times with roofline.decode_step, once with step_form='kv_added'."))
 
@@ -153,7 +153,7 @@ def _dp_across_nodes(flops_per_token: int = 4, bandwidth: float = H100_NODE_EGRE
     return collectives.dp_critical_batch(dp=32, flops=h100.flops["bf16"], link_bandwidth=bandwidth) * 4 / flops_per_token
 
 
-_register("8.11", Problem(
+register("8.11", Problem(
     "Where tensor parallelism stops paying", "number", _tp_critical_width, rtol=0.02, unit="d_ff values",
     mistakes=(Mistake(lambda: _tp_critical_width(matrices=2),
                       "That width is for a plain two-matrix MLP. A gated MLP has three matrices of "
@@ -162,7 +162,7 @@ _register("8.11", Problem(
                       "Nearly: a ring all-reduce over 8 GPUs moves 7/8 of the array twice, not all of it."),
               Mistake(lambda: _tp_critical_width() / 8,
                       "That is the width of one GPU's shard, d_ff / TP. The question asks for the whole MLP's d_ff."))))
-_register("8.12", Problem(
+register("8.12", Problem(
     "Tokens per GPU for data-parallel training across nodes", "number", _dp_across_nodes, rtol=0.02,
     unit="tokens per GPU",
     mistakes=(Mistake(lambda: _dp_across_nodes(flops_per_token=6),
@@ -194,7 +194,7 @@ def _mi300x_generous_bound(dtype: str = "fp8") -> float:
                                  kv_dtype=dtype)["tokens_per_s"]
 
 
-_register("8.13", Problem(
+register("8.13", Problem(
     "What multi-token prediction leaves on the table", "number", _mtp_share, rtol=0.03,
     unit="of the bound",
     mistakes=(Mistake(lambda: _mtp_share(MTP_DRAFT_LAYERS),
@@ -202,7 +202,7 @@ _register("8.13", Problem(
                       "own next token: up to four per step."),
               Mistake(lambda: _mtp_share(1),
                       "That is the share of the one-token-per-step bound; with MTP the ceiling is higher."))))
-_register("8.14", Problem(
+register("8.14", Problem(
     "Llama 2 70B on eight MI300X: the most generous bound", "number", _mi300x_generous_bound, rtol=0.03,
     unit="tokens per second",
     mistakes=(Mistake(lambda: _mi300x_generous_bound(dtype="bf16"),
@@ -234,7 +234,7 @@ def _v5p_x_opt(matrices: int = 3, axes_ratio: float = 2.0) -> float:
     return training_layout.X_OPT(B_tok=2**20, n_chip=256, n_mats=matrices, d_ff=28_672, bw_fsdp=axes_ratio, bw_tp=1)
 
 
-_register("8.15", Problem(
+register("8.15", Problem(
     "Latency of the tensor-parallel all-reduces at batch 1", "number", _tp_latency_405b, rtol=0.02, unit="seconds",
     mistakes=(Mistake(lambda: _tp_latency_405b(latency=False),
                       "That is the bandwidth term alone: tens of µs. Each all-reduce also pays NCCL's launch "
@@ -243,14 +243,14 @@ _register("8.15", Problem(
                       "A Megatron layer all-reduces twice: after attention and after the MLP."),
               Mistake(lambda: _tp_latency_405b(steps_per_all_reduce=7),
                       "A ring all-reduce is a reduce-scatter (N − 1 steps) and then an all-gather (N − 1 more)."))))
-_register("8.16", Problem(
+register("8.16", Problem(
     "AllToAll on a ring against a switch", "number", _ring_over_switch, rtol=0.01,
     mistakes=(Mistake(lambda: 16 / 4,
                       "That is the many-device limit N/4. Keep the switch's exact (N − 1)/N² for 16 devices."),
               Mistake(lambda: 1.0,
                       "Same egress does not mean same time: on a ring a chunk for a chip k places away crosses "
                       "k links, and every one of them carries it."))))
-_register("8.17", Problem(
+register("8.17", Problem(
     "How much FSDP on a TPU v5p slice?", "number", _v5p_x_opt, rtol=0.02, unit="chips on the FSDP axis",
     mistakes=(Mistake(lambda: _v5p_x_opt(matrices=2),
                       "That is the book's two-matrix MLP. Llama's gated MLP has three matrices to gather, which "
@@ -272,7 +272,7 @@ def _deepseek_weights_per_gpu(layout=DEEPSEEK_DECODE_LAYOUT) -> float:
     return roofline.device_memory(_deepseek(), unit, layout=layout, weight_dtype="fp8")["weights"]
 
 
-_register("8.18", Problem(
+register("8.18", Problem(
     "What one GPU of DeepSeek's decode unit holds", "number", _deepseek_weights_per_gpu, rtol=0.01, unit="bytes",
     mistakes=(Mistake(lambda: _deepseek_weights_per_gpu(layout=None),
                       "That spreads every weight evenly over the 144 GPUs, as if they were one big chip. Under DP "

@@ -14,7 +14,7 @@ import math
 from lecture_lib import collectives, hardware, hf_config, roofline
 from lecture_lib import plan as planner
 
-from ..registry import Mistake, Problem, _register
+from ..registry import Mistake, Problem, register
 
 #: The published config.json of Qwen3-30B-A3B, the fields the course reads (facts typed from the file).
 QWEN3_30B_A3B_CONFIG = {
@@ -58,7 +58,7 @@ def _cost(per: str = "output", scale: float = 1.0) -> float:
     return scale * got["usd_per_million_output" if per == "output" else "usd_per_million_input"]
 
 
-_register("9.1", Problem(
+register("9.1", Problem(
     # A whole number of sequences: the room divided by one sequence's cache, rounded down (61). The tolerance,
     # 0.5% (±0.3 sequence), takes only that whole number: 62 does not fit, and 61.4 is not rounded.
     "How many Qwen3-30B-A3B sequences fit on one H100", "number", lambda: float(math.floor(_fit())),
@@ -72,7 +72,7 @@ _register("9.1", Problem(
                       "each layer stores only 4 heads' keys and values.", rtol=0.1),
               Mistake(lambda: _fit(weights="bf16"),
                       "That stores the weights in BF16. The problem says FP8: one byte per weight.", rtol=0.03))))
-_register("9.2", Problem(
+register("9.2", Problem(
     "The batch-1 latency floor of Qwen3-30B-A3B, as tokens per second", "number", _floor_rate, rtol=0.02,
     unit="tokens/s per user",
     mistakes=(Mistake(lambda: _floor_rate(all_experts=True),
@@ -81,7 +81,7 @@ _register("9.2", Problem(
               Mistake(lambda: 1e3 / _floor_rate(),
                       "That is the time per token in milliseconds. The question asks for its inverse, tokens per "
                       "second for one user."))))
-_register("9.3", Problem(
+register("9.3", Problem(
     "Dollars per million output tokens at a 10 ms target", "number", _cost, rtol=0.02, unit="USD per million tokens",
     mistakes=(Mistake(lambda: _cost("input"),
                       "That is the input (prefill) price. The question asks for output tokens, made by decode steps "
@@ -122,28 +122,28 @@ def _tp_batch(layout="tp") -> float:
                                     layout=layout)
 
 
-_register("9.4", Problem(
+register("9.4", Problem(
     "Qwen3-30B-A3B's balance batch on an H100", "number", _balance, rtol=0.02, unit="sequences",
     mistakes=(Mistake(lambda: _balance(sparsity=False),
                       "That is the H100's hardware ratio alone, the balance batch of a dense model. An MoE stores "
                       "N_total but computes with N_active: multiply by the sparsity."),
               Mistake(lambda: _balance(compute="bf16"),
                       "That uses the BF16 peak. FP8 weights multiply at the FP8 peak, twice as fast."))))
-_register("9.5", Problem(
+register("9.5", Problem(
     "Time to prefill 8,192 tokens of Qwen3-30B-A3B on one H100", "number", _prefill, rtol=0.02, unit="seconds",
     mistakes=(Mistake(lambda: _prefill("total"),
                       "That computes with every expert. Each prompt token goes through 8 of the 128 experts per "
                       "layer: prefill FLOPs are 2 N_active per token, plus attention."),
               Mistake(lambda: 1e3 * _prefill(),
                       "That is in milliseconds; give seconds."))))
-_register("9.6", Problem(
+register("9.6", Problem(
     "What the reality band suggests at the 10 ms operating point", "number", _reality, rtol=0.02,
     unit="tokens/s per GPU",
     mistakes=(Mistake(lambda: _reality(applied=False),
                       "That is the bound itself. Chapter 8's decode rows reached only a share of it: apply the median."),
               Mistake(lambda: _reality(kind="prefill"),
                       "That applies the prefill rows' median. Output tokens come from decode: use the decode rows."))))
-_register("9.7", Problem(
+register("9.7", Problem(
     "Tensor parallelism over eight H100s: how many sequences fit", "number", _tp_batch, rtol=0.02, unit="sequences",
     mistakes=(Mistake(lambda: _tp_batch(layout=None),
                       "That pools the eight GPUs' HBM and splits the KV evenly. Qwen3-30B-A3B has 4 KV heads: with "
@@ -151,7 +151,7 @@ _register("9.7", Problem(
               Mistake(lambda: _tp_batch(layout="dp_ep"),
                       "That is DP attention + EP: every GPU holds its own sequences' whole cache. The question is "
                       "plain tensor parallelism."))))
-_register("9.8", Problem(
+register("9.8", Problem(
     "Dollars per million input tokens", "number", lambda: _cost("input"), rtol=0.02, unit="USD per million tokens",
     mistakes=(Mistake(lambda: _cost("output"),
                       "That is the output price. Input tokens are computed by prefill, many per step."),

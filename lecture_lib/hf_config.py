@@ -1,6 +1,6 @@
 """Build a :class:`~lecture_lib.models.Model` from a Hugging Face ``config.json``.
 
-Bring your own model: ``models.from_hf_config("path/to/config.json")`` (or the parsed dict) reads
+Bring your own model: ``hf_config.from_hf_config("path/to/config.json")`` (or the parsed dict) reads
 the shapes the course needs and nothing else. It knows these families, by ``model_type``:
 
 ==================  =======================================================================

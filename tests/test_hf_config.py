@@ -1,4 +1,4 @@
-"""models.from_hf_config: published config.json files in, the course's counts out.
+"""hf_config.from_hf_config: published config.json files in, the course's counts out.
 
 Each CONFIGS entry holds the fields of a published ``config.json`` that bear on the counts, typed
 from the file on the Hugging Face Hub named in the key (huggingface.co/<key>/blob/main/config.json);
@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from lecture_lib import models
+from lecture_lib import hf_config, models
 
 CONFIGS = {
     # ---- the course's presets (their shapes were typed from these same files)
@@ -155,7 +155,7 @@ PUBLISHED = {
 @pytest.mark.parametrize("key", sorted(PRESET_OF))
 def test_published_config_reproduces_the_preset_exactly(key):
     preset = models.get(PRESET_OF[key])
-    built = models.from_hf_config(CONFIGS[key])
+    built = hf_config.from_hf_config(CONFIGS[key])
     assert built.params_total == preset.params_total
     assert built.params_active == preset.params_active
     assert built.params_breakdown() == preset.params_breakdown()
@@ -169,7 +169,7 @@ def test_published_config_reproduces_the_preset_exactly(key):
 @pytest.mark.parametrize("key", sorted(PUBLISHED))
 def test_other_families_match_their_published_counts_within_1_percent(key):
     total, active, with_embedding = PUBLISHED[key]
-    built = models.from_hf_config(CONFIGS[key])
+    built = hf_config.from_hf_config(CONFIGS[key])
     assert abs(built.params_total / total - 1) <= 0.01
     if active is not None:
         ours = built.params_active_with_embedding if with_embedding else built.params_active
@@ -177,33 +177,33 @@ def test_other_families_match_their_published_counts_within_1_percent(key):
 
 
 def test_family_specific_readings():
-    gemma2 = models.from_hf_config(CONFIGS["google/gemma-2-9b"])
+    gemma2 = hf_config.from_hf_config(CONFIGS["google/gemma-2-9b"])
     assert (gemma2.d_head, gemma2.n_local_layers, gemma2.tied_embeddings) == (256, 21, True)
     assert gemma2.d_head != gemma2.d_model // gemma2.n_heads
-    mistral = models.from_hf_config(CONFIGS["mistralai/Mistral-7B-v0.1"])
+    mistral = hf_config.from_hf_config(CONFIGS["mistralai/Mistral-7B-v0.1"])
     assert (mistral.sliding_window, mistral.n_local_layers) == (4096, 32)
     # at 32k context each layer holds only the last 4,096 tokens: an eighth of the full cache
     assert mistral.kv_bytes_per_token(2, context_len=32768) == pytest.approx(
         mistral.kv_bytes_per_token(2) / 8)
-    qwen_moe = models.from_hf_config(CONFIGS["Qwen/Qwen1.5-MoE-A2.7B"])
+    qwen_moe = hf_config.from_hf_config(CONFIGS["Qwen/Qwen1.5-MoE-A2.7B"])
     assert (qwen_moe.n_shared_experts, qwen_moe.attention_bias) == (4, True)
-    v2 = models.from_hf_config(CONFIGS["deepseek-ai/DeepSeek-V2"])
+    v2 = hf_config.from_hf_config(CONFIGS["deepseek-ai/DeepSeek-V2"])
     assert (v2.attention_kind, v2.n_dense_layers, v2.kv_bytes_per_token(2)) == ("MLA", 1, 576 * 60 * 2)
 
 
 def test_layer_types_and_pattern_rules_agree():
     without_list = dict(CONFIGS["openai/gpt-oss-120b"])
     del without_list["layer_types"]
-    assert models.from_hf_config(without_list).n_local_layers == 18
+    assert hf_config.from_hf_config(without_list).n_local_layers == 18
     as_list = json.loads(json.dumps(CONFIGS["google/gemma-3-27b-it"]))
     as_list["text_config"]["layer_types"] = [
         "full_attention" if (i + 1) % 6 == 0 else "sliding_attention" for i in range(62)]
-    assert models.from_hf_config(as_list).n_local_layers == 52
+    assert hf_config.from_hf_config(as_list).n_local_layers == 52
 
 
 def test_sparse_step_and_mlp_only_layers_make_dense_layers():
     config = dict(CONFIGS["Qwen/Qwen1.5-MoE-A2.7B"], decoder_sparse_step=2, mlp_only_layers=[1])
-    built = models.from_hf_config(config)
+    built = hf_config.from_hf_config(config)
     # MoE where (i + 1) % 2 == 0 and i not in [1]: layers 3, 5, ..., 23 -> 11 of 24
     assert built.n_moe_layers == 11 and built.n_dense_layers == 13
 
@@ -213,9 +213,9 @@ def test_reads_a_file_and_names_the_model(tmp_path):
     config = dict(CONFIGS["meta-llama/Llama-3.1-8B"], _name_or_path="meta-llama/Llama-3.1-8B",
                   some_future_field={"nested": [1, 2, 3]})
     path.write_text(json.dumps(config))
-    built = models.from_hf_config(path)
+    built = hf_config.from_hf_config(path)
     assert built.name == "meta-llama/Llama-3.1-8B"
-    assert models.from_hf_config(str(path), name="mine").name == "mine"
+    assert hf_config.from_hf_config(str(path), name="mine").name == "mine"
     assert built.params_total == models.get("llama-3.1-8b").params_total
 
 
@@ -225,18 +225,18 @@ def test_missing_required_field_names_field_and_family(field):
     config = dict(CONFIGS["meta-llama/Llama-3.1-8B"])
     del config[field]
     with pytest.raises(ValueError, match=rf"'{field}'.*llama"):
-        models.from_hf_config(config)
+        hf_config.from_hf_config(config)
 
 
 def test_missing_moe_and_mla_fields_are_named():
     config = dict(CONFIGS["deepseek-ai/DeepSeek-V3"])
     del config["kv_lora_rank"]
     with pytest.raises(ValueError, match=r"'kv_lora_rank'.*deepseek_v3"):
-        models.from_hf_config(config)
+        hf_config.from_hf_config(config)
     config = dict(CONFIGS["mistralai/Mixtral-8x7B-v0.1"])
     del config["num_local_experts"]
     with pytest.raises(ValueError, match=r"'num_local_experts'.*mixtral"):
-        models.from_hf_config(config)
+        hf_config.from_hf_config(config)
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -252,44 +252,44 @@ def test_missing_moe_and_mla_fields_are_named():
 def test_wrong_types_and_absurd_sizes_are_named(field, value, message):
     config = dict(CONFIGS["meta-llama/Llama-3.1-8B"], **{field: value})
     with pytest.raises(ValueError, match=message):
-        models.from_hf_config(config)
+        hf_config.from_hf_config(config)
 
 
 def test_model_type_is_required_and_known():
     with pytest.raises(ValueError, match="model_type"):
-        models.from_hf_config({"hidden_size": 8})
+        hf_config.from_hf_config({"hidden_size": 8})
     with pytest.raises(ValueError, match="not a family the course reads"):
-        models.from_hf_config({"model_type": "bert"})
+        hf_config.from_hf_config({"model_type": "bert"})
 
 
 def test_untrusted_files_are_refused_clearly(tmp_path):
     with pytest.raises(ValueError, match="cannot be read"):
-        models.from_hf_config(tmp_path / "absent.json")
+        hf_config.from_hf_config(tmp_path / "absent.json")
     with pytest.raises(ValueError, match="not a regular file"):
-        models.from_hf_config(tmp_path)
+        hf_config.from_hf_config(tmp_path)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     with pytest.raises(ValueError, match="not a regular file"):
-        models.from_hf_config(fifo)
+        hf_config.from_hf_config(fifo)
     big = tmp_path / "big.json"
     big.write_text(" " * 2_000_000)
     with pytest.raises(ValueError, match="a few kB"):
-        models.from_hf_config(big)
+        hf_config.from_hf_config(big)
     broken = tmp_path / "broken.json"
     broken.write_text('{"model_type": "llama",')
     with pytest.raises(ValueError, match="not valid JSON"):
-        models.from_hf_config(broken)
+        hf_config.from_hf_config(broken)
     nan = tmp_path / "nan.json"
     nan.write_text('{"model_type": "llama", "hidden_size": NaN}')
     with pytest.raises(ValueError, match="NaN"):
-        models.from_hf_config(nan)
+        hf_config.from_hf_config(nan)
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ValueError, match="nested too deeply|JSON object"):
-        models.from_hf_config(deep)
+        hf_config.from_hf_config(deep)
     listed = tmp_path / "list.json"
     listed.write_text("[1, 2]")
     with pytest.raises(ValueError, match="JSON object"):
-        models.from_hf_config(listed)
+        hf_config.from_hf_config(listed)
     with pytest.raises(ValueError, match="path or a dict"):
-        models.from_hf_config(42)
+        hf_config.from_hf_config(42)

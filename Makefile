@@ -15,7 +15,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv on first run)"
 	@echo "make test       run every test: library, notebooks, exercises, browser"
-	@echo "make test-fast  every test except the browser ones"
+	@echo "make test-fast  every test except the browser ones and the exhaustive sweeps (slow)"
 	@echo "make exercises  regenerate exercises/ from solutions/"
 	@echo "make bench      print the performance figures (import, notebooks, sliders)"
 	@echo "make flashcards write build/llm-serving-math.apkg, an Anki deck of the course (FLASHCARDS=path to change)"
@@ -76,11 +76,15 @@ lab: $(VENV)/.course-installed
 	@$(PYTHON) tools/serve.py --check --port $(PORT) $(STRICT_PORT)
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS)
 
+# Both run on every core (pytest-xdist; tests/conftest.py keeps each file on one worker, the browser tests
+# on one worker one after another, and shares out the notebook runs). TEST_WORKERS=1 runs in one process.
+TEST_WORKERS ?= auto
+
 test: $(VENV)/.test-installed
-	MPLBACKEND=Agg $(PY) -m pytest
+	MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS)
 
 test-fast: $(VENV)/.test-installed
-	MPLBACKEND=Agg $(PY) -m pytest -m "not browser"
+	MPLBACKEND=Agg $(PY) -m pytest -n $(TEST_WORKERS) -m "not browser and not slow"
 
 exercises: $(VENV)/.course-installed
 	$(PY) -m lecture_lib.practice.exercises generate solutions exercises

@@ -35,6 +35,7 @@ def _fresh(explorer) -> tuple:
     return ops, points, limits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", base.explorer_classes(), ids=lambda cls: cls.__name__)
 def test_every_prediction_is_the_frame_a_real_move_shows(cls):
     explorer = cls()
@@ -129,6 +130,7 @@ def test_a_round_of_predictions_sends_one_message_per_control_and_stops_when_a_m
     assert sent == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", base.explorer_classes(), ids=lambda cls: cls.__name__)
 def test_a_predicted_control_never_moves_another_control(cls):
     """A prediction assumes every other control stays where it is. A slider that drags another one

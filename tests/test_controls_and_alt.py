@@ -202,6 +202,7 @@ def _overlapping_ticks(figure) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_tick_labels_never_run_together_at_slider_extremes(cls):
     explorer = cls()
@@ -293,6 +294,7 @@ def test_steady_decades_keep_the_axis_until_the_data_leave_it_or_it_is_far_too_w
     assert base.steady_decades(limits, 10.5, 900.0) == limits
 
 
+@pytest.mark.slow
 def test_a_line_drawn_in_two_panels_of_an_explorer_looks_the_same_in_both():
     """A walkthrough found Ch2's "your R" dotted in one panel and dashed in the other: a reference
     line (same label, same colour) repeated across panels keeps one dash pattern, so the legends agree."""

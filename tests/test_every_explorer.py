@@ -66,6 +66,7 @@ def test_each_control_changes_what_the_learner_sees(cls):
         explorer.view.figure.clear()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: f"{c.__module__.rpartition('.')[2]}.{c.__name__}")
 def test_every_model_on_every_chip_and_every_other_option_renders(cls):
     """Models against hardware (the pairing that can break: a model too big, a format a chip lacks),

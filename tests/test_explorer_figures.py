@@ -56,6 +56,7 @@ def _outside(explorer) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_every_line_stays_on_the_chart_at_each_slider_extreme(cls):
     explorer = cls()
@@ -178,6 +179,7 @@ def test_high_dpi_figures_on_request():
     assert float(out.stdout.strip()) == pytest.approx(2.0, abs=0.01)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_no_e_notation_in_any_text_of_a_figure(cls):
     """Titles, axis labels, legend entries and annotations read "2.6 × 10¹⁴", never "2.6e14"

@@ -87,6 +87,8 @@ NOT_DATA = {
     "explorers.ahead": "widget plumbing: predicted frames keyed by the page's slider positions (tests/test_ahead.py)",
     "explorers.live_figure": "matplotlib renderer internals (a figure and its artists in; tests/test_live_figure.py)",
     "practice.exercises": "notebook tooling over files and cells (tests/test_exercises.py)",
+    "practice.registry.register": "takes a Problem object written by a course author (tests/test_checks.py)",
+    "explorers.tables.html_table": "lays out cells the table functions already escaped (tests/test_tables.py)",
     "formula.same": "compares SymPy expressions", "formula.show": "typesets SymPy expressions",
     "catalogue.loose_name": "string normaliser used by every preset lookup",
     "practice.checks.check": "never raises by design; fuzzed by test_check_never_raises_on_any_answer",

@@ -148,6 +148,7 @@ def run_block(name: str, tmp: Path, *, cwd: Path, student: str | None = None, ti
 SOLVED = 3   # problems alice answers correctly
 
 
+@pytest.mark.slow
 def test_the_guides_nbgrader_commands_run_for_an_instructor_and_two_students(tmp_path):
     pytest.importorskip("nbgrader", reason="nbgrader is the grade extra (pip install -e '.[grade]')")
     found = blocks()

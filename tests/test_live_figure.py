@@ -105,6 +105,7 @@ def test_an_image_cannot_be_recorded_and_the_frame_falls_back_to_a_whole_png():
     assert view.widget.frame["ops"] and not view._page_background_stale
 
 
+@pytest.mark.slow
 def test_every_explorer_frame_is_small(monkeypatch):
     """What one move sends: a few kilobytes, not a PNG (the reason for live figures)."""
     for cls in base.explorer_classes():
@@ -159,6 +160,7 @@ def test_a_log_slider_does_not_echo_its_value_after_the_browser_moved_it():
     assert any("index" in m.get("state", {}) for m in sent)
 
 
+@pytest.mark.slow
 def test_reusing_unchanged_artists_gives_the_same_frame_as_drawing_them_all():
     """The cache of recorded artists (matplotlib's stale flag) never serves an outdated curve:
     after every control's move, the frame sent equals a fresh recording of every moving artist."""

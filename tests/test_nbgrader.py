@@ -100,6 +100,7 @@ def test_a_notebook_without_problems_is_refused():
 # The whole course round trip (release, two students, autograde, feedback, export) runs the instructor
 # guide's commands as written: tests/test_instructor_guide.py.
 
+@pytest.mark.slow
 def test_every_released_assignment_is_safe_for_students(tmp_path):
     """nbgrader's generate_assignment over every chapter: no released notebook mentions the solutions,
     and every relative link resolves inside the released folder."""

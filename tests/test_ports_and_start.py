@@ -44,6 +44,7 @@ def test_make_lab_sets_the_start_page_as_default_url():
     assert "--ServerApp.port_retries=0" in make_variable("LAB_FLAGS", "PORT=9123")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX only")
 def test_jupyter_lab_with_the_makefile_flags_prints_and_redirects_to_the_start_page():
     pytest.importorskip("jupyterlab")

@@ -71,6 +71,7 @@ def voila_app():
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_the_projector_page_loads_nothing_from_a_cdn(voila_app):
     """Voila's lab template links Font Awesome from cdn.jsdelivr.net; the projector serves it locally."""
     import re

@@ -244,6 +244,7 @@ def _positions(control):
     return []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", EXPLORERS, ids=lambda c: c.__name__)
 def test_no_e_notation_in_any_readout_at_defaults_and_every_extreme(cls):
     explorer = cls()

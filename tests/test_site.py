@@ -17,6 +17,8 @@ import pytest
 
 from static_server import StaticServer, offline_context
 
+pytestmark = pytest.mark.slow      # every test reads a site built by executing chapters (a minute or two)
+
 REPO = Path(__file__).resolve().parents[1]
 CHAPTER = "01_batch_size_cost_and_speed.html"
 

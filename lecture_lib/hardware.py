@@ -613,30 +613,36 @@ _CHIP_CATALOGUE = Catalogue("chip", CHIPS, _CHIP_ALIASES)
 _SYSTEM_CATALOGUE = Catalogue("system", SYSTEMS, _SYSTEM_ALIASES)
 
 
+_SYSTEMS_INSTEAD = {"hardware.get_system": _SYSTEM_CATALOGUE}
+_CHIPS_INSTEAD = {"hardware.get": _CHIP_CATALOGUE}
+
+
 def get(name: str) -> Chip:
     """The chip preset called ``name`` (case, spaces, hyphens, underscores and dots ignored).
 
     ``get("tpu-v5e") is get("TPU v5e")``; aliases include "TPU v4", "Trillium" and "Ironwood".
-    An unknown name raises ``KeyError`` listing the known ones.
+    An unknown name raises ``KeyError`` listing the known ones; a system's name ("GB300 NVL72")
+    raises one that points to :func:`get_system`.
     """
-    return _CHIP_CATALOGUE.find(name)
+    return _CHIP_CATALOGUE.find(name, elsewhere=_SYSTEMS_INSTEAD)
 
 
 def get_system(name: str) -> System:
-    """The scale-up system preset called ``name`` (same matching rules as :func:`get`)."""
-    return _SYSTEM_CATALOGUE.find(name)
+    """The scale-up system preset called ``name`` (same matching rules as :func:`get`); a chip's
+    name ("H100") raises a ``KeyError`` that points to :func:`get`."""
+    return _SYSTEM_CATALOGUE.find(name, elsewhere=_CHIPS_INSTEAD)
 
 
 def resolve_chip(chip, parameter: str = "chip"):
     """``chip`` as a preset: a :class:`Chip` (or a :class:`System`, which answers the same
     questions for the whole domain) is returned as it is, a name is looked up as in :func:`get`;
     anything else is a ``ValueError`` naming ``parameter``."""
-    return _CHIP_CATALOGUE.resolve(chip, parameter, also=(System,))
+    return _CHIP_CATALOGUE.resolve(chip, parameter, also=(System,), elsewhere=_SYSTEMS_INSTEAD)
 
 
 def resolve_system(system, parameter: str = "system") -> System:
     """``system`` as a :class:`System`: the object itself or a name looked up as in :func:`get_system`."""
-    return _SYSTEM_CATALOGUE.resolve(system, parameter)
+    return _SYSTEM_CATALOGUE.resolve(system, parameter, elsewhere=_CHIPS_INSTEAD)
 
 
 def chip_names() -> list[str]:

@@ -9,6 +9,7 @@ Units are SI: seconds, bytes, FLOP/s (2 FLOPs per multiply-add), bytes/s, dollar
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import sympy as sp
@@ -311,42 +312,145 @@ class UnknownNames(ParseError):
         super().__init__(f"uses {', '.join(self.names)}, which the course does not define")
 
 
-def _with_implicit_products(text: str) -> str:
-    """``2 B`` and ``2B`` read as ``2*B``, ``(a)(b)`` as ``(a)*(b)``: a ``*`` goes between a number, a
-    name or a closing bracket and a following number, name or opening bracket, except between a
-    name that is not a course symbol and its bracket (a call, which :func:`parse` judges)."""
+READS = ("products with * (or ×, ·, a space or nothing: 2B, 2(B+1)), / for division, powers with ** or ^ "
+         "(or ², ³, ⁻¹), roots with sqrt(...) or √, and the course's symbol names")
+"""The notations :func:`parse` reads, as the error for unreadable text lists them."""
+
+_AS_ASCII = str.maketrans({"−": "-", "×": "*", "·": "*", "⋅": "*", "∗": "*"})
+_SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+_SUPERSCRIPT_POWER = re.compile("⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_ROOT = "__root__"   # stands for √ while the text is tokenized (no answer can use it: underscore names are refused)
+
+
+def _is_call(name: str) -> bool:
+    """Whether ``name`` followed by a bracket is a call (a function), not a product (a symbol)."""
+    return name not in TABLE and name not in CONSTANTS
+
+
+def _as_ascii(text: str) -> str:
+    """``text`` with maths typography in Python's spelling: − as -, × · ⋅ ∗ as *, a run of
+    superscripts as a bracketed power (``B²`` -> ``B**(2)``, ``10⁻³`` -> ``10**(-3)``), any Unicode
+    space (a non-breaking one pasted from a page) as a space, and √ as a placeholder name
+    :func:`_powers_and_roots` turns into ``sqrt(...)``."""
+    text = _SUPERSCRIPT_POWER.sub(lambda run: f"**({run.group().translate(_SUPERSCRIPT)})", text.translate(_AS_ASCII))
+    return re.sub(r"\s+", " ", text).replace("√", f" {_ROOT} ")
+
+
+def _tokens(text: str) -> list[tuple[int, str]] | None:
+    """(type, string) of each token of ``text`` (layout tokens left out), or None if it does not tokenize."""
     import io
     import tokenize
 
+    layout = (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT)
     try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        return [(token.type, token.string) for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                if token.type not in layout]
     except (tokenize.TokenError, SyntaxError, IndentationError):
-        return text
+        return None
+
+
+def _closing(tokens: list[tuple[int, str]], start: int) -> int:
+    """Index of the bracket that closes the one at ``start`` (the last token if none does)."""
+    depth = 0
+    for index in range(start, len(tokens)):
+        depth += {"(": 1, ")": -1}.get(tokens[index][1], 0)
+        if depth == 0:
+            return index
+    return len(tokens) - 1
+
+
+def _operand_end(tokens: list[tuple[int, str]], start: int) -> int:
+    """Index just past what a √ at ``start - 1`` applies to: a bracket, a number, a name, a call or
+    another √ with its own operand; ``start`` itself when an operator or the end follows (nothing)."""
+    import tokenize
+
+    if start >= len(tokens):
+        return start
+    kind, string = tokens[start]
+    if string == _ROOT:
+        return _operand_end(tokens, start + 1)
+    if string == "(":
+        return _closing(tokens, start) + 1
+    if kind == tokenize.NAME and start + 1 < len(tokens) and tokens[start + 1][1] == "(" and _is_call(string):
+        return _closing(tokens, start + 1) + 1
+    return start + 1 if kind in (tokenize.NAME, tokenize.NUMBER) else start
+
+
+def _powers_and_roots(tokens: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The tokens with each √ written as ``sqrt( operand )`` and each ``^`` as ``**``; a √ with
+    nothing after it to take the root of is a :class:`ParseError`."""
+    import tokenize
+
+    out, index = [], 0
+    while index < len(tokens):
+        kind, string = tokens[index]
+        if string == _ROOT:
+            end = _operand_end(tokens, index + 1)
+            if end == index + 1:
+                raise ParseError("√ must be followed by what it is the root of, e.g. √B or √(B+1)")
+            operand = _powers_and_roots(tokens[index + 1:end])
+            out += [(tokenize.NAME, "sqrt"), (tokenize.OP, "(")] + operand + [(tokenize.OP, ")")]
+            index = end
+            continue
+        out.append((kind, "**") if (kind, string) == (tokenize.OP, "^") else (kind, string))
+        index += 1
+    return out
+
+
+def _with_implicit_products(tokens: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``2 B`` and ``2B`` read as ``2*B``, ``(a)(b)`` as ``(a)*(b)``: a ``*`` goes between a number, a
+    name or a closing bracket and a following number, name or opening bracket, except between a
+    name that is not a course symbol and its bracket (a call, which :func:`parse` judges)."""
+    import tokenize
+
     out, previous = [], None
     for token in tokens:
-        if token.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT):
-            continue
         if previous is not None:
-            left_value = previous.type in (tokenize.NUMBER, tokenize.NAME) or previous.string == ")"
-            right_value = token.type in (tokenize.NUMBER, tokenize.NAME) or token.string == "("
-            call = (previous.type == tokenize.NAME and token.string == "("
-                    and previous.string not in TABLE and previous.string not in CONSTANTS)
+            left_value = previous[0] in (tokenize.NUMBER, tokenize.NAME) or previous[1] == ")"
+            right_value = token[0] in (tokenize.NUMBER, tokenize.NAME) or token[1] == "("
+            call = previous[0] == tokenize.NAME and token[1] == "(" and _is_call(previous[1])
             if left_value and right_value and not call:
-                out.append("*")
-        out.append(token.string)
+                out.append((tokenize.OP, "*"))
+        out.append(token)
         previous = token
-    return " ".join(out)
+    return out
+
+
+def _python_text(text: str) -> str:
+    """``text`` as Python arithmetic for ``ast.parse`` (which only builds a tree; nothing is run):
+    typography made ASCII (:func:`_as_ascii`), ``^`` made ``**`` (so it has power's precedence and
+    groups right to left: ``2^3^2`` is 2⁹), √ made ``sqrt(...)``, implicit products given their
+    ``*``. Text that does not tokenize is returned with only its typography changed, and text that
+    already holds the placeholder for √ as it is, for ``ast.parse`` or :func:`parse` to refuse."""
+    if _ROOT in text:
+        return text
+    ascii_text = _as_ascii(text)
+    tokens = _tokens(ascii_text)
+    if tokens is None:
+        return ascii_text
+    return " ".join(string for _, string in _with_implicit_products(_powers_and_roots(tokens)))
 
 
 def parse(text, *, unknown: str = "error") -> sp.Expr:
     """A SymPy expression from text such as ``"FLOPs*N_total*bytes_param/(2*N_active*mem_bw)"``.
 
-    Allowed: numbers, the course's symbols (:data:`TABLE`), ``pi``, ``+ - * /``, ``**`` or ``^``,
-    unary minus, brackets, implicit products (``2B``), and the functions ``sqrt``, ``exp``,
-    ``log``/``ln``, ``Max``/``max``, ``Min``/``min``. Everything else (attributes, method calls,
-    subscripts, strings, comparisons, lambdas...) is refused with a :class:`ParseError`, as is text
-    longer than :data:`MAX_TEXT`, deeper than :data:`MAX_DEPTH`, an integer of more than
-    :data:`MAX_DIGITS` digits, or a power with a numeric exponent above :data:`MAX_EXPONENT`.
+    Allowed: numbers, the course's symbols (:data:`TABLE`), ``pi``, ``+ - /``, unary minus, brackets,
+    and the functions ``sqrt``, ``exp``, ``log``/``ln``, ``Max``/``max``, ``Min``/``min``. Maths is read
+    as people write it (:data:`READS`):
+
+    - products: ``*``, ``×``, ``·`` (also ``⋅``, ``∗``), or nothing: ``2B``, ``4 B``, ``2(B+1)``,
+      ``(a+b)(a-b)``;
+    - powers: ``**`` or ``^``, both with power's precedence and grouping right to left (``2^3^2`` is
+      512, ``-B^2`` is ``-(B**2)``, ``2*B^2`` is ``2*(B**2)``), or superscripts (``B²``, ``10⁻³``);
+    - roots: ``sqrt(x)`` or ``√``, which applies to the bracket, number, name or call right after it
+      (``√B``, ``√(B+1)``, ``2√B``);
+    - the minus sign ``−`` (U+2212) as ``-``.
+
+    Everything else (attributes, method calls, subscripts, strings, comparisons, lambdas...) is refused
+    with a :class:`ParseError`, as is text longer than :data:`MAX_TEXT`, deeper than :data:`MAX_DEPTH`,
+    an integer of more than :data:`MAX_DIGITS` digits, or a power with a numeric exponent above
+    :data:`MAX_EXPONENT`. The text only ever becomes a syntax tree (``ast.parse``) whose allowed nodes
+    are turned into SymPy objects one by one; it is never run.
 
     ``unknown="error"`` raises :class:`UnknownNames` for other names; ``unknown="symbol"`` makes
     them plain positive symbols (for derivations outside the notation table).
@@ -366,10 +470,13 @@ def parse(text, *, unknown: str = "error") -> sp.Expr:
     if len(text) > MAX_TEXT:
         raise ParseError(f"it is {len(text)} characters long; at most {MAX_TEXT} are read, so simplify it first")
     try:
-        tree = ast.parse(_with_implicit_products(text), mode="eval")
+        python_text = _python_text(text)
+    except RecursionError:
+        raise ParseError(f"the expression is nested more than {MAX_DEPTH} deep; simplify it first") from None
+    try:
+        tree = ast.parse(python_text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        raise ParseError(f"could not parse {text[:60]!r}: use * for products, / for division, ** or ^ for "
-                         "powers, and the course's symbol names") from None
+        raise ParseError(f"could not parse {text[:60]!r}: write {READS}") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
         raise ParseError(f"the expression has more than {MAX_NODES} parts; simplify it first")
     unknown_names: set[str] = set()
@@ -387,7 +494,7 @@ def parse(text, *, unknown: str = "error") -> sp.Expr:
             words = f"the operator {type(node.op).__name__}"
         elif isinstance(node, ast.UnaryOp):
             words = f"the operator {type(node.op).__name__}"
-        return ParseError(f"only numbers, the course's symbols, + - * / ** ^, brackets and "
+        return ParseError(f"only numbers, the course's symbols, + - × / ^ (or * and **), brackets, √ and "
                           f"{', '.join(sorted(set(FUNCTIONS)))} are read; this has {words or type(node).__name__}")
 
     def power(base, exponent):
@@ -405,7 +512,7 @@ def parse(text, *, unknown: str = "error") -> sp.Expr:
         return sp.Pow(base, exponent)
 
     operators = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-                 ast.Div: lambda a, b: a / b, ast.Pow: power, ast.BitXor: power}
+                 ast.Div: lambda a, b: a / b, ast.Pow: power}
 
     def build(node, depth):
         if depth > MAX_DEPTH:

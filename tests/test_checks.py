@@ -18,9 +18,11 @@ from lecture_lib.symbols import B, FLOPs, N_active, N_total, bytes_param, mem_bw
 
 @pytest.fixture(autouse=True)
 def lenient(monkeypatch):
-    """Every test starts outside strict mode, whatever the environment running pytest says."""
+    """Every test starts outside strict mode, whatever the environment running pytest says, and with
+    no answer judged before it (check() compares an answer with the one it judged last)."""
     monkeypatch.delenv("LECTURE_STRICT", raising=False)
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    monkeypatch.setattr(checks, "_last_judged", [])
 
 
 def expected(problem_id):

@@ -196,6 +196,32 @@ def test_unknown_system_keyerror_lists_every_known_name():
         assert name in str(info.value)
 
 
+@pytest.mark.parametrize("name", ["GB300 NVL72", "gb200-nvl72", "NVL72", "TPU v5e-256"])
+def test_a_systems_name_given_to_the_chip_lookup_points_to_get_system(name):
+    """Issue 31: hardware.get("GB300 NVL72") in a work cell raised a KeyError that only listed chips."""
+    for lookup in (hardware.get, hardware.resolve_chip):
+        with pytest.raises(KeyError) as info:
+            lookup(name)
+        message = str(info.value)
+        assert f"hardware.get_system({name!r})" in message and "names a system" in message
+        assert all(chip in message for chip in hardware.chip_names())
+
+
+@pytest.mark.parametrize("name", ["H100", "gb300", "TPU v5e"])
+def test_a_chips_name_given_to_the_system_lookup_points_to_get(name):
+    for lookup in (hardware.get_system, hardware.resolve_system):
+        with pytest.raises(KeyError) as info:
+            lookup(name)
+        assert f"hardware.get({name!r})" in str(info.value) and "names a chip" in str(info.value)
+
+
+def test_a_name_known_nowhere_gets_no_pointer():
+    for lookup in (hardware.get, hardware.get_system):
+        with pytest.raises(KeyError) as info:
+            lookup("Z100")
+        assert "hardware.get" not in str(info.value) and "names a" not in str(info.value)
+
+
 @pytest.mark.parametrize("bad", [None, 100, b"H100", ["H100"]])
 def test_non_string_names_are_refused_with_the_parameter_named(bad):
     with pytest.raises((TypeError, ValueError), match="name"):

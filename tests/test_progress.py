@@ -326,8 +326,15 @@ def _kernel(progress_file, *cells):
 
 def test_a_learners_exercise_cells_are_recorded(progress_file):
     seen = _kernel(progress_file, "from lecture_lib.practice.checks import check", "answer = 1.0  # your work here",
-                   'check("1.2", answer)', 'check("1.3", answer)')
+                   'check("1.2", answer)', "answer = 2.0  # your work here", 'check("1.3", answer)')
     assert {pid: entry["attempts"] for pid, entry in seen.items()} == {"1.2": 1, "1.3": 1}
+
+
+def test_the_previous_problems_answer_checked_again_is_not_an_attempt(progress_file):
+    """1.3's work cell did not run (it raised), so answer is still 1.2's: check() says so, records nothing."""
+    seen = _kernel(progress_file, "from lecture_lib.practice.checks import check", "answer = 1.0  # your work here",
+                   'check("1.2", answer)', 'check("1.3", answer)')
+    assert {pid: entry["attempts"] for pid, entry in seen.items()} == {"1.2": 1}
 
 
 def test_running_worked_solutions_records_nothing(progress_file):

@@ -11,7 +11,8 @@ Three kinds of answer:
 - ``"number"``: a float within a relative tolerance chosen per problem.
 - ``"expression"``: a SymPy expression, or text such as
   ``"FLOPs*N_total*bytes_param/(2*N_active*mem_bw)"`` read by :func:`lecture_lib.symbols.parse`
-  (numbers, the course's symbols, ``+ - * / ** ^``, brackets and sqrt/exp/log/Max/Min only; text
+  (numbers, the course's symbols, ``+ - * / ** ^``, brackets and sqrt/exp/log/Max/Min only, in the
+  notations people write: ``2B``, ``2(B+1)``, ``×``, ``·``, ``B²``, ``10⁻³``, ``√B``, ``−``; text
   is parsed, never run), accepted when it is *equivalent* to the expected one: the two agree at six
   random positive values of every symbol (a disagreement there is decisive), or, where they cannot
   be evaluated, ``simplify`` of the difference is zero.
@@ -19,10 +20,12 @@ Three kinds of answer:
   with alternate spellings allowed.
 
 Feedback is one of four statuses: ``correct``; ``unanswered`` (the answer is still ``...`` or
-``None``); ``wrong``, with a nudge that never contains the answer (off by ~1000×: check units;
-off by 2: FLOPs vs multiplies; off by 8: bits vs bytes; wrong sign; known mistakes of that
-problem; otherwise only "too high" or "too low"); ``invalid`` (a list, a string where a number
-belongs, NaN...). Nothing the learner passes produces a traceback.
+``None``; or it is the very answer just judged for another problem, and wrong here: the work cell
+may not have run, so ``answer`` still holds the previous problem's value); ``wrong``, with a nudge
+that never contains the answer (off by ~1000×: check units; off by 2: FLOPs vs multiplies; off by
+8: bits vs bytes; wrong sign; known mistakes of that problem; otherwise only "too high" or "too
+low"); ``invalid`` (a list, a string where a number belongs, NaN...). Nothing the learner passes
+produces a traceback.
 
 Time limit: the judgement of anything symbolic (an expression problem, or a SymPy object as the
 answer) runs in a forked copy of the kernel that is killed after ``$LECTURE_CHECK_SECONDS``
@@ -164,7 +167,10 @@ def check(problem_id, answer) -> CheckResult:
     """Judge ``answer`` for ``problem_id``, show kind feedback, and return a :class:`CheckResult`.
 
     Never raises for a bad answer (whatever its type), except in strict mode
-    (:func:`strict_mode`), where anything but a correct answer raises ``AssertionError``.
+    (:func:`strict_mode`), where anything but a correct answer raises ``AssertionError``. An answer
+    that repeats the one just judged for another problem, and is wrong for this one, is
+    ``unanswered`` (not recorded as an attempt): its work cell may not have run. Choice problems
+    are not compared that way.
     """
     key = _normalise_id(problem_id)
     if key not in PROBLEMS:
@@ -184,6 +190,11 @@ def check(problem_id, answer) -> CheckResult:
         status, message = _outcome_within(problem, answer, _time_budget())
     else:
         status, message = _outcome(problem, answer)
+    previous = _stale_for(key, problem, answer, status)
+    if previous is None:
+        _last_judged[:] = [key, answer]
+    else:
+        status, message = "unanswered", STALE.format(previous=previous)
     result = CheckResult(key, status, message)
     _progress.record(key, status)   # attempts and first-correct time only (lecture_lib.practice.progress)
     _show(result)
@@ -201,6 +212,61 @@ def _outcome(problem: Problem, answer) -> tuple[str, str]:
     except Exception as error:   # a learner's odd object must never produce a traceback
         return "invalid", (f"The checker could not read this answer ({type(error).__name__}). "
                            f"{_what_to_pass(problem)}")
+
+
+# ---------------------------------------------------------------- an answer left over from the problem before
+# When a work cell raises before it assigns ``answer`` (a typo, a KeyError), the variable still holds
+# the previous problem's answer, and the check cell below would judge that ("too low"). So check()
+# remembers the answer it last judged, and when the very same answer comes back for another problem
+# and is wrong there, it says the work cell may not have run instead of nudging. A correct answer is
+# never refused (some problems share an answer), an invalid one keeps its own message (it says what
+# form is wanted), and choices are left alone (a few options, so the same letter twice in a row is
+# common and says nothing).
+
+STALE = ("This looks like Problem {previous}'s answer: it is the very answer just checked there. The work "
+         "cell above may not have run (did it stop with an error?), so answer may still hold Problem "
+         "{previous}'s value. Run the work cell, fixing any error it shows, then this check again. If you "
+         "did mean this answer, it is not the one for this problem.")
+
+_last_judged: list = []   # [problem id, answer] of the last answer check() judged
+
+
+def _stale_for(key: str, problem: Problem, answer, status: str) -> str | None:
+    """The id of the problem whose answer ``answer`` repeats, when it was judged just before for a
+    different problem and is wrong for this one (``status``), else None. Never raises."""
+    if status != "wrong" or problem.kind == "choice" or len(_last_judged) != 2:
+        return None
+    previous, previous_answer = _last_judged
+    if previous == key or not _same_answer(answer, previous_answer):
+        return None
+    return previous
+
+
+def _same_answer(a, b) -> bool:
+    """Whether two answers are the same one: the same object, equal numbers, equal text (spaces at
+    the ends ignored) or structurally equal SymPy objects. Anything else is compared by identity
+    only, and a comparison that fails counts as different."""
+    if a is None or a is Ellipsis:
+        return False
+    if a is b:
+        return True
+    try:
+        if isinstance(a, (str, bytes)) and isinstance(b, (str, bytes)):
+            return _as_text(a).strip() == _as_text(b).strip()
+        if _plain_value(a) and _plain_value(b):
+            return bool(a == b)
+    except Exception:
+        pass
+    return False
+
+
+def _as_text(value: str | bytes) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else value
+
+
+def _plain_value(value) -> bool:
+    """A number (Python, NumPy, Fraction, Decimal) or a SymPy object: compared by value."""
+    return isinstance(value, (numbers.Number, sp.Basic)) and not isinstance(value, bool)
 
 
 # ---------------------------------------------------------------- one time limit around the whole check
@@ -543,9 +609,8 @@ def _as_expression(answer) -> sp.Expr:
         except _symbols.ParseError as error:
             message = error.reason
             if message.startswith("could not parse"):
-                raise _Verdict("invalid", f"SymPy could not parse {answer.strip()[:60]!r}. Use * for products, / for "
-                                          "division and the course's symbol names (B, N_active, FLOPs, "
-                                          "mem_bw, ...).") from None
+                raise _Verdict("invalid", f"The checker could not parse {answer.strip()[:60]!r}. It reads "
+                                          f"{_symbols.READS} (B, N_active, FLOPs, mem_bw, ...).") from None
             raise _Verdict("invalid", f"The checker cannot read that expression: {message}.") from None
     if isinstance(answer, sp.Equality):
         answer = answer.rhs

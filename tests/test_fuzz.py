@@ -253,7 +253,7 @@ def _presets():
         "unit": [hardware.get("H100"), hardware.get_system("GB200 NVL72")], "deployment": [collectives.deployment(hardware.get("H100"), n_chips=8)],
         "levels": [[(8, 450e9), (2, 400e9)]],
         "layout": ["dp", "tp", "ep"], "bytes_total": [1e9],
-        # hf_config / models.from_hf_config: a config dict, the same as a file path and as JSON text.
+        # hf_config.read_config / from_hf_config: a config dict, the same as a file path and as JSON text.
         "source": [dict(HF_CONFIG), _hf_config_file()], "text": ["2k", "2*B", json.dumps(HF_CONFIG)],
     }
 
@@ -297,7 +297,7 @@ def _explicit():
         "reversible.cache_bytes": dict(cache=cache),
         "practice.progress.load": dict(file=os.path.join(tempfile.gettempdir(), "lecture-fuzz-no-progress.json")),
         "hf_config.read_config": dict(source=_hf_config_file()),   # a path here; a dict for from_hf_config
-        "models.from_hf_config": dict(source=_hf_config_file()),
+        "hf_config.from_hf_config": dict(source=_hf_config_file()),
         "units.plural": dict(count=3, word="round"),
     }
 

@@ -545,7 +545,7 @@ def test_hf_config_readers_name_source(bad):
     the path raised the ValueError of os.stat, {} was read as a config."""
     from lecture_lib import hf_config
 
-    for call in (hf_config.read_config, hf_config.from_hf_config, models.from_hf_config):
+    for call in (hf_config.read_config, hf_config.from_hf_config):
         with pytest.raises(ValueError, match="source"):
             call(bad)
 
@@ -561,7 +561,7 @@ def test_hf_config_content_errors_name_source_and_the_field(tmp_path):
         hf_config.read_config(path)
     path.write_text(__import__("json").dumps(_LLAMA_8B))
     assert hf_config.read_config(str(path)) == _LLAMA_8B
-    assert models.from_hf_config(path).params_total == hf_config.from_hf_config(_LLAMA_8B).params_total
+    assert hf_config.from_hf_config(path).params_total == hf_config.from_hf_config(_LLAMA_8B).params_total
 
 
 @pytest.mark.parametrize("kwargs, name", [

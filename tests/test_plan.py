@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lecture_lib import collectives, hardware, measurements, models, moe, pipeline, pipeline_memory, roofline
+from lecture_lib import collectives, hardware, hf_config, measurements, models, moe, pipeline, pipeline_memory, roofline
 from lecture_lib import plan as planner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,7 +141,7 @@ def test_config_json_model_and_model_object(tmp_path):
     path.write_text(json.dumps(config))
     from_path = planner.plan(str(path), "H100", price_per_gpu_hour=2, len_ctx=2048)
     from_dict = planner.plan(config, "H100", price_per_gpu_hour=2, len_ctx=2048)
-    from_model = planner.plan(models.from_hf_config(config), "H100", price_per_gpu_hour=2, len_ctx=2048)
+    from_model = planner.plan(hf_config.from_hf_config(config), "H100", price_per_gpu_hour=2, len_ctx=2048)
     assert from_path.numbers == from_dict.numbers == from_model.numbers
     assert from_path.numbers["inputs"]["model"] == "example/mistral-like"
 

@@ -30,6 +30,10 @@ Counting rules (formulas in each method's docstring):
   are under 0.01 % of the total.
 - Biases: Q/K/V/O biases and per-head attention sinks are counted when a preset sets them
   (gpt-oss). Expert and router biases are not (gpt-oss: about 0.04 B, 0.03 %).
+- Linear attention (Qwen3-Next's Gated DeltaNet): ``n_linear_layers`` layers mix tokens with a
+  fixed-size recurrent state instead of softmax attention. Their weights are counted by
+  :meth:`Model.linear_attention_params_per_layer`; they add no KV per token, only a fixed state
+  per sequence (:meth:`Model.state_bytes_per_sequence`).
 - Embeddings: ``vocab_size·d_model`` for the input table, and the same again for the output
   head unless tied. The input table is in the total but **not** in the active params, since a
   lookup reads one row and does no FLOPs. The output head is in both.
@@ -57,9 +61,12 @@ _REQUIRED_SIZES = ("n_layers", "d_model", "n_heads", "n_kv_heads", "d_head", "vo
 _OPTIONAL_SIZES = ("d_ff", "n_routed_experts", "n_shared_experts", "experts_per_token",
                    "d_ff_expert", "n_dense_layers", "kv_lora_rank", "q_lora_rank",
                    "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window",
-                   "n_local_layers")
+                   "n_local_layers", "n_linear_layers", "linear_k_heads", "linear_v_heads",
+                   "linear_k_dim", "linear_v_dim", "linear_conv_kernel")
+_LINEAR_SHAPE = ("linear_k_heads", "linear_v_heads", "linear_k_dim", "linear_v_dim",
+                 "linear_conv_kernel")
 _FLAGS = ("gated_mlp", "tied_embeddings", "attention_bias", "attention_sinks",
-          "published_active_includes_embedding")
+          "attention_output_gate", "published_active_includes_embedding")
 
 
 def _describe(value) -> str:
@@ -117,12 +124,25 @@ class Model:
       global) read one shared KV cache, so only one of them stores it (Cross-Layer Attention,
       Brandon et al. 2024, arXiv 2405.12981; Character.AI's serving note of 2024-06-20 shares KV
       across 2-3 neighbouring layers). 1 = no sharing. Parameter counts are unchanged.
+    - ``attention_output_gate``: Q's projection is twice as wide and its second half gates the
+      attention output (Qwen3-Next's gated attention), so each attention layer has
+      ``d_model·n_heads·d_head`` more weights. The KV cache is unchanged.
+    - Linear attention: ``n_linear_layers`` layers (Qwen3-Next: 3 of every 4) replace softmax
+      attention with Gated DeltaNet (Yang et al. 2024, arXiv 2412.06464), shaped by
+      ``linear_k_heads``, ``linear_v_heads``, ``linear_k_dim``, ``linear_v_dim`` and
+      ``linear_conv_kernel``. They store no KV per token but a fixed state per sequence. Local
+      layers (``n_local_layers``) are counted among the other, softmax-attention layers.
     - Sparse attention: ``attention_topk`` > 0 means each new token attends to (and reads) at most
       that many earlier tokens per layer, picked by an indexer (DeepSeek-V3.2's DSA, index_topk
       = 2048). Every token is still *stored*; only the bytes *read* and the attention FLOPs shrink.
       The indexer's own key cache (about 8 KB per token for DeepSeek-V3.2, more than the sparse
       read itself) and weights are not counted here; :func:`lecture_lib.context.kv_bytes_read` adds
       the cache.
+    - Weight format of a published checkpoint (set by :func:`lecture_lib.hf_config.from_hf_config`
+      from ``torch_dtype`` and ``quantization_config``): ``weight_format`` says in words what is
+      stored (e.g. "fp8 (e4m3), one fp32 scale per 128x128 block, on ..."), and
+      ``weight_bytes_per_param`` is the average stored bytes per parameter over the whole model,
+      scales included (0 = not known). :attr:`stored_weight_bytes` multiplies it out.
     """
 
     name: str
@@ -152,6 +172,14 @@ class Model:
     n_local_layers: int = 0
     attention_bias: bool = False
     attention_sinks: bool = False
+    attention_output_gate: bool = False
+    # Linear-attention (Gated DeltaNet) layers: a fixed state per sequence instead of KV per token
+    n_linear_layers: int = 0
+    linear_k_heads: int = 0
+    linear_v_heads: int = 0
+    linear_k_dim: int = 0
+    linear_v_dim: int = 0
+    linear_conv_kernel: int = 0
     # KV sharing across layers and sparse attention (Chapter 6; defaults change nothing)
     kv_share_group: int = 1
     attention_topk: int = 0
@@ -161,6 +189,9 @@ class Model:
     published_active_includes_embedding: bool = field(default=False, repr=False)
     source: str = field(default="", repr=False)
     notes: str = field(default="", repr=False)
+    # What a published checkpoint stores (0 = not known); see the class docstring
+    weight_format: str = field(default="", repr=False)
+    weight_bytes_per_param: float = field(default=0, repr=False)
 
     def __post_init__(self):
         set_ = object.__setattr__   # the dataclass is frozen; normalise ints once, here
@@ -181,7 +212,13 @@ class Model:
                 raise ValueError(f"{name} must be 0 (not published) or a parameter count from 1 to 1e15, "
                                  f"got {_describe(value)}")
             set_(self, name, float(value))
-        for name in ("source", "notes"):
+        bytes_per_param = self.weight_bytes_per_param
+        if (isinstance(bytes_per_param, bool) or not isinstance(bytes_per_param, numbers.Real)
+                or not (bytes_per_param == 0 or 0 < bytes_per_param <= 64)):
+            raise ValueError(f"weight_bytes_per_param must be 0 (not known) or a number of bytes above 0 "
+                             f"and up to 64, got {_describe(bytes_per_param)}")
+        set_(self, "weight_bytes_per_param", float(bytes_per_param))
+        for name in ("source", "notes", "weight_format"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{name} must be a str, got {_describe(getattr(self, name))}")
         set_(self, "kv_share_group", _whole("kv_share_group", self.kv_share_group, minimum=1))
@@ -191,6 +228,7 @@ class Model:
         set_(self, "attention_topk", _whole("attention_topk", self.attention_topk, minimum=0))
         self._check_attention()
         self._check_moe()
+        self._check_linear_attention()
         self._check_local_attention()
 
     def _check_attention(self):
@@ -232,10 +270,29 @@ class Model:
         if self.n_dense_layers and self.d_ff < 1:
             raise ValueError(f"d_ff must be >= 1 when n_dense_layers > 0, got {self.d_ff}")
 
+    def _check_linear_attention(self):
+        if not self.n_linear_layers:
+            for name in _LINEAR_SHAPE:
+                if getattr(self, name):
+                    raise ValueError(f"{name} must be 0 unless n_linear_layers > 0, "
+                                     f"got {getattr(self, name)}")
+            return
+        if self.n_linear_layers >= self.n_layers:
+            raise ValueError(f"n_linear_layers must be below n_layers={self.n_layers} (at least one "
+                             f"softmax-attention layer), got {self.n_linear_layers}")
+        for name in _LINEAR_SHAPE:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1 when n_linear_layers > 0, got {getattr(self, name)}")
+        if self.linear_v_heads % self.linear_k_heads:
+            raise ValueError(f"linear_v_heads must be a multiple of linear_k_heads={self.linear_k_heads}, "
+                             f"got {self.linear_v_heads}")
+        if self.kv_lora_rank:
+            raise ValueError("n_linear_layers must be 0 for an MLA model (kv_lora_rank > 0)")
+
     def _check_local_attention(self):
-        if self.sliding_window and not 1 <= self.n_local_layers <= self.n_layers:
-            raise ValueError(f"n_local_layers must be between 1 and n_layers={self.n_layers} "
-                             f"when sliding_window > 0, got {self.n_local_layers}")
+        if self.sliding_window and not 1 <= self.n_local_layers <= self.n_attention_layers:
+            raise ValueError(f"n_local_layers must be between 1 and the {self.n_attention_layers} "
+                             f"softmax-attention layers when sliding_window > 0, got {self.n_local_layers}")
         if self.n_local_layers and not self.sliding_window:
             raise ValueError(f"sliding_window must be >= 1 when n_local_layers > 0, "
                              f"got {self.sliding_window}")
@@ -261,9 +318,14 @@ class Model:
         return "MQA" if self.n_kv_heads == 1 else "GQA"
 
     @property
+    def n_attention_layers(self) -> int:
+        """Layers with softmax attention (and so a KV cache): n_layers - n_linear_layers."""
+        return self.n_layers - self.n_linear_layers
+
+    @property
     def n_global_layers(self) -> int:
-        """Layers with full (global) attention: n_layers - n_local_layers."""
-        return self.n_layers - self.n_local_layers
+        """Layers with full (global) attention: n_layers - n_linear_layers - n_local_layers."""
+        return self.n_attention_layers - self.n_local_layers
 
     # ------------------------------------------------------------------ parameter counts
 
@@ -282,6 +344,9 @@ class Model:
         KV down = ``d_model·(kv_lora_rank + r)``, KV up = ``kv_lora_rank·n_heads·(n + v)``,
         O = ``n_heads·v·d_model``.
         The two latent norms are counted under "norms".
+
+        With ``attention_output_gate`` (Qwen3-Next) Q's projection also yields a gate:
+        add ``d_model·n_heads·d_head``.
         """
         h, d = self.n_heads, self.d_model
         if self.kv_lora_rank:
@@ -298,9 +363,30 @@ class Model:
             count = d * self.d_head * (2 * h + 2 * self.n_kv_heads)
             if self.attention_bias:
                 count += (h + 2 * self.n_kv_heads) * self.d_head + d
+            if self.attention_output_gate:
+                count += d * h * self.d_head
         if self.attention_sinks:
             count += h
         return count
+
+    def linear_attention_params_per_layer(self) -> int:
+        """Weights of one Gated DeltaNet layer (Qwen3-Next), 0 without linear attention.
+
+        With key width K = linear_k_heads·linear_k_dim, value width V = linear_v_heads·linear_v_dim
+        and kernel c (transformers' ``Qwen3NextGatedDeltaNet``):
+        in_proj_qkvz ``d_model·(2K + 2V)`` (Q, K, V and the output gate Z), in_proj_ba
+        ``d_model·2·linear_v_heads`` (the β and decay inputs), a depthwise causal conv over Q, K, V
+        ``(2K + V)·c``, the per-head ``dt_bias`` and ``A_log`` (2·linear_v_heads), the gated
+        RMSNorm ``linear_v_dim`` and out_proj ``V·d_model``.
+        """
+        if not self.n_linear_layers:
+            return 0
+        d = self.d_model
+        k_width = self.linear_k_heads * self.linear_k_dim
+        v_width = self.linear_v_heads * self.linear_v_dim
+        return (d * (2 * k_width + 2 * v_width) + d * 2 * self.linear_v_heads
+                + (2 * k_width + v_width) * self.linear_conv_kernel + 2 * self.linear_v_heads
+                + self.linear_v_dim + v_width * d)
 
     def _mlp_matrices(self) -> int:
         return 3 if self.gated_mlp else 2
@@ -314,7 +400,9 @@ class Model:
 
         - embedding = vocab_size·d_model
         - unembedding = vocab_size·d_model, or 0 if tied to the embedding
-        - attention = n_layers · :meth:`attention_params_per_layer`
+        - attention = (n_layers - n_linear_layers) · :meth:`attention_params_per_layer`
+        - linear_attention = n_linear_layers · :meth:`linear_attention_params_per_layer`, a key
+          present only when the model has linear-attention layers
         - dense_mlp = (n_layers - n_moe_layers) · (3 if gated else 2) · d_model · d_ff
         - experts_routed = n_moe_layers · n_routed_experts · :meth:`expert_params`
         - experts_shared = n_moe_layers · n_shared_experts · :meth:`expert_params`
@@ -326,16 +414,19 @@ class Model:
         """
         d, v = self.d_model, self.vocab_size
         moe = self.n_moe_layers
-        return {
+        parts = {
             "embedding": v * d,
             "unembedding": 0 if self.tied_embeddings else v * d,
-            "attention": self.n_layers * self.attention_params_per_layer(),
+            "attention": self.n_attention_layers * self.attention_params_per_layer(),
             "dense_mlp": (self.n_layers - moe) * self._mlp_matrices() * d * self.d_ff,
             "experts_routed": moe * self.n_routed_experts * self.expert_params(),
             "experts_shared": moe * self.n_shared_experts * self.expert_params(),
             "router": moe * d * self.n_routed_experts,
             "norms": self.n_layers * (2 * d + self.q_lora_rank + self.kv_lora_rank) + d,
         }
+        if self.n_linear_layers:
+            parts["linear_attention"] = self.n_linear_layers * self.linear_attention_params_per_layer()
+        return parts
 
     def active_breakdown(self) -> dict[str, int]:
         """Parameters one token multiplies through, by part. Sums to :attr:`params_active`.
@@ -393,6 +484,12 @@ class Model:
         """
         return self.params_total * _bytes_per("bytes_per_param", bytes_per_param)
 
+    @property
+    def stored_weight_bytes(self) -> float:
+        """Bytes of weights as the published checkpoint stores them: params_total ·
+        weight_bytes_per_param (scales of block formats included); 0 when the format is not known."""
+        return self.params_total * self.weight_bytes_per_param
+
     def vs_published(self) -> dict[str, float | None]:
         """Our count divided by the published one: ``{"total": ..., "active": ...}``.
 
@@ -422,6 +519,29 @@ class Model:
             return self.kv_lora_rank + self.qk_rope_head_dim
         return 2 * self.n_kv_heads * self.d_head
 
+    def state_values_per_sequence(self) -> int:
+        """Values of fixed state one sequence keeps in the linear-attention layers (0 without them).
+
+        Per Gated DeltaNet layer: the recurrent state, one linear_k_dim x linear_v_dim matrix per
+        value head (``linear_v_heads·linear_k_dim·linear_v_dim``), plus the causal conv's last
+        ``linear_conv_kernel - 1`` inputs (``(2·K + V)·(c - 1)``, K and V as in
+        :meth:`linear_attention_params_per_layer`). It does not grow with the context: this is
+        what replaces the KV cache in those layers (Qwen3-Next-80B-A3B: 36 layers x 548,864 values).
+        """
+        if not self.n_linear_layers:
+            return 0
+        k_width = self.linear_k_heads * self.linear_k_dim
+        v_width = self.linear_v_heads * self.linear_v_dim
+        recurrent = self.linear_v_heads * self.linear_k_dim * self.linear_v_dim
+        conv = (2 * k_width + v_width) * (self.linear_conv_kernel - 1)
+        return self.n_linear_layers * (recurrent + conv)
+
+    def state_bytes_per_sequence(self, bytes_per_value) -> float:
+        """Bytes of fixed linear-attention state per sequence: :meth:`state_values_per_sequence`
+        · bytes_per_value. Servers often keep the recurrent state in fp32 (4 bytes) even when the KV
+        cache is bf16."""
+        return self.state_values_per_sequence() * _bytes_per("bytes_per_value", bytes_per_value)
+
     @property
     def n_kv_global_layers(self) -> int:
         """Global layers that store their own KV cache: ceil(n_global_layers / kv_share_group)."""
@@ -436,8 +556,8 @@ class Model:
     def n_kv_layers(self) -> int:
         """Layers with a unique KV cache (the lecture's "unique-KV layers", 01:38:48).
 
-        n_layers without cross-layer sharing; ceil(n_global / g) + ceil(n_local / g) with
-        ``kv_share_group`` = g.
+        n_layers without cross-layer sharing (less the linear-attention layers, which keep no KV);
+        ceil(n_global / g) + ceil(n_local / g) with ``kv_share_group`` = g.
         """
         return self.n_kv_global_layers + self.n_kv_local_layers
 
@@ -445,7 +565,9 @@ class Model:
         """Values cached per token of context, summed over the layers that store a KV cache.
 
         Without ``context_len``, every layer counts as full: each token is cached in every
-        layer, which is what one token adds while the context is shorter than the window.
+        softmax-attention layer, which is what one token adds while the context is shorter than
+        the window. Linear-attention layers cache nothing per token (their fixed state is
+        :meth:`state_values_per_sequence`).
         With ``context_len``, a sliding-window layer holds only min(window, context_len)
         tokens, so on average per token of context it costs
         min(window, context_len) / context_len of a full layer. Layers that share a KV cache
@@ -506,6 +628,7 @@ class Model:
         qk_rope_head_dim and d_v = v_head_dim (the un-absorbed form, DeepSeek-V2 section 2.1;
         decode kernels that absorb the up-projections attend in the 576/512-wide latent space
         instead, about 3.4x these FLOPs). Linear in the context per token, so quadratic over a whole sequence (lecture 01:51:01).
+        Linear-attention layers are left out: their work per token does not grow with the context.
         """
         context_len = _whole("context_len", context_len, minimum=1)
         if self.kv_lora_rank:

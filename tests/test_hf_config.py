@@ -8,6 +8,7 @@ the reader needs nothing else. Gemma 3's file nests the text model under ``text_
 
 import json
 import os
+import re
 
 import pytest
 
@@ -114,6 +115,108 @@ CONFIGS = {
         "model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336,
         "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8,
         "head_dim": 256, "sliding_window": 4096, "vocab_size": 256000},
+    # ---- families added by issue 30 (each typed from huggingface.co/<key>/blob/main/config.json)
+    # https://huggingface.co/microsoft/Phi-3-mini-4k-instruct/blob/main/config.json
+    "microsoft/Phi-3-mini-4k-instruct": {
+        "model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+        "sliding_window": 2047, "vocab_size": 32064, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16"},
+    # https://huggingface.co/microsoft/Phi-3-medium-4k-instruct/blob/main/config.json
+    "microsoft/Phi-3-medium-4k-instruct": {
+        "model_type": "phi3", "hidden_size": 5120, "intermediate_size": 17920,
+        "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10,
+        "sliding_window": 2047, "vocab_size": 32064, "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16"},
+    # https://huggingface.co/microsoft/phi-4/blob/main/config.json
+    "microsoft/phi-4": {
+        "model_type": "phi3", "hidden_size": 5120, "intermediate_size": 17920,
+        "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10,
+        "sliding_window": 16384, "vocab_size": 100352, "tie_word_embeddings": False,
+        "attention_bias": False, "torch_dtype": "bfloat16"},
+    # https://huggingface.co/allenai/OLMo-2-1124-7B/blob/main/config.json
+    "allenai/OLMo-2-1124-7B": {
+        "model_type": "olmo2", "hidden_size": 4096, "intermediate_size": 11008,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+        "vocab_size": 100352, "tie_word_embeddings": False, "attention_bias": False},
+    # https://huggingface.co/allenai/OLMo-2-0325-32B/blob/main/config.json
+    "allenai/OLMo-2-0325-32B": {
+        "model_type": "olmo2", "hidden_size": 5120, "intermediate_size": 27648,
+        "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
+        "vocab_size": 100352, "tie_word_embeddings": False, "attention_bias": False},
+    # https://huggingface.co/allenai/Olmo-3-1025-7B/blob/main/config.json
+    "allenai/Olmo-3-1025-7B": {
+        "model_type": "olmo3", "hidden_size": 4096, "intermediate_size": 11008,
+        "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+        "sliding_window": 4096, "vocab_size": 100278, "tie_word_embeddings": False,
+        "attention_bias": False,
+        "layer_types": ["sliding_attention"] * 3 + ["full_attention"] + (
+            ["sliding_attention"] * 3 + ["full_attention"]) * 7},
+    # https://huggingface.co/tiiuae/falcon-7b/blob/main/config.json (no tie_word_embeddings:
+    # transformers ties them)
+    "tiiuae/falcon-7b": {
+        "model_type": "falcon", "hidden_size": 4544, "num_hidden_layers": 32,
+        "num_attention_heads": 71, "multi_query": True, "new_decoder_architecture": False,
+        "parallel_attn": True, "bias": False, "alibi": False, "vocab_size": 65024,
+        "torch_dtype": "bfloat16"},
+    # https://huggingface.co/tiiuae/falcon-40b/blob/main/config.json
+    "tiiuae/falcon-40b": {
+        "model_type": "falcon", "hidden_size": 8192, "num_hidden_layers": 60,
+        "num_attention_heads": 128, "num_kv_heads": 8, "new_decoder_architecture": True,
+        "parallel_attn": True, "bias": False, "alibi": False, "vocab_size": 65024,
+        "torch_dtype": "bfloat16"},
+    # https://huggingface.co/tiiuae/falcon-180B/blob/main/config.json
+    "tiiuae/falcon-180B": {
+        "model_type": "falcon", "hidden_size": 14848, "num_hidden_layers": 80,
+        "num_attention_heads": 232, "num_kv_heads": 8, "new_decoder_architecture": True,
+        "parallel_attn": True, "bias": False, "alibi": False, "vocab_size": 65024,
+        "torch_dtype": "bfloat16"},
+    # https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E/blob/main/config.json
+    "meta-llama/Llama-4-Scout-17B-16E": {
+        "model_type": "llama4",
+        "text_config": {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+                        "intermediate_size_mlp": 16384, "num_hidden_layers": 48,
+                        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+                        "num_local_experts": 16, "num_experts_per_tok": 1,
+                        "interleave_moe_layer_step": 1, "attention_chunk_size": 8192,
+                        "use_qk_norm": True, "vocab_size": 202048, "torch_dtype": "bfloat16"},
+        "vision_config": {"hidden_size": 1408, "num_hidden_layers": 34}},
+    # https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E/blob/main/config.json
+    "meta-llama/Llama-4-Maverick-17B-128E": {
+        "model_type": "llama4",
+        "text_config": {"model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192,
+                        "intermediate_size_mlp": 16384, "num_hidden_layers": 48,
+                        "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+                        "num_local_experts": 128, "num_experts_per_tok": 1,
+                        "interleave_moe_layer_step": 2, "attention_chunk_size": 8192,
+                        "use_qk_norm": False, "vocab_size": 202048, "torch_dtype": "bfloat16"},
+        "vision_config": {"hidden_size": 1408, "num_hidden_layers": 34}},
+    # https://huggingface.co/zai-org/GLM-4.5-Air/blob/main/config.json
+    "zai-org/GLM-4.5-Air": {
+        "model_type": "glm4_moe", "hidden_size": 4096, "intermediate_size": 10944,
+        "moe_intermediate_size": 1408, "num_hidden_layers": 46, "num_attention_heads": 96,
+        "num_key_value_heads": 8, "head_dim": 128, "n_routed_experts": 128, "n_shared_experts": 1,
+        "num_experts_per_tok": 8, "first_k_dense_replace": 1, "attention_bias": True,
+        "use_qk_norm": False, "num_nextn_predict_layers": 1, "vocab_size": 151552,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+    # https://huggingface.co/zai-org/GLM-4.5/blob/main/config.json
+    "zai-org/GLM-4.5": {
+        "model_type": "glm4_moe", "hidden_size": 5120, "intermediate_size": 12288,
+        "moe_intermediate_size": 1536, "num_hidden_layers": 92, "num_attention_heads": 96,
+        "num_key_value_heads": 8, "head_dim": 128, "n_routed_experts": 160, "n_shared_experts": 1,
+        "num_experts_per_tok": 8, "first_k_dense_replace": 3, "attention_bias": True,
+        "use_qk_norm": True, "num_nextn_predict_layers": 1, "vocab_size": 151552,
+        "tie_word_embeddings": False, "torch_dtype": "bfloat16"},
+    # https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": {
+        "model_type": "qwen3_next", "hidden_size": 2048, "intermediate_size": 5120,
+        "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+        "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
+        "head_dim": 256, "num_experts": 512, "num_experts_per_tok": 10, "decoder_sparse_step": 1,
+        "mlp_only_layers": [], "full_attention_interval": 4, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4, "vocab_size": 151936, "tie_word_embeddings": False,
+        "attention_bias": False, "torch_dtype": "bfloat16"},
 }
 
 PRESET_OF = {
@@ -149,6 +252,29 @@ PUBLISHED = {
     # Gemma 2 report, arXiv 2408.00118, Table 2: 9B = 917,504,000 embedding + 8,324,201,984
     # non-embedding parameters
     "google/gemma-2-9b": (9.2417e9, None, None),
+    # Phi-3 Technical Report, arXiv 2404.14219: "phi-3-mini, a 3.8 billion parameter language
+    # model"; phi-3-medium is its 14B model (also the model cards' "3.8B" and "14B")
+    "microsoft/Phi-3-mini-4k-instruct": (3.8e9, None, None),
+    "microsoft/Phi-3-medium-4k-instruct": (14e9, None, None),
+    # the Hub's safetensors count for microsoft/phi-4: 14.7B (six bf16 shards, 29.3 GB); the
+    # phi-4 report (arXiv 2412.08905) rounds it to "14B"
+    "microsoft/phi-4": (14.7e9, None, None),
+    # the Hub's safetensors counts for the checkpoints: OLMo 2 7B 7.3B, 32B 32.2B; Olmo 3 7B 7.3B
+    "allenai/OLMo-2-1124-7B": (7.3e9, None, None),
+    "allenai/OLMo-2-0325-32B": (32.2e9, None, None),
+    "allenai/Olmo-3-1025-7B": (7.3e9, None, None),
+    # Falcon-180B model card (huggingface.co/tiiuae/falcon-180B): a 180B-parameter causal
+    # decoder-only model
+    "tiiuae/falcon-180B": (180e9, None, None),
+    # Llama 4 model card (huggingface.co/meta-llama/Llama-4-Maverick-17B-128E): 17B activated,
+    # 400B total; the vision encoder is not counted here (see the Scout test below)
+    "meta-llama/Llama-4-Maverick-17B-128E": (400e9, None, None),
+    # GLM-4.5 model card (huggingface.co/zai-org/GLM-4.5): GLM-4.5 has 355B total parameters
+    # (32B active), GLM-4.5-Air 106B total (12B active); neither counts the MTP layer
+    "zai-org/GLM-4.5": (355e9, None, None),
+    "zai-org/GLM-4.5-Air": (106e9, None, None),
+    # Qwen3-Next-80B-A3B-Instruct model card: 80B parameters in total, 3B activated
+    "Qwen/Qwen3-Next-80B-A3B-Instruct": (80e9, None, None),
 }
 
 
@@ -265,7 +391,7 @@ def test_model_type_is_required_and_known():
 def test_untrusted_files_are_refused_clearly(tmp_path):
     with pytest.raises(ValueError, match="cannot be read"):
         hf_config.from_hf_config(tmp_path / "absent.json")
-    with pytest.raises(ValueError, match="not a regular file"):
+    with pytest.raises(ValueError, match="folder with no config.json"):
         hf_config.from_hf_config(tmp_path)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -293,3 +419,309 @@ def test_untrusted_files_are_refused_clearly(tmp_path):
         hf_config.from_hf_config(listed)
     with pytest.raises(ValueError, match="path or a dict"):
         hf_config.from_hf_config(42)
+
+
+# ----------------------------------------------------------------------------- issue 30: families
+
+def _kv_values(layers, kv_heads, head_dim):
+    """2 (K and V) x layers x KV heads x head_dim: the values one token adds to a GQA cache."""
+    return 2 * layers * kv_heads * head_dim
+
+
+@pytest.mark.parametrize("key, layers, kv_heads, head_dim", [
+    ("microsoft/Phi-3-mini-4k-instruct", 32, 32, 3072 // 32),
+    ("microsoft/phi-4", 40, 10, 5120 // 40),
+    ("allenai/OLMo-2-0325-32B", 64, 8, 5120 // 40),
+    ("allenai/Olmo-3-1025-7B", 32, 32, 4096 // 32),
+    ("tiiuae/falcon-7b", 32, 1, 4544 // 71),            # multi-query: one K/V head
+    ("tiiuae/falcon-40b", 60, 8, 8192 // 128),          # new_decoder_architecture: num_kv_heads
+    ("meta-llama/Llama-4-Scout-17B-16E", 48, 8, 128),
+    ("zai-org/GLM-4.5-Air", 46, 8, 128),
+    ("Qwen/Qwen3-Next-80B-A3B-Instruct", 48 // 4, 2, 256),   # only the full-attention layers
+])
+def test_kv_bytes_per_token_are_exact(key, layers, kv_heads, head_dim):
+    built = hf_config.from_hf_config(CONFIGS[key])
+    for size in (2, 1):
+        assert built.kv_bytes_per_token(size) == _kv_values(layers, kv_heads, head_dim) * size
+
+
+def test_phi3_is_llama_shaped_with_a_window_on_every_layer():
+    mini = hf_config.from_hf_config(CONFIGS["microsoft/Phi-3-mini-4k-instruct"])
+    assert (mini.sliding_window, mini.n_local_layers, mini.gated_mlp) == (2047, 32, True)
+    # at its 4k context each layer keeps the last 2,047 tokens
+    assert mini.kv_bytes_per_token(2, context_len=4096) == pytest.approx(
+        mini.kv_bytes_per_token(2) * 2047 / 4096)
+    assert "fused" in mini.notes
+
+
+def test_olmo3_layer_types_and_the_default_rule_agree():
+    olmo3 = hf_config.from_hf_config(CONFIGS["allenai/Olmo-3-1025-7B"])
+    assert (olmo3.sliding_window, olmo3.n_local_layers, olmo3.n_global_layers) == (4096, 24, 8)
+    without = {k: v for k, v in CONFIGS["allenai/Olmo-3-1025-7B"].items() if k != "layer_types"}
+    assert hf_config.from_hf_config(without).n_local_layers == 24
+    olmo2 = hf_config.from_hf_config(CONFIGS["allenai/OLMo-2-1124-7B"])
+    assert olmo2.n_local_layers == 0 and "QK-norm" in olmo2.notes
+    # the same shapes but for the vocabularies, in the embedding and the untied head
+    assert olmo2.params_total == olmo3.params_total + 2 * 4096 * (100352 - 100278)
+
+
+def test_falcon_7b_matches_its_checkpoint_files_which_store_the_tied_head_twice():
+    falcon = hf_config.from_hf_config(CONFIGS["tiiuae/falcon-7b"])
+    assert (falcon.attention_kind, falcon.gated_mlp, falcon.d_ff, falcon.tied_embeddings) == (
+        "MQA", False, 4 * 4544, True)
+    # huggingface.co/tiiuae/falcon-7b/tree/main: model-00001-of-00002.safetensors 9.95 GB and
+    # model-00002-of-00002.safetensors 4.48 GB, in bfloat16. transformers ties lm_head to the
+    # embedding (6.92B parameters, the Hub's count of a deduplicated conversion), but the files hold
+    # the head as a tensor of its own.
+    files = (9.95e9 + 4.48e9) / 2
+    assert abs((falcon.params_total + falcon.vocab_size * falcon.d_model) / files - 1) <= 0.01
+    assert falcon.weight_format == "bfloat16" and falcon.weight_bytes_per_param == 2
+    forty = hf_config.from_hf_config(CONFIGS["tiiuae/falcon-40b"])
+    assert (forty.attention_kind, forty.n_kv_heads, forty.d_head) == ("GQA", 8, 64)
+
+
+def test_llama4_reads_the_text_model_with_its_shared_expert_and_dense_layers():
+    scout = hf_config.from_hf_config(CONFIGS["meta-llama/Llama-4-Scout-17B-16E"])
+    maverick = hf_config.from_hf_config(CONFIGS["meta-llama/Llama-4-Maverick-17B-128E"])
+    assert (scout.n_moe_layers, scout.n_shared_experts, scout.n_routed_experts) == (48, 1, 16)
+    assert (maverick.n_moe_layers, maverick.n_dense_layers, maverick.d_ff) == (24, 24, 16384)
+    for model in (scout, maverick):
+        assert "vision tower is left out" in model.notes
+        assert (model.n_local_layers, model.sliding_window) == (36, 8192)   # 3 chunked : 1 global
+        # Llama 4 model cards: 17B active parameters (embedding lookup included, as a dense count)
+        assert abs(model.params_active_with_embedding / 17e9 - 1) <= 0.02
+    # Scout's card says 109B total with the vision encoder; the text model alone is a little less
+    assert 0.98 < scout.params_total / 109e9 < 1
+    # at 128k context the 36 chunked layers hold at most a chunk each
+    assert scout.kv_bytes_per_token(2, context_len=131072) == pytest.approx(
+        2 * 8 * 128 * 2 * (12 + 36 * 8192 / 131072))
+
+
+def test_glm4_moe_counts_dense_first_layers_and_says_mtp_is_not_counted():
+    air = hf_config.from_hf_config(CONFIGS["zai-org/GLM-4.5-Air"])
+    assert (air.n_dense_layers, air.n_moe_layers, air.n_shared_experts, air.attention_bias) == (
+        1, 45, 1, True)
+    assert "multi-token-prediction" in air.notes and "num_nextn_predict_layers" in air.notes
+    full = hf_config.from_hf_config(CONFIGS["zai-org/GLM-4.5"])
+    assert full.n_dense_layers == 3 and "QK-norms not counted" in full.notes
+
+
+def test_qwen3_next_keeps_kv_only_on_full_attention_layers_and_a_fixed_state_elsewhere():
+    config = CONFIGS["Qwen/Qwen3-Next-80B-A3B-Instruct"]
+    built = hf_config.from_hf_config(config)
+    assert (built.n_linear_layers, built.n_attention_layers, built.attention_output_gate) == (36, 12, True)
+    # the Gated DeltaNet state: per value head a 128 x 128 matrix, plus the conv's last 3 inputs
+    # over Q, K (16 heads x 128 each) and V (32 x 128)
+    per_layer = 32 * 128 * 128 + (2 * 16 * 128 + 32 * 128) * (4 - 1)
+    assert built.state_values_per_sequence() == 36 * per_layer
+    assert built.state_bytes_per_sequence(4) == 36 * per_layer * 4
+    # the state does not grow with the context; the KV cache does, on 12 layers only
+    assert built.kv_bytes_per_token(2, context_len=262144) == built.kv_bytes_per_token(2)
+    assert set(built.params_breakdown()) >= {"linear_attention", "attention"}
+    # the same layers from layer_types as from full_attention_interval
+    listed = dict(config, layer_types=(["linear_attention"] * 3 + ["full_attention"]) * 12)
+    del listed["full_attention_interval"]
+    assert hf_config.from_hf_config(listed).params_total == built.params_total
+
+
+def test_qwen3_next_total_matches_the_published_qwen3_coder_next_count_to_the_gate():
+    """Qwen3-Coder-Next has Qwen3-Next-80B-A3B's shapes; its safetensors hold 79,674,391,296
+    parameters (the Hub's count, without MTP). The difference from ours is exactly what the notes
+    say is left out: a shared-expert gate (d_model) in each of the 48 layers and the q/k norms
+    (head_dim each) of the 12 full-attention layers."""
+    built = hf_config.from_hf_config(CONFIGS["Qwen/Qwen3-Next-80B-A3B-Instruct"])
+    assert built.params_total + 48 * 2048 + 12 * 2 * 256 == 79_674_391_296
+
+
+def test_a_text_config_under_any_wrapper_is_read_for_its_text_model():
+    # Kimi-K2.5 nests a kimi_k2 text model under a kimi_k25 wrapper with a vision tower
+    wrapped = {"model_type": "kimi_k25", "text_config": dict(CONFIGS["moonshotai/Kimi-K2-Instruct"]),
+               "vision_config": {"hidden_size": 1152}}
+    built = hf_config.from_hf_config(wrapped)
+    assert built.params_total == models.get("kimi-k2").params_total
+    assert "kimi_k25" in built.notes and "vision tower is left out" in built.notes
+    with pytest.raises(ValueError, match=r"'text_config' must be an object"):
+        hf_config.from_hf_config({"model_type": "kimi_k25", "text_config": [1]})
+    with pytest.raises(ValueError, match=r"'kimi_k25'.*'bert'.*not a family.*qwen3_next"):
+        hf_config.from_hf_config({"model_type": "kimi_k25", "text_config": {"model_type": "bert"}})
+
+
+def test_a_family_not_read_is_refused_by_name_with_the_families_read():
+    with pytest.raises(ValueError) as caught:
+        hf_config.from_hf_config({"model_type": "mamba", "hidden_size": 8})
+    message = str(caught.value)
+    assert "'mamba'" in message
+    for family in ("phi3", "olmo2", "olmo3", "falcon", "llama4", "glm4_moe", "qwen3_next", "llama"):
+        assert family in message
+
+
+def test_a_checkpoint_folder_is_read_through_its_config_json(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(CONFIGS["zai-org/GLM-4.5-Air"]))
+    assert hf_config.from_hf_config(tmp_path).params_total == \
+        hf_config.from_hf_config(CONFIGS["zai-org/GLM-4.5-Air"]).params_total
+    assert hf_config.from_hf_config(str(tmp_path)).name == "glm4_moe"
+
+
+def test_transformers_defaults_used_are_named_in_the_notes():
+    config = {k: v for k, v in CONFIGS["openai/gpt-oss-20b"].items() if k != "head_dim"}
+    built = hf_config.from_hf_config(config)
+    assert built.d_head == 64 and "head_dim=64" in built.notes
+    assert "head_dim" not in hf_config.from_hf_config(CONFIGS["openai/gpt-oss-20b"]).notes.split(
+        "defaults")[-1]
+
+
+@pytest.mark.parametrize("key, field", [
+    ("tiiuae/falcon-7b", "num_attention_heads"),
+    ("meta-llama/Llama-4-Scout-17B-16E", "num_local_experts"),
+    ("zai-org/GLM-4.5-Air", "n_routed_experts"),
+    ("Qwen/Qwen3-Next-80B-A3B-Instruct", "num_experts"),
+    ("allenai/Olmo-3-1025-7B", "intermediate_size"),
+    ("microsoft/phi-4", "vocab_size"),
+])
+def test_new_families_name_a_missing_field_and_the_family(key, field):
+    config = json.loads(json.dumps(CONFIGS[key]))
+    target = config.get("text_config", config)
+    del target[field]
+    family = target["model_type"]
+    with pytest.raises(ValueError, match=rf"'{field}'.*{family}"):
+        hf_config.from_hf_config(config)
+
+
+@pytest.mark.parametrize("key, field, value, message", [
+    ("allenai/Olmo-3-1025-7B", "layer_types", ["sliding_attention"] * 31 + ["linear_attention"],
+     "layer kinds"),
+    ("Qwen/Qwen3-Next-80B-A3B-Instruct", "layer_types", ["full_attention"] * 3, "must list"),
+    ("Qwen/Qwen3-Next-80B-A3B-Instruct", "linear_num_value_heads", 24, "multiple of linear_k_heads"),
+    ("tiiuae/falcon-7b", "hidden_size", 4545, "multiple of num_attention_heads"),
+    ("tiiuae/falcon-7b", "multi_query", "yes", "true or false"),
+    ("tiiuae/falcon-40b", "num_kv_heads", 7, "n_kv_heads must divide"),
+    ("zai-org/GLM-4.5-Air", "first_k_dense_replace", 46, "n_dense_layers must be"),
+    ("microsoft/phi-4", "torch_dtype", "int3", "'torch_dtype'.*phi3"),
+])
+def test_new_families_refuse_wrong_fields_by_name(key, field, value, message):
+    config = dict(CONFIGS[key], **{field: value})
+    with pytest.raises(ValueError, match=message):
+        hf_config.from_hf_config(config)
+
+
+def test_llama4_no_rope_layers_and_moe_layers_are_checked():
+    config = json.loads(json.dumps(CONFIGS["meta-llama/Llama-4-Maverick-17B-128E"]))
+    config["text_config"]["no_rope_layers"] = [1, 1, 1, 0] * 12
+    config["text_config"]["moe_layers"] = list(range(1, 48, 2))
+    built = hf_config.from_hf_config(config)
+    assert (built.n_local_layers, built.n_moe_layers) == (36, 24)
+    config["text_config"]["moe_layers"] = [48]
+    with pytest.raises(ValueError, match=r"'moe_layers'.*below num_hidden_layers=48.*llama4"):
+        hf_config.from_hf_config(config)
+    config["text_config"]["moe_layers"] = None
+    config["text_config"]["no_rope_layers"] = [2] * 48
+    with pytest.raises(ValueError, match=r"'no_rope_layers'.*llama4"):
+        hf_config.from_hf_config(config)
+
+
+# ----------------------------------------------------------------------------- issue 30: weight formats
+
+#: gpt-oss's quantization_config (huggingface.co/openai/gpt-oss-120b/blob/main/config.json):
+#: MXFP4 experts, everything else bf16.
+GPT_OSS_MXFP4 = {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                            "model.embed_tokens", "lm_head"],
+                 "quant_method": "mxfp4"}
+
+#: DeepSeek-V3's quantization_config (huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json).
+DEEPSEEK_FP8 = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                "weight_block_size": [128, 128]}
+
+
+@pytest.mark.parametrize("key, gib", [
+    # gpt-oss model card, arXiv 2508.10925, Table 1: checkpoint size 60.8 GiB and 12.8 GiB
+    ("openai/gpt-oss-120b", 60.8), ("openai/gpt-oss-20b", 12.8)])
+def test_mxfp4_experts_give_gpt_oss_checkpoint_size(key, gib):
+    config = dict(CONFIGS[key], torch_dtype="bfloat16", quantization_config=GPT_OSS_MXFP4)
+    built = hf_config.from_hf_config(config)
+    assert "mxfp4" in built.weight_format and "experts_routed" in built.weight_format
+    assert abs(built.stored_weight_bytes / 2**30 / gib - 1) <= 0.01
+    assert "mxfp4" in built.notes
+
+
+def test_fp8_block_scales_add_four_bytes_per_block():
+    config = dict(CONFIGS["deepseek-ai/DeepSeek-V3"], torch_dtype="bfloat16",
+                  quantization_config=DEEPSEEK_FP8)
+    built = hf_config.from_hf_config(config)
+    parts = built.params_breakdown()
+    kept = parts["embedding"] + parts["unembedding"] + parts["router"] + parts["norms"]   # bf16
+    expected = (kept * 2 + (built.params_total - kept) * (1 + 4 / (128 * 128))) / built.params_total
+    assert built.weight_bytes_per_param == pytest.approx(expected)
+    assert "128x128" in built.weight_format and "1.0002 bytes per quantized value" in built.notes
+
+
+@pytest.mark.parametrize("quant, per_value, head", [
+    # Qwen/Qwen2.5-7B-Instruct-AWQ: int4, groups of 128, an fp16 scale and a 4-bit zero per group
+    ({"bits": 4, "group_size": 128, "modules_to_not_convert": None, "quant_method": "awq",
+      "version": "gemm", "zero_point": True}, 0.5 + (2 + 0.5) / 128, False),
+    # Qwen/Qwen2.5-7B-Instruct-GPTQ-Int4: the same grouping (GPTQ stores zeros even when sym)
+    ({"bits": 4, "group_size": 128, "desc_act": False, "sym": True, "quant_method": "gptq",
+      "lm_head": False}, 0.5 + (2 + 0.5) / 128, False),
+    # ModelOpt NVFP4: 4-bit values and an FP8 scale per 16
+    ({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
+      "exclude_modules": ["lm_head"]}, 0.5 + 1 / 16, False),
+    # compressed-tensors NVFP4 (nvfp4-pack-quantized), the same format by another tool
+    ({"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+      "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+          "num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16,
+          "symmetric": True}}}, "ignore": ["lm_head"]}, 0.5 + 1 / 16, False),
+])
+def test_integer_and_4_bit_formats_count_their_group_scales(quant, per_value, head):
+    config = dict(CONFIGS["meta-llama/Llama-3.1-8B"], torch_dtype="float16", quantization_config=quant)
+    built = hf_config.from_hf_config(config)
+    parts = built.params_breakdown()
+    kept = parts["embedding"] + parts["unembedding"] + parts["norms"]
+    expected = (kept * 2 + (built.params_total - kept) * per_value) / built.params_total
+    assert built.weight_bytes_per_param == pytest.approx(expected)
+    assert "unembedding" not in built.weight_format
+
+
+def test_compressed_tensors_ignore_list_keeps_attention_and_shared_experts_in_bf16():
+    """Modelled on moonshotai/Kimi-K2-Thinking's quantization_config: int4 in groups of 32 with a
+    bf16 scale, targets Linear, and an ignore list naming each attention module, the shared
+    experts, the dense first layer's MLP and lm_head: only the routed experts are int4."""
+    ignore = (["lm_head", "model.layers.0.mlp.gate_proj", "model.layers.0.mlp.up_proj",
+               "model.layers.0.mlp.down_proj"]
+              + [f"model.layers.{i}.self_attn.{m}" for i in range(61)
+                 for m in ("q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj")]
+              + [f"model.layers.{i}.mlp.shared_experts.{m}" for i in range(1, 61)
+                 for m in ("gate_proj", "up_proj", "down_proj")])
+    quant = {"quant_method": "compressed-tensors", "format": "pack-quantized", "ignore": ignore,
+             "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                 "num_bits": 4, "type": "int", "strategy": "group", "group_size": 32,
+                 "symmetric": True}}}}
+    built = hf_config.from_hf_config(dict(CONFIGS["moonshotai/Kimi-K2-Instruct"], torch_dtype="bfloat16",
+                                          quantization_config=quant))
+    routed = built.params_breakdown()["experts_routed"]
+    expected = (routed * (0.5 + 2 / 32) + (built.params_total - routed) * 2) / built.params_total
+    assert built.weight_bytes_per_param == pytest.approx(expected)
+    assert "on experts_routed;" in built.weight_format
+
+
+def test_weight_format_without_a_quantization_read_is_said_not_known():
+    plain = hf_config.from_hf_config(CONFIGS["meta-llama/Llama-3.1-8B"])
+    assert (plain.weight_format, plain.weight_bytes_per_param, plain.stored_weight_bytes) == ("", 0, 0)
+    assert "weight format is not known" in plain.notes
+    odd = dict(CONFIGS["meta-llama/Llama-3.1-8B"], torch_dtype="bfloat16",
+               quantization_config={"quant_method": "hqq", "nbits": 4})
+    built = hf_config.from_hf_config(odd)
+    assert built.weight_bytes_per_param == 0 and "'hqq' is not read" in built.notes
+
+
+@pytest.mark.parametrize("quant, field", [
+    ({"quant_method": "awq", "bits": "4"}, "quantization_config.bits"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 0}, "quantization_config.group_size"),
+    ({"quant_method": "fp8", "weight_block_size": [128]}, "quantization_config.weight_block_size"),
+    ({"quant_method": "mxfp4", "modules_to_not_convert": "lm_head"},
+     "quantization_config.modules_to_not_convert"),
+    ({"quant_method": "compressed-tensors", "config_groups": []}, "quantization_config.config_groups"),
+    ("fp8", "quantization_config"),
+])
+def test_quantization_fields_are_checked_by_name_and_family(quant, field):
+    config = dict(CONFIGS["meta-llama/Llama-3.1-8B"], quantization_config=quant)
+    with pytest.raises(ValueError, match=rf"'{re.escape(field)}'.*llama"):
+        hf_config.from_hf_config(config)

@@ -764,6 +764,33 @@ class NotebookSession:
         value_after, _, _ = self.slider_value(slider)
         return Move(slider, key, changed, value_before, value_after, self.readout_error(slider), error_before)
 
+    # the order of frames: a frame painted for controls that have moved on is a stale paint ---------
+    def watch_paints(self) -> None:
+        """Log every painted frame of every live figure from now on, with whether it was stale: computed
+        for control positions other than the ones the controls hold as it is painted (live_figure's
+        ``lecture-frame`` event). Idempotent."""
+        self.page.evaluate(
+            """() => { if (window.__ltPaints) return; window.__ltPaints = [];
+                 document.addEventListener('lecture-frame', (e) => {
+                   const box = e.target && e.target.closest && e.target.closest('[data-lt-container]');
+                   window.__ltPaints.push({container: box ? box.getAttribute('data-lt-container') : null,
+                                           stale: Boolean(e.detail && e.detail.stale),
+                                           ahead: Boolean(e.detail && e.detail.ahead), at: performance.now()});
+                 }, true); }""")
+
+    def paints(self) -> list[dict]:
+        return self.page.evaluate("() => window.__ltPaints || []")
+
+    def press_at(self, slider: Slider, keys: list[str], interval: float) -> None:
+        """Press ``keys`` on a slider's handle one after another, ``interval`` seconds apart (0.04 s is a
+        key held down: autorepeat at about 25 Hz; 0.15 s a learner tapping)."""
+        handle = self.handle(slider)
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        for key in keys:
+            self.page.keyboard.press(key)
+            time.sleep(interval)
+
     def readout_error(self, slider: Slider) -> str | None:
         """The exception an explorer printed into its readout (``<pre style='color:#b00'>``), if any."""
         return self.page.evaluate(

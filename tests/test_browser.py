@@ -76,6 +76,23 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
                        else f"value {move.value_before} -> {move.value_after}")
                 failures.append(f"{slider.describe()}: {move.key} changed neither the figure nor the "
                                 f"readout within the timeout ({how})")
+        # As people move them: a key held down one way and back, then two sliders of one explorer in turn
+        # at a tapping rate. No frame may be painted for positions the controls have already left.
+        session.watch_paints()
+        by_explorer: dict[str, list] = {}
+        for slider in sliders:
+            if slider.explorer:
+                by_explorer.setdefault(slider.container, []).append(slider)
+        for pair in by_explorer.values():
+            session.press_at(pair[0], ["ArrowLeft"] * 5 + ["ArrowRight"] * 5, 0.04)
+            if len(pair) > 1:
+                for _ in range(3):
+                    session.press_at(pair[0], ["ArrowRight"], 0.15)
+                    session.press_at(pair[1], ["ArrowRight"], 0.15)
+        session.wait_idle()
+        paints = session.paints()
+        stale = [p for p in paints if p["stale"]]
+        assert not stale, f"{name}: {len(stale)} of {len(paints)} frames painted for positions already left: {stale[:5]}"
         names_after = session.figure_names()
         unsynced = session.log_slider_valuetexts(unsynced_only=True)
         assert not unsynced, f"{name}: after the moves, log sliders read out their exponent: {unsynced}"
@@ -180,6 +197,26 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, br
         page.keyboard.press("Enter")
         page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
         assert not session.errors()
+
+        # Issue 28's repro: a typed value, a pause, then ← twice quickly (and a held ←): the picture and the
+        # readout never show a position the slider has already left, and they end on the slider's own.
+        session.wait_idle(20, settle=1.0)
+        session.watch_paints()
+        handle = slider.locator(".noUi-handle").first
+        handle.focus()
+        for key in ["ArrowLeft"] * 2:
+            page.keyboard.press(key)
+            time.sleep(0.06)
+        time.sleep(0.5)
+        for key in ["ArrowLeft"] * 6:
+            page.keyboard.press(key)
+            time.sleep(0.04)
+        session.wait_idle(20, settle=1.0)
+        stale = [p for p in session.paints() if p["stale"]]
+        assert not stale, f"frames painted for positions the batch slider had left: {stale}"
+        shown = readout.inner_text().strip()
+        step = table.inner_text()
+        assert f"step time at B = {shown}" in step, f"the slider reads {shown} but the readout says {step!r}"
     finally:
         session.close()
 

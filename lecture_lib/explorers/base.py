@@ -157,6 +157,7 @@ class FigureView:
         self._page_background_stale = True     # live: the page's <img> must get the current background
         self._palette = None
         self._frames = 0
+        self.stamp: dict = {}            # {"state": positions, "attrs": ...} of the controls the next frame is for
         self._recorded: dict = {}       # live: each moving artist's last canvas operations
         self.last_render_seconds = 0.0
 
@@ -216,6 +217,7 @@ class FigureView:
         from . import live_figure
 
         self._frames += 1
+        stamp = self.stamp
         try:
             ops, points = live_figure.record(self.figure, self._animated, self._recorded)
         except live_figure.Unsupported:
@@ -223,7 +225,7 @@ class FigureView:
             self._draw_moving()
             with self.widget.hold_sync():
                 self.widget.background = self.png_bytes(new_palette=True)
-                self.widget.points, self.widget.frame = b"", {"ops": [], "n": self._frames}
+                self.widget.points, self.widget.frame = b"", {"ops": [], "n": self._frames, **stamp}
             self._page_background_stale = True        # the page now holds a composite, not the background
             return
         with self.widget.hold_sync():
@@ -232,7 +234,7 @@ class FigureView:
                 self.widget.background = self.png_bytes(colours=256)
                 self._page_background_stale = False
             self.widget.points = points
-            self.widget.frame = {"ops": ops, "n": self._frames}
+            self.widget.frame = {"ops": ops, "n": self._frames, **stamp}
 
     def moving_frame(self) -> tuple[list[dict], bytes] | None:
         """The moving artists as they stand, recorded for the live figure (operations, points), or
@@ -375,6 +377,8 @@ class Explorer:
         """Recompute from the current control values and redraw (synchronously)."""
         self._scheduled = False
         rows, needs_full = self.update(self.values)
+        state = self.lookahead.state()   # the controls' positions this frame is for: the page drops it once they move on
+        self.view.stamp = {"state": state[0], "attrs": state[1]} if state else {}
         with self.view.widget.hold_sync():    # pixels and their text alternative in one message (one <img> load)
             self.view.render(full=full or needs_full)
             self.view.describe(self.summary(rows))

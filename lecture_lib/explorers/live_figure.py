@@ -414,6 +414,7 @@ function render({ model, el }) {
   box.append(img, canvas);
   el.append(box);
   const ctx = canvas.getContext('2d');
+  const unhook = [];
   let url = null, waiting = false, frames = 0;
 
   let scale = 1, height = 1;
@@ -427,7 +428,7 @@ function render({ model, el }) {
   };
   const dataView = (buffer) => buffer instanceof DataView ? buffer
     : new DataView(buffer.buffer || buffer, buffer.byteOffset || 0, buffer.byteLength);
-  const paint = (frame, view, predicted) => {
+  const paint = (frame, view, predicted, state) => {
     const dpr = Math.min(3, Math.max(1, window.devicePixelRatio || 1));
     if (canvas.width !== Math.round(model.get('css_size')[0] * dpr)) size();     // zoomed or moved screens
     const started = performance.now();
@@ -435,13 +436,43 @@ function render({ model, el }) {
     box.dataset.paintMs = (performance.now() - started).toFixed(2);      // read by tools/bench_browser.py
     box.dataset.frame = String(++frames);
     if (predicted) box.dataset.ahead = String(++predictedFrames);
-    box.dispatchEvent(new CustomEvent('lecture-frame', { bubbles: true, detail: { ahead: predicted } }));
+    // stale: painted for controls that have moved on since (tests/test_browser.py counts these: never)
+    const stale = state ? !matches(state) : false;
+    box.dispatchEvent(new CustomEvent('lecture-frame', { bubbles: true, detail: { ahead: predicted, stale } }));
   };
-  const paintFrame = () => paint(model.get('frame'), dataView(model.get('points')), false);
+
+  // Every frame carries the controls' positions it was computed for (lecture_lib.explorers.ahead.key): the
+  // page paints it only while the controls are still there, so a kernel frame that arrives after the
+  // learner moved on (a drag, a held key) is dropped, never painted over a newer picture.
+  const models = new Map();          // control model id -> its model, once fetched
+  const watch = async (id, attr, onChange) => {
+    if (models.has(id)) return;
+    models.set(id, null);
+    const control = await model.widget_manager.get_model(id);
+    models.set(id, control);
+    if (onChange) {
+      const listener = () => onChange(control);
+      control.on('change:' + attr, listener);
+      unhook.push(() => control.off('change:' + attr, listener));
+    }
+  };
+  const matches = (state) => Object.entries(state.positions).every(([id, key]) => {
+    const m = models.get(id);
+    return !m || position(m, state.attrs[id]) === key;
+  });
+  const frameState = (frame) => frame && frame.state ? { positions: frame.state, attrs: frame.attrs } : null;
+  let shownReadout = null, acceptReadout = true;
+  const paintFrame = () => {
+    const frame = model.get('frame'), state = frameState(frame);
+    if (state) for (const id of Object.keys(state.positions)) watch(id, state.attrs[id]);
+    if (state && !matches(state)) { acceptReadout = false; return; }     // superseded: keep the newer picture
+    acceptReadout = true;
+    paint(frame, dataView(model.get('points')), false, state);
+  };
 
   // Frames computed ahead in the kernel (lecture_lib.explorers.ahead): when a slider lands on a position
   // predicted with every other control where it still is, its frame and readout are shown at once.
-  const controls = new Map(), unhook = [];
+  const controls = new Map();
   let ahead = null, readoutModel = null, predictedFrames = 0;
   // a position as lecture_lib.explorers.ahead.key writes it: a number as JavaScript prints it (12 digits), or
   // for a control moved by index the label there
@@ -455,7 +486,9 @@ function render({ model, el }) {
     const entry = here === ahead.base[id] ? ahead.current : ahead.frames[id][here];
     if (!entry) return;
     img.alt = img.title = entry.alt;
-    paint(entry, entry.view, true);
+    paint(entry, entry.view, true, { positions: { ...ahead.base, [id]: here }, attrs: ahead.attrs });
+    acceptReadout = false;            // until the kernel's own frame for this position arrives
+    shownReadout = entry.readout;
     if (readoutModel) readoutModel.set('value', entry.readout);
   };
   const learn = async (table, buffers) => {
@@ -472,8 +505,20 @@ function render({ model, el }) {
       control.on('change:' + attr, listener);
       unhook.push(() => control.off('change:' + attr, listener));
       controls.set(id, control);
+      if (!models.get(id)) models.set(id, control);
     }
-    if (!readoutModel && table.readout) readoutModel = await model.widget_manager.get_model(table.readout);
+    if (!readoutModel && table.readout) {
+      readoutModel = await model.widget_manager.get_model(table.readout);
+      shownReadout = readoutModel.get('value');
+      // the kernel's readout follows its frame: taken when that frame was painted, put back when it was dropped
+      const guard = () => {
+        const value = readoutModel.get('value');
+        if (acceptReadout) shownReadout = value;
+        else if (shownReadout !== null && value !== shownReadout) readoutModel.set('value', shownReadout);
+      };
+      readoutModel.on('change:value', guard);
+      unhook.push(() => readoutModel.off('change:value', guard));
+    }
   };
   model.on('msg:custom', (msg, buffers) => { if (msg && msg.ahead) learn(msg.ahead, buffers || []); });
   const setBackground = () => {

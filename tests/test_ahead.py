@@ -166,3 +166,53 @@ def test_fast_mode_lists_its_linked_slider_and_the_fast_batch_comes_back():
     assert fast.value == 1                   # pushed below the normal batch
     normal.value = 960
     assert fast.value == 64                  # back to the learner's own choice (a walkthrough saw it stuck at 1)
+
+
+def test_a_flood_of_prediction_requests_starts_one_round(monkeypatch):
+    """Issue 31 §2: 20,000 ``{"ahead": "please"}`` messages from a page once left the kernel 21 s behind (one
+    timer each). Requests coalesce into one pending round, and the event loop is free again at once."""
+    import asyncio
+    import time
+
+    from lecture_lib.explorers import base
+    from lecture_lib.explorers.roofline import ContextExplorer
+
+    explorer = ContextExplorer()
+    if not explorer.view.live:
+        pytest.skip("anywidget is not installed")
+    sent = []
+    explorer.view.widget.send = lambda content, buffers=None: sent.append(content)
+    monkeypatch.setattr(base, "_kernel_loop", lambda: asyncio.get_running_loop())    # as inside a kernel
+
+    async def flood():
+        started = time.perf_counter()
+        for _ in range(20_000):
+            explorer._on_page_message(None, {"ahead": "please"}, [])
+        for junk in ({"ahead": "nonsense"}, {"index": None}, "please", None, [1, 2], {"ahead": ["please"]}):
+            explorer._on_page_message(None, junk, [])
+        await asyncio.sleep(0)                         # what an execute request would wait for
+        answered = time.perf_counter() - started
+        pending = [t for t in asyncio.get_running_loop()._scheduled if not t.cancelled()]   # CPython's timer heap
+        assert len(pending) <= 1, f"{len(pending)} prediction rounds pending for one explorer"
+        await asyncio.sleep(ahead.DELAY_SECONDS + 2.0)
+        return answered
+
+    assert asyncio.run(flood()) < 1.0
+    sliders = [c for c in explorer.controls.values() if ahead.neighbours(c)]
+    assert len(sent) == len(sliders), "one round of predictions, not one per request"
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_position_that_is_not_finite_is_not_predicted(value):
+    assert ahead.js_number(value) is None
+
+
+def test_a_huge_reach_is_capped_and_a_bad_one_named():
+    from lecture_lib.explorers.roofline import ContextExplorer
+
+    explorer = ContextExplorer()
+    slider = next(c for c in explorer.controls.values() if hasattr(c, "stops"))
+    assert len(ahead.neighbours(slider, 2**63)) == len(slider.stops) - 1
+    for bad in (-1, 1.5, "2", True):
+        with pytest.raises(ValueError, match="reach"):
+            ahead.neighbours(slider, bad)

@@ -91,3 +91,41 @@ def test_balance_table_covers_every_chip():
     table = rx.balance_table()
     assert [row["chip"] for row in table] == [hardware.get(n).name for n in hardware.chip_names()]
     assert table[0]["fp8"] is None        # A100 has no FP8 units
+
+
+def test_values_sent_from_the_page_add_at_most_one_stop():
+    """Issue 31 §2: every distinct value sent from the page (as a value or typed) became a permanent stop;
+    3,000 updates made 6,017 stops and a 43 s wait. Now the slider keeps its own stops and the latest other."""
+    from lecture_lib.explorers import sliders
+
+    control = sliders.log_slider("batch B (sequences)", 1024, 1, 100_000)
+    own = len(control.stops)
+    for value in range(1001, 4001):                    # 3,000 values between its stops
+        control.value = float(value) + 0.5
+    assert len(control.stops) == own + 1 and control.value == 4000.5
+    control.typed.value = "2,345"
+    assert len(control.stops) == own + 1 and control.value == 2345
+    control.index = 0                                  # back onto one of its own stops: the typed one stays
+    assert len(control.stops) == own + 1 and 2345 in control.stops
+
+
+def test_a_log_slider_refuses_an_exponent_it_cannot_raise_ten_to():
+    import traitlets
+
+    from lecture_lib.explorers import sliders
+
+    control = sliders.log_slider("batch B (sequences)", 1024, 1, 100_000)
+    for bad in (1e308, float("inf"), float("nan"), -1e4):
+        with pytest.raises(traitlets.TraitError, match="exponent"):
+            control.max = bad
+    assert control.max == pytest.approx(5)
+
+
+def test_a_dropdown_message_without_a_choice_is_ignored():
+    """A page update of ``index: null`` left Chapter 1's readout stuck on ``KeyError: None``."""
+    explorer = rx.BatchExplorer()
+    chip = explorer.controls["chip"]
+    before = (chip.value, explorer.readout.value)
+    chip.set_state({"index": None})                   # as the page's message arrives
+    assert (chip.value, explorer.readout.value) == before
+    assert "KeyError" not in explorer.readout.value

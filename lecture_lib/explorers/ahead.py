@@ -30,6 +30,7 @@ from .sliders import LogSlider
 
 DELAY_SECONDS = 0.05        # after a redraw, before predicting: the page paints the real frame, a drag sends its next move
 REACH = 2                   # steps either way predicted for the slider moved last
+MAX_REACH = 1000            # no slider has more stops than this; a larger reach predicts nothing more
 
 
 def enabled() -> bool:
@@ -39,7 +40,11 @@ def enabled() -> bool:
 def js_number(value: float) -> str | None:
     """``value`` as the page writes a number (JavaScript's ``String(x)``), or None where the two
     languages disagree (exponent notation): such a position is simply not predicted."""
+    import math
+
     value = float(value)
+    if not math.isfinite(value):
+        return None
     if value == int(value) and abs(value) < 1e21:
         return str(int(value))
     text = repr(value)
@@ -81,7 +86,11 @@ def key(control) -> str | None:
 
 def neighbours(control, reach: int = 1) -> list[tuple[str, float]]:
     """Up to ``reach`` arrow-key steps either way, nearest first: ``(the page's key, the control's
-    value there)``; nothing for dropdowns (a preset changes everything)."""
+    value there)``; nothing for dropdowns (a preset changes everything). ``reach`` is capped at
+    :data:`MAX_REACH` steps."""
+    if isinstance(reach, bool) or not isinstance(reach, int) or reach < 0:
+        raise ValueError(f"reach must be a whole number of steps >= 0, got {reach!r}")
+    reach = min(reach, MAX_REACH)
     steps = [k for distance in range(1, reach + 1) for k in (-distance, distance)]
     if isinstance(control, LogSlider):
         i = control.index
@@ -107,6 +116,7 @@ class Lookahead:
     def __init__(self, explorer):
         self.explorer = explorer
         self.generation = 0
+        self._timer = None
         self.last_moved: str | None = None
         self.skip = frozenset(getattr(explorer, "ahead_skip", ()))
 
@@ -130,11 +140,18 @@ class Lookahead:
         return base, attributes
 
     def schedule(self, loop) -> None:
-        """Void every pending prediction and start a new round after :data:`DELAY_SECONDS`."""
+        """Void every pending prediction and start a new round after :data:`DELAY_SECONDS`. Requests
+        coalesce: one timer at a time (a page that sends thousands of requests starts one round)."""
         self.generation += 1
         if loop is None or not enabled() or not self.explorer.view.live:
             return
-        loop.call_later(DELAY_SECONDS, self._step, loop, self.generation, None)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = loop.call_later(DELAY_SECONDS, self._start, loop, self.generation)
+
+    def _start(self, loop, generation: int) -> None:
+        self._timer = None
+        self._step(loop, generation, None)
 
     def _step(self, loop, generation: int, work) -> None:
         if generation != self.generation or self.explorer._scheduled:

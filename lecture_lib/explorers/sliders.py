@@ -109,8 +109,9 @@ class LogSlider(widgets.FloatLogSlider):
     front end showed 1,017 for a kernel's 1,024). The Python side is a FloatLogSlider: ``min`` and
     ``max`` are the exponents of the ends (setting them hides the stops outside), ``base`` is 10 and
     ``step`` (0.01) is the exponent gap that counts as a different position, so
-    ``max = log10(x) - step`` ends the slider on the stop below x. A value set from code that is not
-    a stop is kept exactly as set and becomes a stop; the readout shows it."""
+    ``max = log10(x) - step`` ends the slider on the stop below x. A value set from code or typed
+    that is not a stop is kept exactly as set and becomes the one extra stop (the next such value
+    replaces it, so a page sending thousands of values cannot grow the track); the readout shows it."""
 
     _model_name = traitlets.Unicode("SelectionSliderModel").tag(sync=True)
     _view_name = traitlets.Unicode("SelectionSliderView").tag(sync=True)
@@ -118,9 +119,12 @@ class LogSlider(widgets.FloatLogSlider):
     _options_labels = traitlets.Tuple(help="the readout of each stop").tag(sync=True)
     stops = traitlets.Tuple(help="the slider's positions within [base**min, base**max], ascending")
 
+    MAX_EXPONENT = 300      # min and max are exponents: 10**300 is past every quantity in the course
+
     def __init__(self, *, stops, **kwargs):
         self._moving = False
-        self._every_stop = tuple(sorted({float(s) for s in stops}))
+        self._own_stops = frozenset(float(s) for s in stops)
+        self._every_stop = tuple(sorted(self._own_stops))
         super().__init__(**kwargs)
         self._place()
 
@@ -132,17 +136,27 @@ class LogSlider(widgets.FloatLogSlider):
         inside = tuple(s for s in self._every_stop if low <= s <= high)
         return inside or (min(self._every_stop, key=lambda s: abs(s - low)),)
 
+    def _exponent(self, name: str, value) -> float:
+        import math
+
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or abs(value) > self.MAX_EXPONENT:
+            raise traitlets.TraitError(f"{name} is the exponent of the slider's {'top' if name == 'max' else 'bottom'} "
+                                       f"(10**{name}); it must be a number within ±{self.MAX_EXPONENT}, got {value!r}")
+        return value
+
     @traitlets.validate("min")
     def _validate_min(self, proposal):      # the value follows in _on_range, onto a stop
-        if proposal["value"] > self.max:
+        value = self._exponent("min", proposal["value"])
+        if value > self.max:
             raise traitlets.TraitError("setting min > max")
-        return proposal["value"]
+        return value
 
     @traitlets.validate("max")
     def _validate_max(self, proposal):
-        if proposal["value"] < self.min:
+        value = self._exponent("max", proposal["value"])
+        if value < self.min:
             raise traitlets.TraitError("setting max < min")
-        return proposal["value"]
+        return value
 
     @traitlets.validate("value")
     def _validate_value(self, proposal):
@@ -193,8 +207,8 @@ class LogSlider(widgets.FloatLogSlider):
         return super()._should_send_property(key, value)
 
     def _place(self) -> None:
-        if self.value not in self._every_stop:
-            self._every_stop = tuple(sorted(self._every_stop + (self.value,)))
+        if self.value not in self._every_stop:      # at most one stop beyond the slider's own: the latest
+            self._every_stop = tuple(sorted(self._own_stops | {self.value}))
         stops = self._visible()
         labels = tuple(value_label(s) for s in stops)
         self._moving = True
@@ -425,6 +439,17 @@ def dropdown(description: str, options, value=None) -> widgets.Dropdown:
         value = values[0]
     elif not any(value is v or value == v for v in values):
         raise ValueError(f"value must be one of the options {values}, got {validate._describe(value)}")
-    control = widgets.Dropdown(options=options, value=value, description=description,
-                               style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
+    control = PresetDropdown(options=options, value=value, description=description,
+                             style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
     return _declare(control, value)
+
+
+class PresetDropdown(widgets.Dropdown):
+    """A dropdown that always has a choice: a page message of ``index: null`` (which traitlets would
+    let past every validator) is ignored, and the page is sent the current choice again."""
+
+    def set_state(self, sync_data):
+        if "index" in sync_data and sync_data["index"] is None and self.index is not None:
+            sync_data = {key: value for key, value in sync_data.items() if key != "index"}
+            self.send_state("index")
+        super().set_state(sync_data)

@@ -83,7 +83,8 @@ def test_details_stay_hidden_until_the_reveal():
 
 
 # ------------------------------------------------------------------ §2: no answer before its reveal
-NOTEBOOKS = sorted((predict.__file__ and __import__("pathlib").Path(predict.__file__).parents[1] / "notebooks").glob("0[1-9]_*.ipynb"))
+NOTEBOOKS = sorted((__import__("pathlib").Path(__file__).resolve().parents[1] / "notebooks").glob("0[1-9]_*.ipynb"))
+assert NOTEBOOKS, "no chapter notebooks found: the scans below would check nothing"
 # An output before a reveal that shows one of the answer's texts but is not the answer, with why.
 NOT_SPOILERS = {
     ("02_moe_across_racks", "cell-19"): "the link table's ratio column: other systems' 9.0× link ratio, not the slowdown",

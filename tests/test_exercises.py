@@ -204,6 +204,7 @@ def test_expected_answers_are_not_readable_in_the_exercises(name):
 
 # ------------------------------------------------------------------ running them
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_solutions_run_strictly_with_every_check_correct(name):
     notebook = execute(SOLUTIONS_DIR / name, LECTURE_STRICT="1")
@@ -215,6 +216,7 @@ def test_solutions_run_strictly_with_every_check_correct(name):
         assert text.count(f"Problem {problem_id}:") == 1, "feedback shown twice"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_exercises_run_with_stubs_and_say_not_answered_yet(name):
     notebook = execute(EXERCISES_DIR / name)

@@ -49,6 +49,8 @@ from hypothesis import strategies as st
 import lecture_lib
 from lecture_lib.formula import Formula
 
+pytestmark = pytest.mark.slow      # every public function and Formula, fed bad values by Hypothesis
+
 CALL_SECONDS = 3.0
 
 # Functions that do a lot of honest work in one call, with the CPU seconds they get instead of

@@ -68,6 +68,7 @@ def test_start_page_and_readme_link_every_chapter(path):
         assert "in preparation" not in row
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_runs_headless_without_errors(path):
     notebook, seconds = execute(path)

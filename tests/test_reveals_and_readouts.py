@@ -122,6 +122,7 @@ def spoilers(notebook, name: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
 def test_no_answer_is_printed_before_its_reveal(path):
     from test_notebooks import error_outputs, execute

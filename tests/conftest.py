@@ -74,7 +74,7 @@ def lab_server():
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")      # Playwright's sync API keeps an event loop running: only while its module runs
 def browser():
     """Debian's headless Chromium driven by Playwright (``executable_path=/usr/bin/chromium``)."""
     _require_browser()

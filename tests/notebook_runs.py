@@ -8,11 +8,13 @@ per notebook, so two workers asking at once wait for one execution instead of ru
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -36,12 +38,27 @@ def _key(path: Path, env: dict) -> str:
 
 
 def run(path: Path, **env) -> tuple[nbformat.NotebookNode, float]:
-    """Execute ``path`` now (no sharing): the notebook with its outputs and the seconds it took."""
+    """Execute ``path`` now (no sharing): the notebook with its outputs and the seconds it took.
+
+    The client runs on a thread of its own with a fresh event loop, whatever loop the calling thread has
+    (Playwright's sync API leaves one running; nbclient's fallback for that case stalled for minutes)."""
     notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(notebook, timeout=TIMEOUT_SECONDS, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    failure: list[BaseException] = []
+
+    def execute() -> None:
+        try:
+            asyncio.run(client.async_execute(env={**os.environ, "MPLBACKEND": "Agg", **env}))
+        except BaseException as error:      # raised again in the caller's thread
+            failure.append(error)
+
     started = time.perf_counter()
-    NotebookClient(notebook, timeout=TIMEOUT_SECONDS, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute(
-        env={**os.environ, "MPLBACKEND": "Agg", **env})
+    worker = threading.Thread(target=execute, name=f"notebook {path.name}")
+    worker.start()
+    worker.join()
+    if failure:
+        raise failure[0]
     return notebook, time.perf_counter() - started
 
 

@@ -652,6 +652,9 @@ class NotebookSession:
                 found.append({"model": model_id, "error": "no figure on the page or no view in the kernel"})
                 continue
             element.scroll_into_view_if_needed()
+            self.page.wait_for_function(     # the background <img> loaded (a new one may still be on its way)
+                "(el) => { const img = el.querySelector('img'); return img && img.complete && img.naturalWidth > 0; }",
+                arg=element, timeout=15_000)
             self.page.wait_for_timeout(100)
             page = np.asarray(Image.open(io.BytesIO(element.screenshot())).convert("RGB"), dtype=float)
             kernel = np.asarray(Image.open(io.BytesIO(base64.b64decode(snapshots[model_id]))).convert("RGB"),

@@ -55,6 +55,9 @@ READOUT = ".lecture-readout"
 SLIDER = ".widget-slider"               # ipywidgets 8: Int/Float/FloatLog sliders (noUiSlider)
 HANDLE = ".noUi-handle"
 
+# The default window of the browser tests (issue 19): a 1280 x 900 laptop screen
+LAYOUT = {"width": 1280, "height": 900}
+
 
 # --- Environment checks -------------------------------------------------------------------------
 def in_ci() -> bool:

@@ -42,17 +42,20 @@ def _require_browser() -> None:
     pytest.skip(f"browser tests skipped: {reason}")
 
 
-# Test files whose tests are shared out one by one among pytest-xdist's workers: each test stands alone
-# (a notebook they read is executed once per run, notebook_runs.py). Every other file goes to one worker
-# whole, so its module fixtures (a built site, a JupyterLab and its Chromium) are made once, and the browser
-# tests of tests/test_browser.py run one after another on one worker, never two browsers at once.
+# Test files whose tests are shared out one by one among pytest-xdist's workers: each test stands alone (a
+# notebook they read is executed once per run, notebook_runs.py; a browser test starts its worker's JupyterLab the
+# first time it needs one and reuses it). Every other file goes to one worker whole, so its module fixtures (a built
+# site, a Notebook 7 server) are made once. The chapters' walks in the browser thus run side by side: most of their
+# time is spent waiting for a kernel or a page, which is why `make test` starts twice as many workers as cores.
 SHARED_OUT_ONE_BY_ONE = ("tests/test_notebooks.py", "tests/test_exercises.py", "tests/test_reveals_and_readouts.py",
-                         "tests/test_every_explorer.py", "tests/test_fuzz.py")
+                         "tests/test_every_explorer.py", "tests/test_fuzz.py", "tests/test_browser.py")
 
 
 def pytest_xdist_make_scheduler(config, log):
     """pytest-xdist's scheduler for ``make test -n auto``: whole files, but for SHARED_OUT_ONE_BY_ONE."""
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False      # keep pytest_collection_modifyitems' order: longest work first
 
     class ByFileOrOneByOne(LoadScopeScheduling):
         def _split_scope(self, nodeid):
@@ -60,6 +63,18 @@ def pytest_xdist_make_scheduler(config, log):
             return nodeid if path.endswith(SHARED_OUT_ONE_BY_ONE) else path
 
     return ByFileOrOneByOne(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest work first, so that no worker is left with a long file while the others idle at the end: files
+    with browser tests, then files with slow tests, then the rest, each file's tests kept together and in order
+    (a stable sort on a rank per file; every xdist worker computes the same order)."""
+    rank: dict[str, int] = {}
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        mine = 0 if item.get_closest_marker("browser") else 1 if item.get_closest_marker("slow") else 2
+        rank[path] = min(rank.get(path, 2), mine)
+    items.sort(key=lambda item: rank[item.nodeid.split("::", 1)[0]])
 
 
 @pytest.fixture(scope="session")

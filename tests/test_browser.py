@@ -4,7 +4,7 @@ For each notebook in ``notebooks/``, at 1280 x 900 with the file browser open: o
 find no error output, no "Error displaying widget" and no exception in an explorer's readout; every
 control shows its declared value, every image has a text alternative, no figure is scaled below
 0.9, ArrowDown moves every dropdown; then move **every** slider one step with the keyboard and see
-its explorer's figure or readout change. The keyboard is also tried in Notebook 7. Run with
+its explorer's figure or readout change (Notebook 7: test_browser_notebook7.py). Run with
 ``pytest -m browser``.
 """
 
@@ -14,12 +14,11 @@ import time
 
 import pytest
 
-from browser_support import NotebookServer, NotebookSession, default_mismatches, notebook_names
+from browser_support import LAYOUT, NotebookSession, default_mismatches, notebook_names
 
 pytestmark = pytest.mark.browser
 
 NOTEBOOKS = notebook_names()
-LAYOUT = {"width": 1280, "height": 900}
 MIN_SCALE = 0.9
 MAX_MEAN_DIFFERENCE = 6.0      # per channel, 0-255: anti-aliasing, hatch phase, the browser's own text rendering
 MAX_FAR_PIXELS = 0.025         # share of 4x4 blocks off by more than 48: curves or labels missing or misplaced
@@ -264,52 +263,5 @@ def test_a_slider_step_paints_the_frame_computed_ahead_then_the_kernels_identica
         drift = _drift(session)
         assert not drift, drift
         assert not session.errors()
-    finally:
-        session.close()
-
-
-@pytest.fixture(scope="module")
-def notebook7_server():
-    server = NotebookServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-def every_explorer_notebook(server) -> str:
-    """A scratch notebook showing every explorer of every chapter at its defaults, one per cell."""
-    from lecture_lib.explorers.base import explorer_classes
-
-    cells = [f"from {cls.__module__} import {cls.__name__}\n{cls.__name__}()" for cls in explorer_classes()]
-    return server.add_notebook("every_explorer.ipynb", cells)
-
-
-def test_keyboard_moves_sliders_and_dropdowns_in_notebook_7(notebook7_server, browser):
-    """Issue 19 §6: in Notebook 7 the notebook's shortcuts took the arrow keys (focus jumped to a
-    heading cell); every slider and dropdown of every explorer must answer the keyboard there too.
-    One notebook holds every explorer (the chapters themselves run in JupyterLab above), so each
-    control is tried in Notebook 7 without running every chapter a second time."""
-    name = every_explorer_notebook(notebook7_server)
-    session = NotebookSession(notebook7_server, browser, name, viewport=dict(LAYOUT))
-    try:
-        session.open()
-        session.run_all()
-        assert not session.errors(), session.errors()
-        from lecture_lib.explorers.base import explorer_classes
-
-        assert len(session.figure_names()) >= len(explorer_classes()), "not every explorer was shown"
-        mismatches = default_mismatches(session.displayed_controls(), session.declared_controls())
-        assert not mismatches, mismatches
-        stuck = [d for d in session.press_dropdowns() if d["after"] == d["before"] or not d["focused"]]
-        assert not stuck, f"Notebook 7: dropdowns the arrow keys did not move: {stuck}"
-        failures = []
-        for slider in session.sliders():
-            move = session.move(slider)
-            focused = session.page.evaluate("() => !!(document.activeElement && document.activeElement.closest('.widget-slider'))")
-            if not move.changed or move.value_before == move.value_after or not focused:
-                failures.append(f"{slider.describe()}: {move.key} {move.value_before} -> {move.value_after}, "
-                                f"focus on the slider: {focused}")
-        assert session.sliders() and not failures, "Notebook 7:\n" + "\n".join(failures)
     finally:
         session.close()

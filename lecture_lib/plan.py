@@ -32,6 +32,7 @@ import html
 import json
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -564,6 +565,13 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
     else:
         chosen = roofline.resolve_layout(auto_layout(model, deployment) if auto else layout)
         fit_layout = chosen
+        if chosen is not None and chosen.attention_tp is None and deployment.n_chips > 1:
+            try:   # every layer split over all n GPUs: the same checks as an explicit tp = n
+                layout_notes = explicit_layout(model, deployment, tp=deployment.n_chips)[3]
+            except ValueError as error:
+                raise ValueError(f"n_chips: every layer is split over all {deployment.n_chips} GPUs "
+                                 f"(TP {deployment.n_chips}), and {error}; give tp (DP is what remains) or another "
+                                 f"GPU count") from None
     weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype, attention_dtype = (
         format_name(label, value) for label, value in (
             ("weight_dtype", weight_dtype), ("expert_weight_dtype", expert_weight_dtype), ("kv_dtype", kv_dtype),
@@ -618,8 +626,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
         add("inputs", "parallel", "parallel degrees", degrees,
             f"TP {degrees['tp']} × PP {degrees['pp']} × DP {degrees['dp']}" + (f", EP {degrees['ep']}" if model.is_moe
                                                                                else ""), "plan.explicit_layout")
-        for index, note in enumerate(layout_notes):
-            add("inputs", f"parallel_note_{index}", "layout note", None, note, "plan.explicit_layout")
+    for index, note in enumerate(layout_notes):
+        add("inputs", f"parallel_note_{index}", "layout note", None, note, "plan.explicit_layout")
 
     # Capacity -------------------------------------------------------------------------------------
     per_token_kv = model.kv_bytes_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
@@ -875,49 +883,182 @@ def _operating_batch(step, *, fit: float, batch, latency_target) -> tuple[float 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):   # one line on stderr, exit code 2 (argparse's code)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
-def _number_or_name(text: str):
+#: The flag behind each of plan()'s parameters, so an error names what the user typed.
+FLAGS = {"price_per_gpu_hour": "--price", "len_ctx": "--context", "latency_target": "--latency-ms",
+         "batch": "--batch", "n_chips": "--gpus", "n_systems": "--systems", "weight_dtype": "--weights",
+         "expert_weight_dtype": "--expert-weights", "kv_dtype": "--kv", "compute_dtype": "--compute",
+         "expert_compute_dtype": "--compute", "attention_dtype": "--attention", "tokens_per_step": "--tokens-per-step",
+         "len_in": "--input-len", "len_out": "--output-len", "hit_rate": "--hit-rate",
+         "memory_utilization": "--memory-utilization", "tp": "--tp", "pp": "--pp", "ep": "--ep",
+         }
+_PARAMETER = re.compile(r"(?<![\w-])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")(?![\w-])")
+
+
+def flag_message(message: str) -> str:
+    """``message`` on one line with plan()'s parameter names replaced by the flags that set them."""
+    return _PARAMETER.sub(lambda match: FLAGS[match.group(1)], " ".join(str(message).split()))
+
+
+def _number(flag: str, kind=float, *, minimum=None):
+    """An argparse type: a number for ``flag``, refused in one line (too large, not a number)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a {'whole ' if kind is int else ''}number, "
+                                             f"got {text!r}") from None
+        if kind is int and value > MAX_GPUS:
+            raise argparse.ArgumentTypeError(f"{flag} is too large: at most {MAX_GPUS:,}, got {text[:20]}"
+                                             f"{'…' if len(text) > 20 else ''}")
+        if kind is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{flag} must be a finite number, got {text!r}")
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"{flag} must be at least {minimum}, got {text!r}")
+        return value
+    return parse
+
+
+def _format(flag: str):
+    def parse(text: str):
+        try:
+            return format_name(flag, text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    return parse
+
+
+def _contexts(text: str) -> list:
     try:
-        return float(text)
+        values = [float(part) for part in text.replace(" ", "").split(",") if part]
     except ValueError:
-        return text
+        raise argparse.ArgumentTypeError(f"--sweep-context must be tokens separated by commas (e.g. "
+                                         f"1024,8192,65536), got {text!r}") from None
+    if not values or len(values) > 64 or not all(math.isfinite(v) and v >= 1 for v in values):
+        raise argparse.ArgumentTypeError(f"--sweep-context must list 1 to 64 context lengths of at least 1 token, "
+                                         f"got {text!r}")
+    return values
+
+
+_LENGTHS = """lengths:
+  --context       tokens each sequence holds in its KV cache while it decodes (what decode reads every step,
+                  and what the prefill rows compute).
+  --input-len     a request's prompt tokens: prefilled once, giving the time to first token.
+  --output-len    a request's generated tokens: decoded one step at a time (or --tokens-per-step at a time).
+  With --input-len and --output-len, --context defaults to their mean decode context, input + output / 2, and
+  the plan adds time to first token, end-to-end latency and output tokens/s with prefill included.
+formats (--weights, --expert-weights, --kv, --compute, --attention), case-insensitive:
+  """ + ", ".join(sorted(models.BYTES_PER_VALUE)) + """ (also bfloat16, float16, float8), or bytes per value
+  (e.g. 0.53125 for MXFP4 with its scales). --compute and --attention must be formats the chip computes in.
+  Without --weights a plan uses the format the config states, else FP8, else the chip's best (A100, TPUs: BF16)."""
 
 
 def main(argv=None) -> int:
     """``python -m lecture_lib.plan MODEL SYSTEM --price USD --context TOKENS [...]``: print a plan."""
-    parser = _Parser(prog="python -m lecture_lib.plan",
-                     description="Plan an LLM deployment with the course's bounds (text table, or --json).")
-    parser.add_argument("model", help="a model preset name or a path to a Hugging Face config.json")
+    parser = _Parser(prog="python -m lecture_lib.plan", formatter_class=argparse.RawDescriptionHelpFormatter,
+                     description="Plan an LLM deployment with the course's bounds (text table, or --json).",
+                     epilog=_LENGTHS)
+    parser.add_argument("model", help="a model preset name, a Hugging Face config.json, or the folder holding one")
     parser.add_argument("system", help="a system preset (e.g. 'HGX H100') or a chip name with --gpus")
-    parser.add_argument("--price", type=float, required=True, help="USD per GPU-hour")
-    parser.add_argument("--context", type=float, required=True, help="tokens of context per sequence")
-    parser.add_argument("--latency-ms", type=float, help="target milliseconds per output token")
-    parser.add_argument("--batch", type=float, help="a fixed operating batch instead of a target")
-    parser.add_argument("--gpus", type=int, help="how many chips, when SYSTEM names a chip")
-    parser.add_argument("--systems", type=int, default=1, help="how many copies of SYSTEM (default 1)")
-    parser.add_argument("--weights", default="fp8", type=_number_or_name, help="weight format (default fp8)")
-    parser.add_argument("--expert-weights", type=_number_or_name, help="routed-expert weight format")
-    parser.add_argument("--kv", default="bf16", type=_number_or_name, help="KV-cache format (default bf16)")
-    parser.add_argument("--compute", help="compute format (default: the weight format)")
+    parser.add_argument("--price", type=_number("--price"), required=True, help="USD per GPU-hour")
+    parser.add_argument("--context", type=_number("--context"),
+                        help="tokens of context per sequence while decoding (see 'lengths' below)")
+    parser.add_argument("--input-len", type=_number("--input-len"), help="prompt tokens per request")
+    parser.add_argument("--output-len", type=_number("--output-len"), help="generated tokens per request")
+    parser.add_argument("--sweep-context", type=_contexts, metavar="T1,T2,...",
+                        help="also print a table over these context lengths")
+    parser.add_argument("--latency-ms", type=_number("--latency-ms"), help="target milliseconds per output token")
+    parser.add_argument("--batch", type=_number("--batch"), help="a fixed operating batch instead of a target")
+    parser.add_argument("--gpus", type=_number("--gpus", int), help="how many chips, when SYSTEM names a chip")
+    parser.add_argument("--systems", type=_number("--systems", int), default=1,
+                        help="how many copies of SYSTEM (default 1)")
+    parser.add_argument("--tp", type=_number("--tp", int), help="tensor-parallel degree (DP is what remains)")
+    parser.add_argument("--pp", type=_number("--pp", int), help="pipeline-parallel degree (stages)")
+    parser.add_argument("--ep", type=_number("--ep", int), help="expert-parallel degree (MoE models)")
+    parser.add_argument("--weights", type=_format("--weights"),
+                        help="weight format (default: the config's, else fp8, else the chip's best)")
+    parser.add_argument("--expert-weights", type=_format("--expert-weights"), help="routed-expert weight format")
+    parser.add_argument("--kv", default="bf16", type=_format("--kv"), help="KV-cache format (default bf16)")
+    parser.add_argument("--compute", type=_format("--compute"),
+                        help="compute format (default: the weight format if the chip has it, else its best)")
+    parser.add_argument("--attention", type=_format("--attention"),
+                        help="attention's compute format (default: the compute format)")
+    parser.add_argument("--tokens-per-step", type=_number("--tokens-per-step", minimum=1), default=1.0,
+                        help="accepted tokens per decode step with speculative decoding or MTP (default 1)")
+    parser.add_argument("--hit-rate", type=_number("--hit-rate", minimum=0), default=0.0,
+                        help="prefix-cache hit rate: the share of input tokens already cached (default 0)")
+    parser.add_argument("--memory-utilization", type=_number("--memory-utilization"), default=MEMORY_UTILIZATION,
+                        help=f"share of each GPU's HBM for weights and KV (default {MEMORY_UTILIZATION}, like vLLM's "
+                             f"gpu_memory_utilization); the rest is kept for activations and graphs")
     parser.add_argument("--layout", choices=["auto", "pooled"] + sorted(roofline.LAYOUTS), default="auto",
-                        help="headline layout (default auto: dp_ep for an MoE model on several GPUs, else tp)")
-    parser.add_argument("--attention", help="attention's compute format (default: the compute format)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+                        help="headline layout without --tp/--pp/--ep (default auto: dp_ep for an MoE model on "
+                             "several GPUs, else tp)")
+    parser.add_argument("--name", help="the plan's title (default: the config's _name_or_path or its folder)")
+    parser.add_argument("--json", action="store_true", help="print strict JSON instead of a table")
     args = parser.parse_args(argv)
+    if args.context is None and args.input_len is None:
+        parser.error("give --context, or --input-len and --output-len")
+    if (args.input_len is None) != (args.output_len is None):
+        parser.error("--input-len and --output-len go together")
+    kwargs = dict(price_per_gpu_hour=args.price,
+                  latency_target=None if args.latency_ms is None else args.latency_ms / 1e3, batch=args.batch,
+                  n_systems=args.systems, n_chips=args.gpus, weight_dtype=args.weights,
+                  expert_weight_dtype=args.expert_weights, kv_dtype=args.kv, compute_dtype=args.compute,
+                  layout=None if args.layout == "pooled" else args.layout, attention_dtype=args.attention,
+                  tokens_per_step=args.tokens_per_step, tp=args.tp, pp=args.pp, ep=args.ep, len_in=args.input_len,
+                  len_out=args.output_len, hit_rate=args.hit_rate, memory_utilization=args.memory_utilization,
+                  name=args.name)
     try:
-        result = plan(args.model, args.system, price_per_gpu_hour=args.price, len_ctx=args.context,
-                      latency_target=None if args.latency_ms is None else args.latency_ms / 1e3, batch=args.batch,
-                      n_systems=args.systems, n_chips=args.gpus, weight_dtype=args.weights,
-                      expert_weight_dtype=args.expert_weights, kv_dtype=args.kv, compute_dtype=args.compute,
-                      layout=None if args.layout == "pooled" else args.layout, attention_dtype=args.attention)
+        result = plan(args.model, args.system, len_ctx=args.context, **kwargs)
+        sweep = [] if not args.sweep_context else [
+            (context, plan(args.model, args.system, len_ctx=context, **kwargs)) for context in args.sweep_context]
     except (ValueError, KeyError) as error:
         message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
-        print(f"{parser.prog}: error: {' '.join(message.split())}", file=sys.stderr)
+        print(f"{parser.prog}: error: {flag_message(message)}", file=sys.stderr)
         return 2
-    print(result.to_json() if args.json else result.text())
+    if args.json:
+        out = result.to_dict()
+        if sweep:
+            out["sweep_context"] = [_sweep_row(context, swept) for context, swept in sweep]
+        text = json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False)
+    else:
+        text = result.text() + ("\n\n" + _sweep_table(sweep) if sweep else "")
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:   # `| head` closed the pipe: stop quietly, and keep Python's exit flush quiet too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def _sweep_row(context: float, swept: Plan) -> dict:
+    decode, cost = swept.numbers["decode"], swept.numbers["cost"]
+    row = {"context": context, "largest_batch": decode.get("fit_limit"), "batch": decode.get("batch"),
+           "step_time": decode.get("step_time"), "tokens_per_s_per_gpu": decode.get("tokens_per_s_per_gpu"),
+           "tokens_per_s_per_user": decode.get("tokens_per_s_per_user"),
+           "usd_per_million_output": cost.get("usd_per_million_output")}
+    return _plain(row)[0]
+
+
+def _sweep_table(sweep) -> str:
+    """The --sweep-context table: one line per context length."""
+    head = ("context", "batch", "step", "tok/s per GPU", "tok/s per user", "$/M out")
+    lines = []
+    for context, swept in sweep:
+        row = _sweep_row(context, swept)
+        have = row["batch"] is not None
+        lines.append((units.tokens(context), units.whole(row["batch"]) if have else "none (does not fit)",
+                      units.seconds(row["step_time"]) if have else "-",
+                      units.rate(row["tokens_per_s_per_gpu"]) if have else "-",
+                      units.rate(row["tokens_per_s_per_user"]) if have else "-",
+                      units.dollars(row["usd_per_million_output"]) if have else "-"))
+    widths = [max(len(head[i]), *(len(line[i]) for line in lines)) for i in range(len(head))]
+    out = ["Sweep over context (--sweep-context; every other input as above)",
+           "  " + "  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    out += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(line, widths)) for line in lines]
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,8 @@ must agree with it). ``attention_dtype`` is attention's format where the publish
 Four kinds of figure:
 
 - ``"decode"``: output tokens/s of a decode pool; the bound is :func:`roofline.decode_bound` at the
-  stated batch (``batch``, sequences decoding together across the deployment), or at the largest batch
-  that fits (:func:`roofline.batch_that_fits`) when the publisher gives none.
+  stated batch (``batch``, sequences decoding together across the deployment), or at the largest whole batch
+  that fits (:func:`roofline.batch_that_fits`, rounded down) when the publisher gives none.
 - ``"prefill"``: input tokens/s of a prefill pool; the bound is :func:`roofline.prefill_bound`
   (cached tokens counted as input, as providers count them).
 - ``"serving"``: output tokens/s of GPUs that both prefill and decode requests of ``len_in`` input and
@@ -37,6 +37,7 @@ Four kinds of figure:
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from dataclasses import dataclass
@@ -270,13 +271,13 @@ class Measurement:
             layout=self.bound_layout)
 
     def _batch(self, len_ctx, fraction=1.0) -> float:
-        """The stated batch, or the largest that fits in each device's HBM beside the weights it holds under
-        the row's layout."""
+        """The stated batch, or the largest whole batch that fits in each device's HBM beside the weights it holds
+        under the row's layout (whole sequences, as Chapter 9's planner runs them)."""
         if self.batch is not None:
             return self.batch
-        return roofline.batch_that_fits(models.get(self.model), self.deployment_at(fraction), len_ctx=len_ctx,
-                                        weight_bytes=self.weight_dtype, expert_weight_bytes=self.expert_weight_dtype,
-                                        kv_dtype=self.kv_dtype, layout=self.bound_layout)
+        return float(math.floor(roofline.batch_that_fits(
+            models.get(self.model), self.deployment_at(fraction), len_ctx=len_ctx, weight_bytes=self.weight_dtype,
+            expert_weight_bytes=self.expert_weight_dtype, kv_dtype=self.kv_dtype, layout=self.bound_layout)))
 
     def _prefill(self, hit_rate):
         return roofline.prefill_bound(

@@ -484,7 +484,7 @@ def auto_layout(model, deployment) -> str:
     return "dp_ep" if model.is_moe and deployment.n_chips > 1 else "tp"
 
 
-def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, batch=None, n_systems: int = 1,
+def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None, batch=None, n_systems: int = 1,
          n_chips: int | None = None, weight_dtype=None, expert_weight_dtype=None, kv_dtype="bf16",
          compute_dtype: str | None = None, expert_compute_dtype: str | None = None, layout="auto",
          attention_dtype: str | None = None, tokens_per_step: float = 1.0, tp: int | None = None,

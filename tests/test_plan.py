@@ -365,3 +365,207 @@ def test_the_plan_explorer_curve_passes_through_its_readout(n_systems):
             result.numbers["decode"]["step_time"] * 1e3, rel=0.02)
     finally:
         explorer.view.figure.clear()
+
+
+# --- Issue 30 §2: the planner's inputs ---------------------------------------------------------------------
+
+# TensorRT-LLM's v1.0 perf overview (github.com/NVIDIA/TensorRT-LLM/blob/00f37686aa854010d68bcbd0f4ab000221541ca6/
+# docs/source/performance/perf-overview.md), 1000/1000 rows, Total Output Throughput in tokens/s: model, chip,
+# GPUs (the column's TP size), format, figure.
+TRT_FIGURES = [
+    ("llama-3.1-8b", "H100", 1, "fp8", 15220),        # "Llama 3.1 8B", H100 TP1 (FP8)
+    ("llama-3-70b", "H100", 2, "fp8", 4205),          # "Llama 3.3 70B", H100 TP2 (FP8)
+    ("qwen3-235b-a22b", "H200", 8, "fp8", 23789),     # "Qwen3-235B-A22B", H200 TP8 (FP8)
+    ("qwen3-30b-a3b", "B200", 1, "fp4", 25828),       # "Qwen3-30B-A3B", B200 TP1 (FP4)
+    ("llama-4-maverick", "H200", 8, "fp8", 31782),    # "Llama 4 Maverick", H200 TP8 (FP8)
+]
+
+
+@pytest.mark.parametrize("model, chip, gpus, fmt, figure", TRT_FIGURES, ids=[f[0] for f in TRT_FIGURES])
+def test_tensorrt_llm_figures_sit_below_the_bound_and_inside_the_expected_band(model, chip, gpus, fmt, figure):
+    """The planner as an engineer would run it (the publisher's GPUs, TP and formats, 1,000 in and 1,000 out,
+    the default 10% runtime reserve): its bound stays above the published figure, and the figure falls
+    inside the band the plan expects from Chapter 8's rows of the same class."""
+    p = planner.plan(model, chip, n_chips=gpus, price_per_gpu_hour=1, len_in=1000, len_out=1000,
+                     weight_dtype=measurements.NVFP4_BYTES if fmt == "fp4" else "fp8", compute_dtype=fmt,
+                     kv_dtype="fp8", tp=gpus if gpus > 1 else None)
+    bound = p.numbers["requests"]["output_tokens_per_s"]
+    expected = p.numbers["reality"]["requests_expected"]
+    band = p.numbers["reality"]["requests_band"]
+    assert bound > figure
+    assert expected["low"] * (1 - 1e-9) <= figure <= expected["high"] * (1 + 1e-9), (figure, expected)
+    assert band["class"] == ("MoE" if models.get(model).is_moe else "dense") + ", memory-bound"
+    assert band["n"] >= 3 and not band["widened"]
+
+
+def test_the_cli_runs_with_its_defaults_on_every_chip_and_system_preset():
+    for chip in hardware.chip_names():
+        p = planner.plan("llama-3.1-8b", chip, price_per_gpu_hour=1, len_ctx=4096)   # runs without a flag
+        assert p.decode_settings["compute_dtype"] in hardware.get(chip).flops, chip
+    for system in ("HGX A100", "TPU v5e-256", "TPU v4 pod"):
+        result = _cli("llama-3.1-8b", system, "--price", "1.5", "--context", "4096")
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_a_chip_without_fp8_defaults_to_its_best_format_and_says_so():
+    p = planner.plan("llama-3.1-8b", "A100", price_per_gpu_hour=1, len_ctx=4096)
+    assert p.numbers["inputs"]["formats"] is None
+    why = next(row.text for row in p.rows if row.key == "formats_why")
+    assert "A100 has no FP8" in why and "BF16" in why
+    assert planner.default_formats(models.get("llama-3.1-8b"), hardware.get("TPU v5e"))[:2] == ("bf16", "bf16")
+    assert planner.default_formats(models.get("llama-3.1-8b"), hardware.get("H100"))[:2] == ("fp8", "fp8")
+    # fp8 weights asked for on an A100: the matmuls fall back to BF16, and the plan says why
+    weights, compute, why = planner.default_formats(models.get("llama-3.1-8b"), hardware.get("A100"),
+                                                    weight_dtype="fp8")
+    assert (weights, compute) == ("fp8", "bf16") and "does not compute in FP8" in why
+
+
+def test_a_config_states_its_format_and_a_flag_overrides_it():
+    config = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "head_dim": 128,
+              "torch_dtype": "bfloat16", "tie_word_embeddings": False}
+    stated = planner.plan(config, "H100", price_per_gpu_hour=1, len_ctx=4096)
+    assert "bfloat16" in next(row.text for row in stated.rows if row.key == "formats_why")
+    flagged = planner.plan(config, "H100", price_per_gpu_hour=1, len_ctx=4096, weight_dtype="FP8")
+    assert next(row.text for row in flagged.rows if row.key == "formats_why").startswith("weights as given")
+    assert flagged.numbers["capacity"]["tp_weights_per_gpu"] < 0.6 * stated.numbers["capacity"]["tp_weights_per_gpu"]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_chips=3), "8 KV heads|32 attention heads"),                 # auto TP over 3 GPUs
+    (dict(n_chips=8, tp=3), "tp × pp must divide the 8 GPUs"),
+    (dict(n_chips=8, tp=8, pp=3), "tp × pp must divide"),
+    (dict(n_chips=6, tp=6), "attention heads|KV heads"),
+    (dict(n_chips=8, pp=8, tp=1, ep=2), "ep must be 1 for a dense model"),
+    (dict(n_chips=4, pp=4), None),
+])
+def test_explicit_degrees_are_checked_for_divisibility(kwargs, match):
+    args = dict(price_per_gpu_hour=1, len_ctx=4096) | kwargs
+    if match is None:
+        p = planner.plan("llama-3.1-8b", "H100", **args)
+        assert p.numbers["inputs"]["parallel"] == {"tp": 1, "pp": 4, "ep": 1, "dp": 1}
+        return
+    with pytest.raises(ValueError, match=match):
+        planner.plan("llama-3.1-8b", "H100", **args)
+
+
+def test_kv_heads_are_replicated_where_tp_exceeds_them_and_the_plan_says_so():
+    qwen = models.get("qwen3-235b-a22b")       # 4 KV heads
+    p = planner.plan(qwen, "H200", n_chips=8, price_per_gpu_hour=1, len_ctx=4096, tp=8)
+    notes = [row.text for row in p.rows if row.key.startswith("parallel_note")]
+    assert any("replicated 2×" in note for note in notes)
+    d = collectives.deployment(hardware.get("H200"), n_chips=8)
+    assert roofline.device_memory(qwen, d, layout="tp", batch=1, len_ctx=1000, kv_dtype="bf16")["r_kv"] == 2
+    with pytest.raises(ValueError, match="routed experts"):
+        planner.plan(qwen, "H200", n_chips=8, price_per_gpu_hour=1, len_ctx=4096, tp=8, ep=3)
+    with pytest.raises(ValueError, match="ep must be the GPU count"):
+        planner.plan(qwen, "H200", n_chips=8, price_per_gpu_hour=1, len_ctx=4096, tp=2, ep=2)
+
+
+def test_pipeline_stages_hold_a_share_of_the_layers_and_match_dp_replicas_in_step_time():
+    tp_pp = planner.plan("llama-3-70b", "H100", n_chips=8, price_per_gpu_hour=1, len_ctx=4096, tp=2, pp=2,
+                         batch=64)
+    dp = planner.plan("llama-3-70b", "H100", n_chips=8, price_per_gpu_hour=1, len_ctx=4096, tp=2, batch=64)
+    assert tp_pp.numbers["decode"]["step_time"] == pytest.approx(dp.numbers["decode"]["step_time"])
+    assert tp_pp.numbers["decode"]["fit_limit"] > dp.numbers["decode"]["fit_limit"]   # half the weights per GPU
+
+
+def test_request_lengths_give_ttft_end_to_end_and_throughput_with_prefill():
+    p = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_in=2000, len_out=500)
+    got, d = p.numbers, p.deployment
+    assert got["inputs"]["len_ctx"] == 2000 + 500 / 2
+    first = roofline.prefill_bound(models.get("llama-3.1-8b"), d, len_in=2000, compute_dtype="fp8", layout="tp",
+                                   weight_dtype="fp8")
+    assert got["requests"]["ttft"] == pytest.approx(first["t_prefill"])
+    step, batch = got["decode"]["step_time"], got["decode"]["batch"]
+    assert got["requests"]["end_to_end"] == pytest.approx(first["t_prefill"] + 500 * step)
+    assert got["requests"]["output_tokens_per_s"] == pytest.approx(500 / (first["t_prefill"] + 500 * step / batch))
+    cached = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_in=2000, len_out=500, hit_rate=0.5)
+    assert cached.numbers["requests"]["ttft"] < got["requests"]["ttft"]
+    faster = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_in=2000, len_out=500,
+                          tokens_per_step=2)
+    assert faster.numbers["requests"]["end_to_end"] < got["requests"]["end_to_end"]
+    with pytest.raises(ValueError, match="len_in and len_out"):
+        planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_in=2000)
+
+
+def test_the_runtime_reserve_keeps_a_tenth_of_hbm_by_default():
+    full = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_ctx=4096, memory_utilization=1.0)
+    kept = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_ctx=4096)
+    assert kept.numbers["capacity"]["hbm_per_gpu"] == pytest.approx(0.9 * full.numbers["capacity"]["hbm_per_gpu"])
+    assert kept.numbers["decode"]["fit_limit"] < full.numbers["decode"]["fit_limit"]
+    assert planner.MEMORY_UTILIZATION == 0.9
+
+
+def test_formats_read_the_same_way_everywhere():
+    for spelling in ("FP8", " fp8 ", "Fp-8", "float8"):
+        assert planner.format_name("kv_dtype", spelling) == "fp8"
+    assert planner.format_name("weights", "bfloat16") == "bf16" and planner.format_name("w", "0.53125") == 0.53125
+    p = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_ctx=4096, kv_dtype="FP8",
+                     compute_dtype="FP8", weight_dtype="BF16")
+    assert p.decode_settings["compute_dtype"] == "fp8" and p.decode_settings["kv_dtype"] == "fp8"
+    result = _cli("llama-3.1-8b", "H100", "--price", "2", "--context", "1024", "--kv", "FP8", "--compute", "FP8")
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--gpus", "1" * 60], "--gpus is too large"),
+    (["--gpus", "3"], "--gpus"),
+    (["--context", "0"], "--context must be"),
+    (["--tp", "3", "--gpus", "8"], "--tp × --pp must divide"),
+    (["--compute", "fp4"], "--compute must be one of"),
+    (["--input-len", "100"], "--input-len and --output-len go together"),
+    (["--hit-rate", "1.5"], "--hit-rate must be in [0, 1)"),
+    (["--memory-utilization", "1.5"], "--memory-utilization"),
+])
+def test_cli_errors_name_the_flag_on_one_line(args, words):
+    base = ["llama-3.1-8b", "H100", "--price", "2"] + ([] if "--context" in args or "--input-len" in args
+                                                       else ["--context", "1024"])
+    result = _cli(*base, *args)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr, result.stderr
+    for name in ("len_ctx", "n_chips", "price_per_gpu_hour", "compute_dtype", "Traceback"):
+        assert name not in result.stderr
+
+
+def test_json_is_strict_and_carries_the_title_and_the_notes(tmp_path):
+    folder = tmp_path / "my-llama-8b"
+    folder.mkdir()
+    config = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256}
+    (folder / "config.json").write_text(json.dumps(config))
+    result = _cli(str(folder), "H100", "--price", "2", "--context", "200000", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout, parse_constant=lambda name: pytest.fail(f"non-JSON constant {name}"))
+    assert data["title"] == "Plan: my-llama-8b on 1 x H100"
+    assert "transformers' defaults" in data["notes"]
+    assert '"inf"' not in result.stdout and "Infinity" not in result.stdout
+    named = _cli(str(folder / "config.json"), "H100", "--price", "2", "--context", "1024", "--name", "ours")
+    assert named.stdout.startswith("Plan: ours on 1 x H100") and "Model notes" in named.stdout
+    config["_name_or_path"] = "org/Some-Model"
+    assert planner.plan(config, "H100", price_per_gpu_hour=1, len_ctx=1024).heading.startswith("Plan: org/Some-Model")
+
+
+def test_a_closed_pipe_exits_quietly():
+    command = [sys.executable, "-m", "lecture_lib.plan", "deepseek-v3", "HGX H200", "--price", "3",
+               "--input-len", "1000", "--output-len", "1000", "--sweep-context",
+               ",".join(str(2 ** k) for k in range(8, 40))]
+    shell = subprocess.run(" ".join(f"'{part}'" for part in command) + " | head -1", shell=True, cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+    assert shell.stdout.startswith("Plan:") and "Traceback" not in shell.stderr and "BrokenPipe" not in shell.stderr
+
+
+def test_help_lists_the_formats_and_explains_each_length():
+    result = _cli("--help")
+    for word in ("fp8", "bf16", "fp4", "int8", "--input-len", "--output-len", "--context", "time to first token",
+                 "--sweep-context", "--memory-utilization", "--tokens-per-step", "--hit-rate", "--tp", "--pp", "--ep"):
+        assert word in result.stdout, word
+
+
+def test_the_context_sweep_is_a_table_and_in_the_json():
+    args = ["llama-3.1-8b", "H100", "--price", "2", "--context", "4096", "--sweep-context", "1024,8192,2000000"]
+    text, as_json = _cli(*args), _cli(*args, "--json")
+    assert "Sweep over context" in text.stdout and "does not fit" in text.stdout
+    rows = json.loads(as_json.stdout)["sweep_context"]
+    assert [row["context"] for row in rows] == [1024, 8192, 2000000] and rows[-1]["batch"] is None
+    assert rows[0]["tokens_per_s_per_gpu"] > rows[1]["tokens_per_s_per_gpu"]

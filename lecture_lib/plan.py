@@ -566,12 +566,24 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
         chosen = roofline.resolve_layout(auto_layout(model, deployment) if auto else layout)
         fit_layout = chosen
         if chosen is not None and chosen.attention_tp is None and deployment.n_chips > 1:
+            n_all = deployment.n_chips
             try:   # every layer split over all n GPUs: the same checks as an explicit tp = n
-                layout_notes = explicit_layout(model, deployment, tp=deployment.n_chips)[3]
+                layout_notes = explicit_layout(model, deployment, tp=n_all)[3]
             except ValueError as error:
-                raise ValueError(f"n_chips: every layer is split over all {deployment.n_chips} GPUs "
-                                 f"(TP {deployment.n_chips}), and {error}; give tp (DP is what remains) or another "
-                                 f"GPU count") from None
+                if not auto:
+                    raise ValueError(f"n_chips: every layer is split over all {n_all} GPUs (TP {n_all}), and "
+                                     f"{error}; give tp (DP is what remains) or another GPU count") from None
+                # auto: the widest TP the model's heads allow, DP replicas for the rest
+                for width in range(n_all - 1, 0, -1):
+                    if n_all % width:
+                        continue
+                    try:
+                        chosen, fit_layout, degrees, layout_notes = explicit_layout(model, deployment, tp=width)
+                    except ValueError:
+                        continue
+                    layout_notes = layout_notes + [f"TP {width} × DP {n_all // width}: TP over all {n_all} GPUs "
+                                                   f"would not divide the model's heads"]
+                    break
     weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype, attention_dtype = (
         format_name(label, value) for label, value in (
             ("weight_dtype", weight_dtype), ("expert_weight_dtype", expert_weight_dtype), ("kv_dtype", kv_dtype),

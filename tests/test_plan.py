@@ -432,7 +432,7 @@ def test_a_config_states_its_format_and_a_flag_overrides_it():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(n_chips=3), "8 KV heads|32 attention heads"),                 # auto TP over 3 GPUs
+    (dict(n_chips=3, layout="tp"), "8 KV heads|32 attention heads"),   # TP over 3 GPUs, asked for
     (dict(n_chips=8, tp=3), "tp × pp must divide the 8 GPUs"),
     (dict(n_chips=8, tp=8, pp=3), "tp × pp must divide"),
     (dict(n_chips=6, tp=6), "attention heads|KV heads"),
@@ -447,6 +447,12 @@ def test_explicit_degrees_are_checked_for_divisibility(kwargs, match):
         return
     with pytest.raises(ValueError, match=match):
         planner.plan("llama-3.1-8b", "H100", **args)
+
+
+def test_auto_layout_on_a_gpu_count_the_heads_do_not_divide_falls_back_to_tp_times_dp_and_says_so():
+    p = planner.plan("llama-3.1-8b", "H100", n_chips=3, price_per_gpu_hour=1, len_ctx=4096)
+    assert p.numbers["inputs"]["parallel"] == {"tp": 1, "pp": 1, "ep": 1, "dp": 3}
+    assert any("would not divide the model's heads" in row.text for row in p.rows)
 
 
 def test_kv_heads_are_replicated_where_tp_exceeds_them_and_the_plan_says_so():
@@ -510,7 +516,7 @@ def test_formats_read_the_same_way_everywhere():
 
 @pytest.mark.parametrize("args, words", [
     (["--gpus", "1" * 60], "--gpus is too large"),
-    (["--gpus", "3"], "--gpus"),
+    (["--gpus", "3", "--layout", "tp"], "--gpus"),
     (["--context", "0"], "--context must be"),
     (["--tp", "3", "--gpus", "8"], "--tp × --pp must divide"),
     (["--compute", "fp4"], "--compute must be one of"),

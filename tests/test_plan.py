@@ -575,3 +575,55 @@ def test_the_context_sweep_is_a_table_and_in_the_json():
     rows = json.loads(as_json.stdout)["sweep_context"]
     assert [row["context"] for row in rows] == [1024, 8192, 2000000] and rows[-1]["batch"] is None
     assert rows[0]["tokens_per_s_per_gpu"] > rows[1]["tokens_per_s_per_gpu"]
+
+
+# --- Issue 30 §4: Chapter 9's explorer plans your own config, on 1-8 GPUs of a chip, in any format ---------
+
+def _config_folder(tmp_path):
+    folder = tmp_path / "my-8b"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "torch_dtype": "bfloat16"}))
+    return folder
+
+
+def test_the_explorer_takes_a_config_path_a_folder_or_pasted_json(tmp_path):
+    from lecture_lib.explorers import plan as px
+
+    folder = _config_folder(tmp_path)
+    explorer = px.PlanExplorer(model=str(folder / "config.json"), system="4 × H100", weights="auto")
+    try:
+        assert explorer.controls["model"].value == "my-8b (your config)"
+        expected = planner.plan(str(folder), "H100", n_chips=4, price_per_gpu_hour=explorer.values["price"],
+                                len_ctx=explorer.values["len_ctx"], latency_target=explorer.values["target_ms"] / 1e3)
+        assert html.escape(expected.section("decode")[-3].text) in explorer.readout.value
+        assert "bfloat16" in explorer.readout.value            # the config's own format, and the plan says so
+        pasted = (folder / "config.json").read_text().replace("{", '{"_name_or_path": "org/pasted", ', 1)
+        assert explorer.add_model(pasted) == "org/pasted (your config)"
+        assert explorer.controls["model"].value == "org/pasted (your config)"
+        with pytest.raises(ValueError, match="model must be a readable"):
+            px.PlanExplorer(model=str(tmp_path / "missing" / "config.json"))
+    finally:
+        explorer.view.figure.clear()
+
+
+def test_the_explorer_plans_one_to_eight_gpus_of_a_chip_in_any_format():
+    from lecture_lib.explorers import plan as px
+
+    choices = px.hardware_choices()
+    assert {f"{n} × H100" for n in (1, 2, 4, 8)} <= set(choices) and "HGX H200" in choices
+    explorer = px.PlanExplorer(model="llama-3.1-8b", system="2 × B200", weights=measurements.NVFP4_BYTES)
+    try:
+        p = planner.plan("llama-3.1-8b", "B200", n_chips=2, price_per_gpu_hour=explorer.values["price"],
+                         len_ctx=explorer.values["len_ctx"], latency_target=explorer.values["target_ms"] / 1e3,
+                         weight_dtype=measurements.NVFP4_BYTES, compute_dtype="fp4")
+        assert html.escape(p.section("decode")[-3].text) in explorer.readout.value
+        for fmt in (value for _, value in px.WEIGHT_FORMATS):
+            explorer.controls["weights"].value = fmt
+            assert "tokens/s per GPU" in explorer.readout.value
+        explorer.controls["system"].value = "8 × A100"           # no FP8: the plan falls back and says why
+        explorer.controls["weights"].value = "fp8"
+        assert "does not compute in FP8" in explorer.readout.value
+    finally:
+        explorer.view.figure.clear()

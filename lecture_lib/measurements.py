@@ -320,12 +320,12 @@ class Measurement:
 
     def efficiency_at(self, hbm_fraction: float = 1.0) -> float:
         """measured / the bound with ``hbm_fraction`` of each device's HBM usable (see :meth:`bound_detail`)."""
-        return self.measured / _bound(self, hbm_fraction)
+        return self.measured / _bound(self, validate.scalar("hbm_fraction", hbm_fraction, maximum=1.0))
 
     def regime(self, hbm_fraction: float = 1.0) -> str:
         """"compute" or "memory": which side of the roofline binds at the row's operating point (its decode
         step at the stated or fitted batch; a prefill row is compute)."""
-        return _regime(self, hbm_fraction)
+        return _regime(self, validate.scalar("hbm_fraction", hbm_fraction, maximum=1.0))
 
 
 @lru_cache(maxsize=None)
@@ -346,6 +346,8 @@ def with_hbm_fraction(deployment, hbm_fraction: float):
     weights and KV: the rest is the runtime's reserve (activations, CUDA graphs, fragmentation)."""
     import dataclasses
 
+    if not isinstance(deployment, collectives.Deployment):
+        raise ValueError(f"deployment must be a collectives.Deployment, got {validate._describe(deployment)}")
     fraction = validate.scalar("hbm_fraction", hbm_fraction, maximum=1.0)
     if fraction == 1.0:
         return deployment
@@ -750,6 +752,8 @@ def comparable(row: Measurement) -> bool:
     """Whether a row may stand in a band: its primary was read, its efficiency is not only a lower limit, it does
     not beat its bound, and a speculative or multi-token-prediction row is held against its own tokens-per-step
     bound (``tokens_per_step`` > 1), not the one-token bound."""
+    if not isinstance(row, Measurement):
+        raise ValueError(f"row must be a Measurement, got {validate._describe(row)}")
     return (row.primary_read and not row.lower_limit and not row.beats_bound_because
             and not (row.speculative and row.tokens_per_step == 1))
 

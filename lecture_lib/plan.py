@@ -188,7 +188,11 @@ def _looks_like_config(model) -> bool:
 
 def config_title(model) -> str | None:
     """The title a config gives a plan: its ``_name_or_path``, else the folder that holds it (for a path), else
-    None (a dict or JSON text without ``_name_or_path``: the model's own name stands)."""
+    None (a dict or JSON text without ``_name_or_path``, or a file that cannot be read: the model's own name
+    stands)."""
+    if not isinstance(model, (str, os.PathLike, dict)):
+        raise ValueError(f"model must be a config.json path, its folder, its dict or its JSON text, got "
+                         f"{validate._describe(model)}")
     try:
         config = hf_config.parse_config_text(model) if isinstance(model, str) and model.strip().startswith("{") \
             else hf_config.read_config(model)
@@ -286,12 +290,15 @@ FORMAT_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float3
 _COMPUTE_PREFERENCE = ("bf16", "fp16", "fp8", "int8", "fp32", "fp4")
 
 
-def format_name(name: str, value):
+def format_name(value, name: str = "value"):
     """A number format as plans read it everywhere (weights, experts, KV, compute, attention): a name, with case,
     spaces, hyphens and underscores ignored and :data:`FORMAT_ALIASES` applied ("FP8", "bfloat16"), or a byte
-    count (a number, or its text: "0.53125"). None stays None. ``ValueError`` names ``name`` otherwise."""
-    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        return value
+    count (a number; the command line reads "0.53125" as one). ``ValueError`` names ``name`` (the parameter or flag
+    being read) otherwise."""
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a str (the parameter or flag being read), got {validate._describe(name)}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return models._bytes_per(name, value)
     if not isinstance(value, str):
         raise ValueError(f"{name} must be a format name ({', '.join(sorted(models.BYTES_PER_VALUE))}) or bytes per "
                          f"value, got {validate._describe(value)}")
@@ -299,11 +306,8 @@ def format_name(name: str, value):
     key = FORMAT_ALIASES.get(key, key)
     if key in models.BYTES_PER_VALUE:
         return key
-    try:
-        return float(key)
-    except ValueError:
-        raise ValueError(f"{name} must be a format name ({', '.join(sorted(models.BYTES_PER_VALUE))}) or bytes per "
-                         f"value, got {value!r}") from None
+    raise ValueError(f"{name} must be a format name ({', '.join(sorted(models.BYTES_PER_VALUE))}) or bytes per "
+                     f"value, got {value!r}")
 
 
 def _best_compute(chip, wanted=None) -> str:
@@ -319,7 +323,22 @@ def default_formats(model, chip, *, weight_dtype=None, compute_dtype=None) -> tu
     Weights: ``weight_dtype`` if given; else the format the config states (``model.weight_bytes_per_param``, from
     ``torch_dtype`` / ``quantization_config``); else FP8 on a chip that computes in FP8, otherwise BF16 (A100,
     TPUs), or the chip's best. Compute: ``compute_dtype`` if given; else the weights' own format when the chip has
-    it, else the best format the chip has (BF16 for int4 or FP8 weights on an A100). ``why`` says which was used."""
+    it, else the best format the chip has (BF16 for int4 or FP8 weights on an A100). ``why`` says which was used.
+    ``model`` as :func:`plan` takes it; ``chip`` a ``hardware.Chip`` or its name."""
+    model = resolve_model(model)
+    if isinstance(chip, str):
+        try:
+            chip = hardware.get(chip)
+        except KeyError:
+            raise ValueError(f"chip must be a chip preset ({', '.join(hardware.chip_names())}), got {chip!r}") from None
+    if not isinstance(chip, hardware.Chip):
+        raise ValueError(f"chip must be a hardware.Chip or its name, got {validate._describe(chip)}")
+    weight_dtype = None if weight_dtype is None else format_name(weight_dtype, "weight_dtype")
+    compute_dtype = None if compute_dtype is None else format_name(compute_dtype, "compute_dtype")
+    if weight_dtype is not None:
+        models._bytes_per("weight_dtype", weight_dtype)
+    if compute_dtype is not None and compute_dtype not in chip.flops:
+        raise ValueError(f"compute_dtype must be one of {sorted(chip.flops)} for {chip.name}, got {compute_dtype!r}")
     why = []
     if weight_dtype is None:
         if getattr(model, "weight_bytes_per_param", 0):
@@ -365,6 +384,10 @@ def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
       pp; routed experts by ep, and ep by the GPUs; with DP replicas an MoE model's experts span every GPU
       (ep = n: DP attention with expert parallelism, the layout the bound knows); a dense model has ep = 1.
     """
+    model = resolve_model(model)
+    if not isinstance(deployment, collectives.Deployment):
+        raise ValueError(f"deployment must be a collectives.Deployment (resolve_deployment makes one), got "
+                         f"{validate._describe(deployment)}")
     n = deployment.n_chips
     tp = 1 if tp is None else validate.integer("tp", tp, maximum=MAX_GPUS)
     pp = 1 if pp is None else validate.integer("pp", pp, maximum=MAX_GPUS)
@@ -585,7 +608,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                                                    f"would not divide the model's heads"]
                     break
     weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype, attention_dtype = (
-        format_name(label, value) for label, value in (
+        None if value is None else format_name(value, label) for label, value in (
             ("weight_dtype", weight_dtype), ("expert_weight_dtype", expert_weight_dtype), ("kv_dtype", kv_dtype),
             ("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
             ("attention_dtype", attention_dtype)))
@@ -911,6 +934,8 @@ _PARAMETER = re.compile(r"(?<![\w-])(" + "|".join(sorted(FLAGS, key=len, reverse
 
 def flag_message(message: str) -> str:
     """``message`` on one line with plan()'s parameter names replaced by the flags that set them."""
+    if not isinstance(message, str):
+        raise ValueError(f"message must be a str, got {validate._describe(message)}")
     return _PARAMETER.sub(lambda match: FLAGS[match.group(1)], " ".join(str(message).split()))
 
 
@@ -936,7 +961,11 @@ def _number(flag: str, kind=float, *, minimum=None):
 def _format(flag: str):
     def parse(text: str):
         try:
-            return format_name(flag, text)
+            return float(text)
+        except ValueError:
+            pass
+        try:
+            return format_name(text, flag)
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
     return parse

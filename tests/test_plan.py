@@ -505,8 +505,10 @@ def test_the_runtime_reserve_keeps_a_tenth_of_hbm_by_default():
 
 def test_formats_read_the_same_way_everywhere():
     for spelling in ("FP8", " fp8 ", "Fp-8", "float8"):
-        assert planner.format_name("kv_dtype", spelling) == "fp8"
-    assert planner.format_name("weights", "bfloat16") == "bf16" and planner.format_name("w", "0.53125") == 0.53125
+        assert planner.format_name(spelling, "kv_dtype") == "fp8"
+    assert planner.format_name("bfloat16") == "bf16" and planner.format_name(0.53125) == 0.53125
+    with pytest.raises(ValueError, match="--kv must be a format name"):
+        planner.format_name("fp7", "--kv")
     p = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_ctx=4096, kv_dtype="FP8",
                      compute_dtype="FP8", weight_dtype="BF16")
     assert p.decode_settings["compute_dtype"] == "fp8" and p.decode_settings["kv_dtype"] == "fp8"

@@ -68,16 +68,16 @@ def _compute_format(system_name: str, weights) -> str:
     return next(fmt for fmt in (wanted, "fp8", "bf16") if fmt in available)
 
 
-def register_model(source) -> str:
+def register_model(model) -> str:
     """Add a model planned from a Hugging Face config (a path, the folder holding it, the parsed dict, its JSON
     text, or a ``models.Model``) to the explorer's menu; returns its label there. Bad input: a ``ValueError``
     naming ``model``."""
-    if isinstance(source, str) and source in models.names():
-        return source
-    model = source if isinstance(source, models.Model) else planner.resolve_model(source)
-    title = (None if isinstance(source, models.Model) else planner.config_title(source)) or model.name
+    if isinstance(model, str) and model in models.names():
+        return model
+    resolved = model if isinstance(model, models.Model) else planner.resolve_model(model)
+    title = (None if isinstance(model, models.Model) else planner.config_title(model)) or resolved.name
     label = f"{title} (your config)"
-    CUSTOM_MODELS[label] = model
+    CUSTOM_MODELS[label] = resolved
     return label
 
 
@@ -121,9 +121,9 @@ class PlanExplorer(base.Explorer):
             overrides["model"] = register_model(overrides["model"])
         super().__init__(**overrides)
 
-    def add_model(self, source) -> str:
+    def add_model(self, model) -> str:
         """Plan another config (as ``model=`` takes it): it joins the menu and is selected."""
-        label = register_model(source)
+        label = register_model(model)
         control = self.controls["model"]
         if label not in control.options:
             control.options = list(models.names()) + list(CUSTOM_MODELS)

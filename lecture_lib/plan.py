@@ -580,7 +580,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     auto = isinstance(layout, str) and layout == "auto"
     layout_notes, degrees = [], None
     if explicit:
-        if not (auto or layout == "tp" and tp is None):
+        if not auto:
             raise ValueError(f"layout must be 'auto' when tp, pp or ep are given (they set the layout), got "
                              f"{layout!r}")
         chosen, fit_layout, degrees, layout_notes = explicit_layout(model, deployment, tp=tp, pp=pp, ep=ep)

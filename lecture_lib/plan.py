@@ -1043,6 +1043,8 @@ def main(argv=None) -> int:
         parser.error("give --context, or --input-len and --output-len")
     if (args.input_len is None) != (args.output_len is None):
         parser.error("--input-len and --output-len go together")
+    if args.latency_ms is not None and args.latency_ms <= 0:
+        parser.error(f"--latency-ms must be > 0, got {args.latency_ms:g}")
     kwargs = dict(price_per_gpu_hour=args.price,
                   latency_target=None if args.latency_ms is None else args.latency_ms / 1e3, batch=args.batch,
                   n_systems=args.systems, n_chips=args.gpus, weight_dtype=args.weights,

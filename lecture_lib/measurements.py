@@ -24,8 +24,8 @@ must agree with it). ``attention_dtype`` is attention's format where the publish
 Four kinds of figure:
 
 - ``"decode"``: output tokens/s of a decode pool; the bound is :func:`roofline.decode_bound` at the
-  stated batch (``batch``, sequences decoding together across the deployment), or at the largest batch
-  that fits (:func:`roofline.batch_that_fits`) when the publisher gives none.
+  stated batch (``batch``, sequences decoding together across the deployment), or at the largest whole batch
+  that fits (:func:`roofline.batch_that_fits`, rounded down) when the publisher gives none.
 - ``"prefill"``: input tokens/s of a prefill pool; the bound is :func:`roofline.prefill_bound`
   (cached tokens counted as input, as providers count them).
 - ``"serving"``: output tokens/s of GPUs that both prefill and decode requests of ``len_in`` input and
@@ -37,6 +37,7 @@ Four kinds of figure:
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from dataclasses import dataclass
@@ -139,6 +140,7 @@ class Measurement:
     attention_dtype: str | None = None  # attention's matmuls, when the publisher states a format (MLA in BF16)
     kv_dtype: object = "bf16"
     tokens_per_step: float = 1.0
+    speculative: str = ""       # the multi-token-prediction or speculative method the publisher ran, if any
     lower_limit: bool = False   # the bound leaves out a cost the publisher did not state: efficiency is a floor
     assumed: str = ""
     beats_bound_because: str = ""
@@ -190,7 +192,7 @@ class Measurement:
             raise ValueError(f"{k}: date must be 'YYYY-MM-DD' or 'YYYY-MM', got {validate._describe(self.date)}")
         validate.boolean(f"{k}: primary_read", self.primary_read)
         validate.boolean(f"{k}: lower_limit", self.lower_limit)
-        for name in ("read_at", "checked_against", "assumed", "beats_bound_because", "notes"):
+        for name in ("read_at", "checked_against", "assumed", "beats_bound_because", "notes", "speculative"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"{k}: {name} must be a str, got {validate._describe(getattr(self, name))}")
         if not self.primary_read and len(self.checked_against.strip()) < 20:
@@ -240,6 +242,11 @@ class Measurement:
                                           n_systems=self.n_systems)
         return collectives.deployment(hardware.get_system(self.system), n_systems=self.n_systems)
 
+    def deployment_at(self, hbm_fraction: float = 1.0) -> collectives.Deployment:
+        """:attr:`deployment` with each device's HBM scaled by ``hbm_fraction`` (a runtime reserve: 0.9 leaves a
+        tenth of every device for activations and graphs, like vLLM's ``gpu_memory_utilization=0.9``)."""
+        return with_hbm_fraction(self.deployment, hbm_fraction)
+
     @property
     def divisor(self) -> float:
         """How many units the deployment-wide bound is divided by to match ``per``."""
@@ -255,22 +262,22 @@ class Measurement:
             return f"primary: {self.url}{where}; quote checked word for word against it"
         return f"primary: {self.url}; quote checked against {self.checked_against}"
 
-    def _decode(self, batch, len_ctx):
+    def _decode(self, batch, len_ctx, fraction=1.0):
         return roofline.decode_bound(
-            models.get(self.model), self.deployment, batch=batch, len_ctx=len_ctx,
+            models.get(self.model), self.deployment_at(fraction), batch=batch, len_ctx=len_ctx,
             weight_dtype=self.weight_dtype, expert_weight_dtype=self.expert_weight_dtype,
             compute_dtype=self.compute_dtype, expert_compute_dtype=self.expert_compute_dtype,
             attention_dtype=self.attention_dtype, kv_dtype=self.kv_dtype, tokens_per_step=self.tokens_per_step,
             layout=self.bound_layout)
 
-    def _batch(self, len_ctx) -> float:
-        """The stated batch, or the largest that fits in each device's HBM beside the weights it holds under
-        the row's layout."""
+    def _batch(self, len_ctx, fraction=1.0) -> float:
+        """The stated batch, or the largest whole batch that fits in each device's HBM beside the weights it holds
+        under the row's layout (whole sequences, as Chapter 9's planner runs them)."""
         if self.batch is not None:
             return self.batch
-        return roofline.batch_that_fits(models.get(self.model), self.deployment, len_ctx=len_ctx,
-                                        weight_bytes=self.weight_dtype, expert_weight_bytes=self.expert_weight_dtype,
-                                        kv_dtype=self.kv_dtype, layout=self.bound_layout)
+        return float(math.floor(roofline.batch_that_fits(
+            models.get(self.model), self.deployment_at(fraction), len_ctx=len_ctx, weight_bytes=self.weight_dtype,
+            expert_weight_bytes=self.expert_weight_dtype, kv_dtype=self.kv_dtype, layout=self.bound_layout)))
 
     def _prefill(self, hit_rate):
         return roofline.prefill_bound(
@@ -279,14 +286,16 @@ class Measurement:
             attention_dtype=self.attention_dtype, layout=self.bound_layout, weight_dtype=self.weight_dtype,
             expert_weight_dtype=self.expert_weight_dtype)
 
-    def bound_detail(self) -> dict:
-        """The bound (tokens/s per ``per``) and the pieces it came from."""
+    def bound_detail(self, hbm_fraction: float = 1.0) -> dict:
+        """The bound (tokens/s per ``per``) and the pieces it came from; ``hbm_fraction`` < 1 keeps that share of
+        each device's HBM for weights and KV (the batch that fits shrinks; a stated batch stays)."""
+        fraction = validate.scalar("hbm_fraction", hbm_fraction, maximum=1.0)
         if self.kind == "latency":
-            step = self._decode(self.batch, self.len_ctx)
+            step = self._decode(self.batch, self.len_ctx, fraction)
             return {"bound": step["tokens_per_s_per_seq"], "batch": self.batch, **step}
         if self.kind == "decode":
-            batch = self._batch(self.len_ctx)
-            step = self._decode(batch, self.len_ctx)
+            batch = self._batch(self.len_ctx, fraction)
+            step = self._decode(batch, self.len_ctx, fraction)
             return {"bound": step["tokens_per_s"] / self.divisor, "batch": batch, **step}
         if self.kind == "prefill":
             pre = self._prefill(self.hit_rate)
@@ -294,8 +303,8 @@ class Measurement:
         # serving: prefill each request, then decode it at the batch at its mean context
         pre = self._prefill(0.0)
         context = self.len_in + self.len_out / 2
-        batch = self._batch(context)
-        step = self._decode(batch, context)
+        batch = self._batch(context, fraction)
+        step = self._decode(batch, context, fraction)
         seconds_per_request = pre["t_prefill"] + self.len_out * step["t"] / (batch * self.tokens_per_step)
         return {"bound": self.len_out / seconds_per_request / self.divisor, "batch": batch,
                 "t_prefill": pre["t_prefill"], **step}
@@ -309,10 +318,41 @@ class Measurement:
         """measured / bound: the share of the roofline the published system reached."""
         return self.measured / self.bound
 
+    def efficiency_at(self, hbm_fraction: float = 1.0) -> float:
+        """measured / the bound with ``hbm_fraction`` of each device's HBM usable (see :meth:`bound_detail`)."""
+        return self.measured / _bound(self, validate.scalar("hbm_fraction", hbm_fraction, maximum=1.0))
+
+    def regime(self, hbm_fraction: float = 1.0) -> str:
+        """"compute" or "memory": which side of the roofline binds at the row's operating point (its decode
+        step at the stated or fitted batch; a prefill row is compute)."""
+        return _regime(self, validate.scalar("hbm_fraction", hbm_fraction, maximum=1.0))
+
 
 @lru_cache(maxsize=None)
-def _bound(row: Measurement) -> float:
-    return row.bound_detail()["bound"]
+def _bound(row: Measurement, hbm_fraction: float = 1.0) -> float:
+    return row.bound_detail(hbm_fraction)["bound"]
+
+
+@lru_cache(maxsize=None)
+def _regime(row: Measurement, hbm_fraction: float = 1.0) -> str:
+    if row.kind == "prefill":
+        return "compute"
+    step = row.bound_detail(hbm_fraction)
+    return "compute" if step["t_compute"] >= step["t_weights"] + step["t_kv"] else "memory"
+
+
+def with_hbm_fraction(deployment, hbm_fraction: float):
+    """``deployment`` (a :class:`collectives.Deployment`) whose chips keep only ``hbm_fraction`` of their HBM for
+    weights and KV: the rest is the runtime's reserve (activations, CUDA graphs, fragmentation)."""
+    import dataclasses
+
+    if not isinstance(deployment, collectives.Deployment):
+        raise ValueError(f"deployment must be a collectives.Deployment, got {validate._describe(deployment)}")
+    fraction = validate.scalar("hbm_fraction", hbm_fraction, maximum=1.0)
+    if fraction == 1.0:
+        return deployment
+    chip = dataclasses.replace(deployment.chip, hbm_capacity=deployment.chip.hbm_capacity * fraction)
+    return dataclasses.replace(deployment, chip=chip)
 
 
 # --- Sources ------------------------------------------------------------------------------------
@@ -364,6 +404,53 @@ _NV_SPEC_SETUP = ("one H200 with FP8 weights and KV cache, batch 1, about 1,000 
                   "in the primary table's caption, which could not be read; one GPU is consistent with the "
                   "figure (51 tokens/s is 75% of one H200's bound, 19% of four)")
 _JETSTREAM = "https://github.com/AI-Hypercomputer/jetstream-pytorch/blob/main/benchmarks/summary.md"
+
+#: TensorRT-LLM's perf overview as of v1.0 (the version that adds "(NEW for v1.0) RTX 6000 Pro Blackwell Server
+#: Edition Benchmarks"), pinned to the commit whose file was read.
+_TRT_V1_COMMIT = "00f37686aa854010d68bcbd0f4ab000221541ca6"
+_TRT_V1 = f"https://github.com/NVIDIA/TensorRT-LLM/blob/{_TRT_V1_COMMIT}/docs/source/performance/perf-overview.md"
+_TRT_V1_SRC = ("the file at that commit; it carries no date, and 2025-09 is an estimate of the v1.0 release month. "
+               "Its tables report 'Total Output Throughput (tokens/sec)' of trtllm-bench with requests fed at an "
+               "infinite rate; every request has exactly the stated lengths ('--input-stdev=0 --output-stdev=0')")
+_TRT_V1_ENGINE = "TensorRT-LLM v1.0 trtllm-bench throughput, PyTorch backend, requests fed at an infinite rate"
+#: Each table: its heading, its 1000/1000 row as printed, and the columns (chip, GPUs, format) in the printed order.
+_TRT_V1_TABLES = {
+    "llama-4-scout": ("Llama 4 Scout", "| 1000/1000 | 10,591 | 7,738 | 21,636 | 12,129 |",
+                      (("B200", 1, "fp4"), ("GB200", 1, "fp4"), ("H200", 4, "fp8"), ("H100", 4, "fp8"))),
+    "llama-3-70b": ("Llama 3.3 70B", "| 1000/1000 | 7,007 | 7,326 | 2,909 | 4,205 |",
+                    (("B200", 1, "fp4"), ("GB200", 1, "fp4"), ("H200", 1, "fp8"), ("H100", 2, "fp8"))),
+    "qwen3-235b-a22b": ("Qwen3-235B-A22B", "| 1000/1000 | 42,391 | 23,789 | 14,898 |",
+                        (("B200", 8, "fp4"), ("H200", 8, "fp8"), ("H100", 8, "fp8"))),
+    "qwen3-30b-a3b": ("Qwen3-30B-A3B", "| 1000/1000 | 25,828 | 17,481 |",
+                      (("B200", 1, "fp4"), ("GB200", 1, "fp4"))),
+    "llama-4-maverick": ("Llama 4 Maverick", "| 1000/1000 | 79,617 | 31,782 | 9,677 |",
+                         (("B200", 8, "fp4"), ("H200", 8, "fp8"), ("H100", 8, "fp8"))),
+    "llama-3.1-8b": ("Llama 3.1 8B", "| 1000/1000 | 17,744 | 15,220 |", (("H200", 1, "fp8"), ("H100", 1, "fp8"))),
+}
+
+
+def _trt_v1_rows() -> tuple:
+    """One serving row per GPU column of each model's 1000/1000 line in TensorRT-LLM's v1.0 perf overview."""
+    out = []
+    for model, (heading, line, columns) in _TRT_V1_TABLES.items():
+        figures = [float(cell.replace(",", "")) for cell in line.strip("| ").split(" | ")[1:]]
+        moe = models.get(model).is_moe
+        for (chip, n, fmt), figure in zip(columns, figures):
+            fp4 = fmt == "fp4"
+            weights = NVFP4_BYTES if fp4 else "fp8"
+            label = ("single GPU" if n == 1 else ("TP + EP" if moe else "TP"))
+            out.append(Measurement(
+                key=f"trtllm-v1-{model}-{chip.lower()}x{n}", model=model, system=chip, n_chips=n, per="deployment",
+                layout=label, tp=n, ep=n if moe else 1, bound_layout=None if n == 1 else "tp", kind="serving",
+                measured=figure, len_in=1000, len_out=1000, weight_dtype=weights, compute_dtype=fmt, kv_dtype="fp8",
+                quote=line, url=_TRT_V1, read_at=_TRT_V1_SRC, date="2025-09", engine=_TRT_V1_ENGINE,
+                assumed=(f"{n} {chip} (the column '{chip} TP{n} ({fmt.upper()})' under '{heading}'), 1,000 input and "
+                         f"1,000 output tokens per request; {'NVFP4' if fp4 else 'FP8'} weights and matmuls (the "
+                         f"nvidia/...-{fmt.upper()} checkpoints the page lists), FP8 KV cache (not stated on the "
+                         f"page); the batch is the largest that fits"),
+                notes=f"The quote is the '1000/1000' row of the '{heading}' table; this row is its {chip} column."))
+    return tuple(out)
+
 
 MEASUREMENTS: tuple[Measurement, ...] = (
     # --- DeepSeek's own service (provider disclosure, 24-hour average) ----------------------------
@@ -505,6 +592,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         weight_dtype="fp8", expert_weight_dtype=NVFP4_BYTES, compute_dtype="fp8", expert_compute_dtype="fp4",
         kv_dtype="bf16", quote="Per User Output Throughput (tokens/sec/user):     274.7188",
         url=_TRT_DS, read_at=_TRT_DS_SRC, date="2025-08", engine="TensorRT-LLM trtllm-bench, nvidia/DeepSeek-R1-FP4, MTP with 3 draft layers",
+        speculative="multi-token prediction, 3 draft layers (acceptance not published)",
         assumed=("eight B200 (--tp 8 --ep 2), 'Batch = 1, ISL = 1K, OSL = 2K' from a real dataset, so the mean "
                  "context is 2,048 tokens; NVFP4 experts, FP8 elsewhere, BF16 KV cache (the FP4 checkpoint "
                  "before R1-0528); the bound is one token per step (tau = 1)"),
@@ -516,6 +604,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         weight_dtype="fp8", compute_dtype="fp8", kv_dtype="bf16",
         quote="Per User Output Throughput (tokens/sec/user):     158.1196",
         url=_TRT_DS, read_at=_TRT_DS_SRC, date="2025-08", engine="TensorRT-LLM trtllm-bench, deepseek-ai/DeepSeek-R1 (FP8), MTP with 3 draft layers",
+        speculative="multi-token prediction, 3 draft layers (acceptance not published)",
         assumed=("eight H200 (--tp 8 --ep 4), 'Batch = 1, ISL = 1K, OSL = 2K', mean context 2,048 tokens; FP8 weights "
                  "and matmuls, BF16 KV cache; the bound is one token per step (tau = 1)")),
     Measurement(
@@ -607,12 +696,13 @@ MEASUREMENTS: tuple[Measurement, ...] = (
               "second, achieving a speedup of 3.55 times.",
         url=_NV_SPEC, primary_read=False, checked_against=_NV_SPEC_CHECK, date="2024-12-17",
         engine="TensorRT-LLM, FP8, Llama 3.2 1B draft model (draft-target)",
+        speculative="a Llama 3.2 1B draft model (draft-target); acceptance not published",
         assumed=_NV_SPEC_SETUP + "; the bound is the one-token-per-step bound (tau = 1)",
         beats_bound_because="speculative decoding: the 1B draft proposes several tokens and the 70B model "
                             "verifies them in one step, so each step reads the weights once but emits "
                             "tau > 1 tokens. The bound with tau = 1 does not apply; measured / bound is a "
                             "lower limit on the accepted tokens per step."),
-)
+) + _trt_v1_rows()
 
 
 def get(key: str) -> Measurement:
@@ -636,8 +726,10 @@ def efficiency_summary(rows=None, *, kind: str | None = None) -> dict:
 
     Returns ``{"n", "low", "high", "median"}`` over ``measured / bound``, and the ``"models"`` and row ``"keys"``
     behind them (a band from one model's deployments says little about another's). Left out: rows that beat their
-    bound (speculative decoding: their bound is a different one) and rows whose efficiency is only a
-    lower limit (``lower_limit``: the publisher did not state a cost the bound needs). ``kind`` filters.
+    bound (speculative decoding: their bound is a different one), rows whose efficiency is only a
+    lower limit (``lower_limit``: the publisher did not state a cost the bound needs), rows whose primary
+    source could not be read, and multi-token-prediction or speculative rows held against a one-token bound
+    (:func:`comparable`). ``kind`` filters.
     """
     if rows is None:
         rows = MEASUREMENTS
@@ -648,13 +740,66 @@ def efficiency_summary(rows=None, *, kind: str | None = None) -> dict:
         raise ValueError(f"rows must hold only Measurement rows, got {validate._describe(rows)}")
     if kind is not None:
         validate.choice("kind", kind, KINDS)
-    kept = [row for row in rows if not row.beats_bound_because and not row.lower_limit
-            and (kind is None or row.kind == kind)]
+    kept = [row for row in rows if _comparable(row) and (kind is None or row.kind == kind)]
     eff = [row.efficiency for row in kept]
     if not eff:
         raise ValueError(f"rows must hold at least one row of kind {kind!r} that does not beat its bound")
     return {"n": len(eff), "low": min(eff), "high": max(eff), "median": statistics.median(eff),
             "models": sorted({row.model for row in kept}), "keys": [row.key for row in kept]}
+
+
+def comparable(row: Measurement) -> bool:
+    """Whether a row may stand in a band: its primary was read, its efficiency is not only a lower limit, it does
+    not beat its bound, and a speculative or multi-token-prediction row is held against its own tokens-per-step
+    bound (``tokens_per_step`` > 1), not the one-token bound."""
+    if not isinstance(row, Measurement):
+        raise ValueError(f"row must be a Measurement, got {validate._describe(row)}")
+    return (row.primary_read and not row.lower_limit and not row.beats_bound_because
+            and not (row.speculative and row.tokens_per_step == 1))
+
+
+_comparable = comparable
+#: Which kinds of figure share a band: output tokens/s at a batch (decode pools and engines that also prefill),
+#: one sequence's tokens/s, input tokens/s.
+BAND_KINDS = {"decode": ("decode", "serving"), "serving": ("decode", "serving"), "latency": ("latency",),
+              "prefill": ("prefill",)}
+#: A band of fewer rows than this says so and widens.
+MIN_BAND_ROWS = 3
+
+
+def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0) -> dict:
+    """The share of the bound that comparable published systems reached, for a plan of this class (issue 30 §3).
+
+    Rows are those of :data:`BAND_KINDS` ``[kind]`` that may stand in a band (:func:`comparable`), of the same
+    class: dense or MoE (``moe``), and memory- or compute-bound (``regime``) at their operating point. Each
+    efficiency is measured / the row's bound with ``hbm_fraction`` of HBM usable, the plan's own reserve. With
+    fewer than :data:`MIN_BAND_ROWS` such rows the band widens, first to either regime, then to either class,
+    and ``widened`` says so; with none at all ``n`` is 0 and the shares are None. Returns ``{"n", "low", "high",
+    "median", "keys", "models", "class", "widened"}``.
+    """
+    validate.choice("kind", kind, tuple(BAND_KINDS))
+    validate.boolean("moe", moe)
+    validate.choice("regime", regime, ("memory", "compute"))
+    fraction = validate.scalar("hbm_fraction", hbm_fraction, maximum=1.0)
+    pool = [row for row in MEASUREMENTS if row.kind in BAND_KINDS[kind] and comparable(row)]
+    label = f"{'MoE' if moe else 'dense'}, {regime}-bound"
+    same_class = [row for row in pool if models.get(row.model).is_moe == moe]
+    same = [row for row in same_class if row.regime(fraction) == regime]
+    widened = ""
+    if len(same) < MIN_BAND_ROWS:
+        widened = f"only {len(same)} {label} row{'s' if len(same) != 1 else ''}"
+        if len(same_class) >= MIN_BAND_ROWS:
+            same, widened = same_class, widened + f": widened to every {'MoE' if moe else 'dense'} row"
+        else:
+            same, widened = pool, widened + ": widened to every row of this kind"
+    if not same:
+        return {"n": 0, "low": None, "high": None, "median": None, "keys": [], "models": [], "class": label,
+                "widened": f"no comparable {kind} row in Chapter 8's dataset (rows whose primary could not be read "
+                           f"and one-token bounds of speculative rows are left out)"}
+    eff = [row.efficiency_at(fraction) for row in same]
+    return {"n": len(eff), "low": min(eff), "high": max(eff), "median": statistics.median(eff),
+            "keys": [row.key for row in same], "models": sorted({row.model for row in same}), "class": label,
+            "widened": widened}
 
 
 def table() -> list[dict]:

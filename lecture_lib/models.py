@@ -807,6 +807,51 @@ _PRESETS += [
     ),
 ]
 
+_PRESETS += [
+    # Added for Chapter 8's TensorRT-LLM perf-overview rows (issue 30 §3), so the reality band rests on
+    # models of every class, dense and MoE, large and small.
+    Model(
+        name="qwen3-30b-a3b", n_layers=48, d_model=2048, d_ff=0, n_heads=32,
+        n_kv_heads=4, d_head=128, vocab_size=151936,
+        n_routed_experts=128, experts_per_token=8, d_ff_expert=768,
+        published_params_total=30.5e9, published_params_active=3.3e9,
+        published_active_includes_embedding=True,
+        source=("config: huggingface.co/Qwen/Qwen3-30B-A3B config.json (released 2025-04-29). "
+                "Published: model card, '30.5B in total and 3.3B activated'."),
+        notes=("Every layer is MoE: 128 experts of 768, 8 routed per token, no shared expert. The "
+               "convention is inferred: 3.3B matches our count with the input embedding (3.35B) "
+               "better than without it (3.04B). QK-norm not counted."),
+    ),
+    Model(
+        name="llama-4-scout", n_layers=48, d_model=5120, d_ff=16384, n_heads=40,
+        n_kv_heads=8, d_head=128, vocab_size=202048,
+        n_routed_experts=16, n_shared_experts=1, experts_per_token=1, d_ff_expert=8192,
+        sliding_window=8192, n_local_layers=36,
+        published_params_total=109e9, published_params_active=17e9,
+        published_active_includes_embedding=True,
+        source=("config: huggingface.co/meta-llama/Llama-4-Scout-17B-16E config.json, text_config "
+                "(released 2025-04-05). Published: model card, '17B activated, 109B total'."),
+        notes=("Text model only: the published 109B includes the vision encoder, so ours is about "
+               "1 % lower. Every layer is MoE (16 experts of 8,192, top-1, plus one shared expert of "
+               "the same size); d_ff is intermediate_size_mlp, unused here. Chunked attention on 36 of "
+               "48 layers (chunks of 8,192) is counted as a sliding window of 8,192."),
+    ),
+    Model(
+        name="llama-4-maverick", n_layers=48, d_model=5120, d_ff=16384, n_heads=40,
+        n_kv_heads=8, d_head=128, vocab_size=202048,
+        n_routed_experts=128, n_shared_experts=1, experts_per_token=1, d_ff_expert=8192,
+        n_dense_layers=24, sliding_window=8192, n_local_layers=36,
+        published_params_total=400e9, published_params_active=17e9,
+        published_active_includes_embedding=True,
+        source=("config: huggingface.co/meta-llama/Llama-4-Maverick-17B-128E config.json, text_config "
+                "(released 2025-04-05). Published: model card, '17B activated, 400B total'."),
+        notes=("Text model only. MoE on every other layer (interleave_moe_layer_step = 2: 128 experts "
+               "of 8,192, top-1, plus a shared expert); the other 24 layers have a dense MLP of 16,384. "
+               "The dense layers sit between MoE layers, not first; the counts are the same. Chunked "
+               "attention on 36 of 48 layers is counted as a sliding window of 8,192."),
+    ),
+]
+
 MODELS: dict[str, Model] = {m.name: m for m in _PRESETS}
 
 _ALIASES = {
@@ -821,6 +866,8 @@ _ALIASES = {
     "mixtral-8x22b-v0.1": "mixtral-8x22b",
     "llama-2-70b-chat": "llama-2-70b",
     "mixtral-8x7b-v0.1": "mixtral-8x7b",
+    "llama-4-scout-17b-16e": "llama-4-scout",
+    "llama-4-maverick-17b-128e": "llama-4-maverick",
 }
 
 

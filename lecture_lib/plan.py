@@ -32,6 +32,7 @@ import html
 import json
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -39,15 +40,21 @@ from . import (collectives, hardware, hf_config, measurements, models, moe, pipe
                validate)
 
 #: Sections of a plan, in the order they are printed.
-SECTIONS = ("inputs", "capacity", "decode", "prefill", "cost", "layouts", "reality")
+SECTIONS = ("inputs", "capacity", "decode", "prefill", "requests", "cost", "layouts", "reality")
 TITLES = {"inputs": "Inputs", "capacity": "Capacity (per layout)", "decode": "Decode (bound)",
-          "prefill": "Prefill (bound)", "cost": "Cost (bound)", "layouts": "Layouts compared",
-          "reality": "Reality (Chapter 8's dataset)"}
+          "prefill": "Prefill (bound)", "requests": "Requests of --input-len + --output-len tokens (bound)",
+          "cost": "Cost (bound)", "layouts": "Layouts compared", "reality": "Reality (Chapter 8's dataset)"}
 #: Where each section's numbers come from (the notebook links these chapters).
 CHAPTERS = {"capacity": "Chapters 1, 4 and 8", "decode": "Chapters 1 and 8", "prefill": "Chapter 8",
+            "requests": "Chapter 8",
             "cost": "Chapter 1", "layouts": "Chapters 2, 3 and 4", "reality": "Chapter 8"}
 MAX_BATCH = 10**9   # the operating-batch search stops here (a bound past a billion sequences says nothing)
 PER_MILLION = 1e6
+#: The share of each GPU's HBM a plan gives to weights and KV by default; the rest is the runtime's reserve for
+#: activations, CUDA graphs and fragmentation (vLLM's ``gpu_memory_utilization`` defaults to 0.9).
+MEMORY_UTILIZATION = 0.9
+#: The most GPUs a plan takes (a million; more says nothing about a real deployment).
+MAX_GPUS = 10**6
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,7 @@ class Plan:
     model: object
     deployment: object
     rows: list = field(default_factory=list)
+    title: str = ""
     decode_settings: dict = field(default_factory=dict)     # what the headline decode figures were computed with
 
     def decode_step(self, batch: float) -> dict:
@@ -97,17 +105,30 @@ class Plan:
         return [row for row in self.rows if row.section == name]
 
     def to_dict(self) -> dict:
-        """Every row as ``{"label", "value", "text", "source"}``, grouped by section, in order."""
-        return {name: {row.key: {"label": row.label, "value": _plain(row.value), "text": row.text,
-                                 "source": row.source} for row in self.section(name)} for name in SECTIONS}
+        """``{"title", "notes", section: {key: {"label", "value", "text", "source"}}}``, sections in order. Strict
+        JSON: a value that is not a finite number (an infinite balance batch) is None, with ``"reason"`` (the
+        row's text) beside it."""
+        out: dict = {"title": self.heading, "notes": self.model.notes}
+        for name in SECTIONS:
+            out[name] = {}
+            for row in self.section(name):
+                value, finite = _plain(row.value)
+                out[name][row.key] = {"label": row.label, "value": value, "text": row.text, "source": row.source}
+                if not finite:
+                    out[name][row.key]["reason"] = f"not a finite number: {row.text}"
+        return out
 
     def to_json(self, indent: int = 2) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    @property
+    def heading(self) -> str:
+        return f"Plan: {self.title or self.model.name} on {self.deployment.name}"
 
     def text(self) -> str:
         """The plan as a plain-text table, one block per section."""
         width = max(len(row.label) for row in self.rows)
-        lines = [f"Plan: {self.model.name} on {self.deployment.name}"]
+        lines = [self.heading]
         for name in SECTIONS:
             rows = self.section(name)
             if not rows:
@@ -115,13 +136,15 @@ class Plan:
             lines += ["", TITLES[name] + (f"  [{CHAPTERS[name]}]" if name in CHAPTERS else ""),
                       "-" * (width + 40)]
             lines += [f"  {row.label.ljust(width)}  {row.text}" for row in rows]
+        if self.model.notes:
+            lines += ["", "Model notes", "-" * (width + 40), "  " + self.model.notes]
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.text()
 
     def _repr_html_(self) -> str:
-        parts = [f"<b>Plan: {html.escape(self.model.name)} on {html.escape(self.deployment.name)}</b>",
+        parts = [f"<b>{html.escape(self.heading)}</b>",
                  "<table style='font-size:13px;border-collapse:collapse'>"]
         for name in SECTIONS:
             rows = self.section(name)
@@ -139,24 +162,65 @@ class Plan:
         return "".join(parts)
 
 
-def _plain(value):
-    """A JSON-ready value: floats stay floats (inf as the string "inf"), everything else as it is."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+def _plain(value) -> tuple:
+    """(a strict-JSON value, whether every number in it was finite): NaN and infinities become None, NumPy
+    scalars plain numbers; dicts and lists are walked."""
+    if isinstance(value, dict):
+        pairs = {key: _plain(item) for key, item in value.items()}
+        return {key: got for key, (got, _) in pairs.items()}, all(ok for _, ok in pairs.values())
+    if isinstance(value, (list, tuple)):
+        items = [_plain(item) for item in value]
+        return [got for got, _ in items], all(ok for _, ok in items)
     if hasattr(value, "item"):
-        return value.item()
-    return value
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, False
+    return value, True
 
 
 # --- inputs -----------------------------------------------------------------------------------------
 
+def _looks_like_config(model) -> bool:
+    return isinstance(model, dict) or isinstance(model, os.PathLike) or (
+        isinstance(model, str) and (model.strip().startswith("{") or model.endswith(".json") or os.sep in model
+                                    or os.path.isdir(model)))
+
+
+def config_title(model) -> str | None:
+    """The title a config gives a plan: its ``_name_or_path``, else the folder that holds it (for a path), else
+    None (a dict or JSON text without ``_name_or_path``, or a file that cannot be read: the model's own name
+    stands)."""
+    if not isinstance(model, (str, os.PathLike, dict)):
+        raise ValueError(f"model must be a config.json path, its folder, its dict or its JSON text, got "
+                         f"{validate._describe(model)}")
+    try:
+        config = hf_config.parse_config_text(model) if isinstance(model, str) and model.strip().startswith("{") \
+            else hf_config.read_config(model)
+    except ValueError:
+        return None
+    named = config.get("_name_or_path")
+    if isinstance(named, str) and named.strip():
+        return named.strip()
+    if isinstance(model, (str, os.PathLike)) and not (isinstance(model, str) and model.strip().startswith("{")):
+        path = os.path.abspath(os.fspath(model))
+        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        return os.path.basename(folder.rstrip(os.sep)) or None
+    return None
+
+
 def resolve_model(model):
-    """``model`` as a :class:`models.Model`: the object, a preset name, or a Hugging Face config.json
-    (a path to one, or its parsed dict: :func:`hf_config.from_hf_config`, which checks every field)."""
+    """``model`` as a :class:`models.Model`: the object, a preset name, or a Hugging Face config.json (a path to
+    one, the folder that holds it, its parsed dict or its JSON text: :func:`hf_config.from_hf_config`, which
+    checks every field)."""
     if isinstance(model, models.Model):
         return model
-    if isinstance(model, dict) or isinstance(model, os.PathLike) or (
-            isinstance(model, str) and (model.endswith(".json") or os.sep in model)):
+    if _looks_like_config(model):
+        if isinstance(model, str) and model.strip().startswith("{"):
+            try:
+                model = hf_config.parse_config_text(model, where="model")
+            except ValueError as error:
+                raise ValueError(f"model must be a readable Hugging Face config.json (a path or its dict): "
+                                 f"{error}") from None
         try:
             return hf_config.from_hf_config(model)
         except ValueError as error:   # from_hf_config names its own parameter ("source"): say "model"
@@ -217,6 +281,157 @@ def resolve_deployment(system, *, n_systems: int = 1, n_chips: int | None = None
     if isinstance(unit, hardware.Chip) and n_chips is None:
         n_chips = 1
     return collectives.deployment(unit, n_systems=n_systems, n_chips=n_chips)
+
+
+#: Other spellings of the format names (``torch_dtype`` names and the like), read case-insensitively.
+FORMAT_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
+                  "float8": "fp8", "e4m3": "fp8", "fp8e4m3": "fp8", "float8e4m3fn": "fp8", "float4": "fp4"}
+#: What a plan picks for the matmuls, best first, when the weights' own format is not one the chip computes in.
+_COMPUTE_PREFERENCE = ("bf16", "fp16", "fp8", "int8", "fp32", "fp4")
+
+
+def format_name(value, name: str = "value"):
+    """A number format as plans read it everywhere (weights, experts, KV, compute, attention): a name, with case,
+    spaces, hyphens and underscores ignored and :data:`FORMAT_ALIASES` applied ("FP8", "bfloat16"), or a byte
+    count (a number; the command line reads "0.53125" as one). ``ValueError`` names ``name`` (the parameter or flag
+    being read) otherwise."""
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a str (the parameter or flag being read), got {validate._describe(name)}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return models._bytes_per(name, value)
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a format name ({', '.join(sorted(models.BYTES_PER_VALUE))}) or bytes per "
+                         f"value, got {validate._describe(value)}")
+    key = "".join(value.lower().split()).replace("-", "").replace("_", "")
+    key = FORMAT_ALIASES.get(key, key)
+    if key in models.BYTES_PER_VALUE:
+        return key
+    raise ValueError(f"{name} must be a format name ({', '.join(sorted(models.BYTES_PER_VALUE))}) or bytes per "
+                     f"value, got {value!r}")
+
+
+def _best_compute(chip, wanted=None) -> str:
+    """``wanted`` if the chip computes in it, else the first of :data:`_COMPUTE_PREFERENCE` it has."""
+    if wanted in chip.flops:
+        return wanted
+    return next(fmt for fmt in _COMPUTE_PREFERENCE if fmt in chip.flops)
+
+
+def default_formats(model, chip, *, weight_dtype=None, compute_dtype=None) -> tuple:
+    """(weights, compute, why): the formats a plan uses when flags leave them out (issue 30 §2).
+
+    Weights: ``weight_dtype`` if given; else the format the config states (``model.weight_bytes_per_param``, from
+    ``torch_dtype`` / ``quantization_config``); else FP8 on a chip that computes in FP8, otherwise BF16 (A100,
+    TPUs), or the chip's best. Compute: ``compute_dtype`` if given; else the weights' own format when the chip has
+    it, else the best format the chip has (BF16 for int4 or FP8 weights on an A100). ``why`` says which was used.
+    ``model`` as :func:`plan` takes it; ``chip`` a ``hardware.Chip`` or its name."""
+    model = resolve_model(model)
+    if isinstance(chip, str):
+        try:
+            chip = hardware.get(chip)
+        except KeyError:
+            raise ValueError(f"chip must be a chip preset ({', '.join(hardware.chip_names())}), got {chip!r}") from None
+    if not isinstance(chip, hardware.Chip):
+        raise ValueError(f"chip must be a hardware.Chip or its name, got {validate._describe(chip)}")
+    weight_dtype = None if weight_dtype is None else format_name(weight_dtype, "weight_dtype")
+    compute_dtype = None if compute_dtype is None else format_name(compute_dtype, "compute_dtype")
+    if weight_dtype is not None:
+        models._bytes_per("weight_dtype", weight_dtype)
+    if compute_dtype is not None and compute_dtype not in chip.flops:
+        raise ValueError(f"compute_dtype must be one of {sorted(chip.flops)} for {chip.name}, got {compute_dtype!r}")
+    why = []
+    if weight_dtype is None:
+        if getattr(model, "weight_bytes_per_param", 0):
+            weight_dtype = model.weight_bytes_per_param
+            text = model.weight_format.lower()
+            wanted = ("fp4" if "fp4" in text else "fp8" if "fp8" in text or "float8" in text else
+                      "int8" if "int8" in text else "fp32" if "float32" in text or "fp32" in text else "bf16")
+            why.append(f"weights as the config states them ({model.weight_format}, {weight_dtype:g} bytes per "
+                       f"parameter with scales)")
+        elif "fp8" in chip.flops:
+            weight_dtype, wanted = "fp8", "fp8"
+            why.append("weights in FP8 (the course's default; the chip computes in it)")
+        else:
+            weight_dtype = wanted = _best_compute(chip)
+            why.append(f"weights in {weight_dtype.upper()}: {chip.name} has no FP8, so the best format it has")
+    else:
+        wanted = weight_dtype if isinstance(weight_dtype, str) else None
+        why.append("weights as given")
+    if compute_dtype is None:
+        compute_dtype = _best_compute(chip, wanted)
+        if wanted is not None and compute_dtype != wanted:
+            why.append(f"matmuls in {compute_dtype.upper()}: {chip.name} does not compute in {wanted.upper()}")
+        elif not isinstance(weight_dtype, str) and wanted is None:
+            why.append(f"matmuls in {compute_dtype.upper()}")
+    else:
+        why.append("compute as given")
+    return weight_dtype, compute_dtype, "; ".join(why)
+
+
+def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
+    """The layout the bound uses for explicit parallel degrees, checked as engines check them (issue 30 §2).
+
+    ``tp`` splits attention and dense layers, ``pp`` the layers into stages, ``ep`` the routed experts; DP is what
+    remains, ``n / (tp · pp)`` replicas. Returns ``(step_layout, fit_layout, degrees, notes)``:
+
+    - ``step_layout``, for the step time: ``roofline.Layout(attention_tp=tp)``. With ``pp`` stages and ``pp``
+      micro-batches in flight, each device reads its share of the weights once per micro-batch, so a cycle
+      reads what a tp-way replica reads in one step: the same time as DP replicas of tp devices (Chapter 3).
+    - ``fit_layout``, for what each device holds: ``Layout(attention_tp=tp · pp)`` (a stage holds 1/pp of the
+      layers).
+    - Checks: tp · pp divides the GPUs; attention heads by tp; KV heads by tp, or tp by the KV heads (then each
+      KV head is replicated tp / KV-heads times, as vLLM and TensorRT-LLM do, and the notes say so); layers by
+      pp; routed experts by ep, and ep by the GPUs; with DP replicas an MoE model's experts span every GPU
+      (ep = n: DP attention with expert parallelism, the layout the bound knows); a dense model has ep = 1.
+    """
+    model = resolve_model(model)
+    if not isinstance(deployment, collectives.Deployment):
+        raise ValueError(f"deployment must be a collectives.Deployment (resolve_deployment makes one), got "
+                         f"{validate._describe(deployment)}")
+    n = deployment.n_chips
+    tp = 1 if tp is None else validate.integer("tp", tp, maximum=MAX_GPUS)
+    pp = 1 if pp is None else validate.integer("pp", pp, maximum=MAX_GPUS)
+    if (tp * pp) > n or n % (tp * pp):
+        raise ValueError(f"tp × pp must divide the {n} GPUs, got tp={tp}, pp={pp}")
+    dp = n // (tp * pp)
+    notes = []
+    if model.n_heads % tp:
+        raise ValueError(f"tp must divide the model's {model.n_heads} attention heads, got {tp}")
+    if model.kv_lora_rank:
+        if tp > 1:
+            notes.append(f"MLA: every one of the {tp} tensor-parallel GPUs keeps the whole latent KV (replicated "
+                         f"{tp}×)")
+    elif tp > model.n_kv_heads:
+        if tp % model.n_kv_heads:
+            raise ValueError(f"tp must divide the model's {model.n_kv_heads} KV heads or be a multiple of them, "
+                             f"got {tp}")
+        notes.append(f"KV heads replicated {tp // model.n_kv_heads}×: tp={tp} exceeds the model's "
+                     f"{model.n_kv_heads} KV heads, so each GPU keeps one whole head, as engines do")
+    elif model.n_kv_heads % tp:
+        raise ValueError(f"tp must divide the model's {model.n_kv_heads} KV heads, got {tp}")
+    if model.n_layers % pp:
+        raise ValueError(f"pp must divide the model's {model.n_layers} layers, got {pp}")
+    if model.is_moe:
+        ep = (n if dp > 1 else tp * pp) if ep is None else validate.integer("ep", ep, maximum=MAX_GPUS)
+        if model.n_routed_experts % ep:
+            raise ValueError(f"ep must divide the model's {model.n_routed_experts} routed experts, got {ep}")
+        if n % ep:
+            raise ValueError(f"ep must divide the {n} GPUs, got {ep}")
+        if dp > 1 and ep != n:
+            raise ValueError(f"ep must be the GPU count ({n}) when tp × pp < GPUs (DP replicas): the bound spreads "
+                             f"routed experts over every GPU (DP attention + EP), got {ep}")
+        if pp > 1 and dp > 1:
+            raise ValueError(f"pp with DP replicas is not modelled for an MoE model: use tp × pp = {n}, got "
+                             f"tp={tp}, pp={pp}")
+    else:
+        ep = 1 if ep is None else validate.integer("ep", ep, maximum=MAX_GPUS)
+        if ep != 1:
+            raise ValueError(f"ep must be 1 for a dense model (it has no routed experts), got {ep}")
+    if pp > 1:
+        notes.append(f"PP: {pp} stages need at least {pp} micro-batches in flight; the step time is one cycle")
+    step = roofline.LAYOUTS["tp"] if tp == n else roofline.Layout(attention_tp=tp)
+    fit = roofline.LAYOUTS["tp"] if tp * pp == n else roofline.Layout(attention_tp=tp * pp)
+    return step, fit, {"tp": tp, "pp": pp, "ep": ep, "dp": dp}, notes
 
 
 def _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype):
@@ -292,10 +507,12 @@ def auto_layout(model, deployment) -> str:
     return "dp_ep" if model.is_moe and deployment.n_chips > 1 else "tp"
 
 
-def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, batch=None, n_systems: int = 1,
-         n_chips: int | None = None, weight_dtype="fp8", expert_weight_dtype=None, kv_dtype="bf16",
+def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None, batch=None, n_systems: int = 1,
+         n_chips: int | None = None, weight_dtype=None, expert_weight_dtype=None, kv_dtype="bf16",
          compute_dtype: str | None = None, expert_compute_dtype: str | None = None, layout="auto",
-         attention_dtype: str | None = None, tokens_per_step: float = 1.0) -> Plan:
+         attention_dtype: str | None = None, tokens_per_step: float = 1.0, tp: int | None = None,
+         pp: int | None = None, ep: int | None = None, len_in=None, len_out=None, hit_rate: float = 0.0,
+         memory_utilization: float = MEMORY_UTILIZATION, name: str | None = None) -> Plan:
     """Plan serving ``model`` on ``system``: capacity, decode, prefill, cost, layouts and the reality band.
 
     - ``model``: a preset name (``models.names()``), a path to a Hugging Face ``config.json`` (or its dict),
@@ -315,13 +532,40 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
       model on several devices, else "tp"), "tp", "dp_ep", a ``roofline.Layout``, or None to pool the devices
       into one big chip (the optimistic bound of Chapter 1).
     - ``tokens_per_step``: tokens each sequence gains per step (1 without speculative decoding).
+    - ``tp``, ``pp``, ``ep``: explicit parallel degrees (:func:`explicit_layout`, which checks them); DP is the
+      rest. They replace ``layout``.
+    - ``len_in`` and ``len_out``: a request's input and output tokens. With them the plan gives time to first
+      token, end-to-end latency and the throughput of requests (prefill plus decode), and ``len_ctx`` defaults to
+      the mean decode context ``len_in + len_out / 2``. ``hit_rate``: the prefix cache's share of input tokens.
+    - ``memory_utilization``: the share of each GPU's HBM for weights and KV (default 0.9, vLLM's default); the
+      rest is the runtime's reserve.
+    - ``weight_dtype`` None (default): the config's stated format, else FP8, else the chip's best
+      (:func:`default_formats`); the plan says which. Format names are read case-insensitively (:func:`format_name`).
+    - ``name``: the plan's title (default: the config's ``_name_or_path``, its folder, or the model's name).
 
     Bad input is a ``ValueError`` naming the parameter.
     """
+    title = name if name is not None else (config_title(model) if _looks_like_config(model) else None)
+    if title is not None and (not isinstance(title, str) or not title.strip()):
+        raise ValueError(f"name must be a non-empty string, got {validate._describe(name)}")
     model = resolve_model(model)
-    deployment = resolve_deployment(system, n_systems=n_systems, n_chips=n_chips)
+    full = resolve_deployment(system, n_systems=n_systems, n_chips=n_chips)
+    utilization = validate.scalar("memory_utilization", memory_utilization, maximum=1.0)
+    deployment = measurements.with_hbm_fraction(full, utilization)
     price = validate.scalar("price_per_gpu_hour", price_per_gpu_hour, maximum=1e6)
+    if (len_in is None) != (len_out is None):
+        raise ValueError("len_in and len_out must be given together (a request's input and output tokens)")
+    if len_in is not None:
+        len_in = validate.scalar("len_in", len_in, maximum=validate.COUNT_LIMIT)
+        len_out = validate.scalar("len_out", len_out, maximum=validate.COUNT_LIMIT)
+        if len_ctx is None:
+            len_ctx = len_in + len_out / 2
+    if len_ctx is None:
+        raise ValueError("len_ctx must be given (or len_in and len_out, whose mean decode context it then is)")
     len_ctx = validate.scalar("len_ctx", len_ctx, maximum=validate.COUNT_LIMIT)
+    hit = validate.scalar("hit_rate", hit_rate, allow_zero=True)
+    if hit >= 1:
+        raise ValueError(f"hit_rate must be in [0, 1), got {hit_rate!r}")
     if latency_target is not None:
         latency_target = validate.scalar("latency_target", latency_target, maximum=1e4)
     if batch is not None:
@@ -332,13 +576,54 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
     tau = validate.scalar("tokens_per_step", tokens_per_step, maximum=64)
     if tau < 1:
         raise ValueError(f"tokens_per_step must be >= 1, got {tokens_per_step!r}")
+    explicit = any(degree is not None for degree in (tp, pp, ep))
     auto = isinstance(layout, str) and layout == "auto"
-    chosen = roofline.resolve_layout(auto_layout(model, deployment) if auto else layout)
+    layout_notes, degrees = [], None
+    if explicit:
+        if not auto:
+            raise ValueError(f"layout must be 'auto' when tp, pp or ep are given (they set the layout), got "
+                             f"{layout!r}")
+        chosen, fit_layout, degrees, layout_notes = explicit_layout(model, deployment, tp=tp, pp=pp, ep=ep)
+        auto = False
+    else:
+        chosen = roofline.resolve_layout(auto_layout(model, deployment) if auto else layout)
+        fit_layout = chosen
+        if chosen is not None and chosen.attention_tp is None and deployment.n_chips > 1:
+            n_all = deployment.n_chips
+            try:   # every layer split over all n GPUs: the same checks as an explicit tp = n
+                layout_notes = explicit_layout(model, deployment, tp=n_all)[3]
+            except ValueError as error:
+                if not auto:
+                    raise ValueError(f"n_chips: every layer is split over all {n_all} GPUs (TP {n_all}), and "
+                                     f"{error}; give tp (DP is what remains) or another GPU count") from None
+                # auto: the widest TP the model's heads allow, DP replicas for the rest
+                for width in range(n_all - 1, 0, -1):
+                    if n_all % width:
+                        continue
+                    try:
+                        chosen, fit_layout, degrees, layout_notes = explicit_layout(model, deployment, tp=width)
+                    except ValueError:
+                        continue
+                    layout_notes = layout_notes + [f"TP {width} × DP {n_all // width}: TP over all {n_all} GPUs "
+                                                   f"would not divide the model's heads"]
+                    break
+    weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype, attention_dtype = (
+        None if value is None else format_name(value, label) for label, value in (
+            ("weight_dtype", weight_dtype), ("expert_weight_dtype", expert_weight_dtype), ("kv_dtype", kv_dtype),
+            ("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
+            ("attention_dtype", attention_dtype)))
+    for label, value in (("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
+                         ("attention_dtype", attention_dtype)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{label} must be a format name the chip computes in "
+                             f"({', '.join(sorted(deployment.chip.flops))}), got {value!r}")
+    weight_dtype, compute_dtype, formats_why = default_formats(model, deployment.chip, weight_dtype=weight_dtype,
+                                                               compute_dtype=compute_dtype)
     bytes_w, bytes_e, compute = _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype,
                                          compute_dtype, expert_compute_dtype)
     expert_compute = expert_compute_dtype
     chip, n = deployment.chip, deployment.n_chips
-    result = Plan(model, deployment)
+    result = Plan(model, deployment, title=(title or "").strip()[:200])
     add = result.add
 
     # Inputs -------------------------------------------------------------------------------------
@@ -352,14 +637,32 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
     add("inputs", "price_per_gpu_hour", "price per GPU-hour", price, units.dollars(price))
     add("inputs", "len_ctx", "context per sequence", len_ctx, units.tokens(len_ctx))
     add("inputs", "formats", "weights / experts / KV / compute", None,
-        f"{weight_dtype} / {expert_weight_dtype or weight_dtype} / {kv_dtype} / {compute}"
+        f"{_fmt(weight_dtype)} / {_fmt(expert_weight_dtype or weight_dtype)} / {_fmt(kv_dtype)} / {compute}"
         + (f" (experts {expert_compute})" if expert_compute else ""))
+    add("inputs", "formats_why", "why these formats", None, formats_why, "plan.default_formats")
+    add("inputs", "memory_utilization", "HBM for weights and KV", utilization,
+        f"{utilization:.0%} of each GPU's {units.bytes_(full.chip.hbm_capacity)}: {units.bytes_(chip.hbm_capacity)}"
+        f" (the rest is the runtime's reserve for activations and graphs; vLLM's gpu_memory_utilization)")
+    if len_in is not None:
+        add("inputs", "lengths", "request lengths", {"input": len_in, "output": len_out},
+            f"{units.tokens(len_in)} in, {units.tokens(len_out)} out (decode context: "
+            f"{units.tokens(len_ctx)}{', the mean' if len_ctx == len_in + len_out / 2 else ''})")
+    if hit:
+        add("inputs", "hit_rate", "prefix-cache hit rate", hit, f"{hit:.0%} of input tokens")
+    if tau != 1:
+        add("inputs", "tokens_per_step", "tokens per step (speculative decoding)", tau, f"{tau:g}")
     add("inputs", "target", "target", latency_target if latency_target is not None else batch,
         (f"latency ≤ {units.seconds(latency_target)} per token" if latency_target is not None
          else f"fixed batch of {units.whole(batch)}" if batch is not None else "throughput (largest batch that fits)"))
     add("inputs", "layout", "headline layout", None if chosen is None else chosen.name, _layout_label(chosen, model)
         + (" (one big chip: weights and KV split evenly, an optimistic bound)" if chosen is None else "")
         + (" (chosen for this model and system)" if auto else ""))
+    if degrees is not None:
+        add("inputs", "parallel", "parallel degrees", degrees,
+            f"TP {degrees['tp']} × PP {degrees['pp']} × DP {degrees['dp']}" + (f", EP {degrees['ep']}" if model.is_moe
+                                                                               else ""), "plan.explicit_layout")
+    for index, note in enumerate(layout_notes):
+        add("inputs", f"parallel_note_{index}", "layout note", None, note, "plan.explicit_layout")
 
     # Capacity -------------------------------------------------------------------------------------
     per_token_kv = model.kv_bytes_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
@@ -405,7 +708,12 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
     result.decode_settings = dict(common, len_ctx=len_ctx)
 
     def step(b):
-        return roofline.decode_bound(model, deployment, batch=b, len_ctx=len_ctx, **common)
+        out = roofline.decode_bound(model, deployment, batch=b, len_ctx=len_ctx, **common)
+        if fit_layout is not chosen:   # pipeline stages: each device holds 1/pp of the layers
+            held = roofline.device_memory(model, deployment, layout=fit_layout, batch=b, len_ctx=len_ctx,
+                                          weight_dtype=bytes_w, expert_weight_dtype=bytes_e, kv_dtype=kv_dtype)
+            out = dict(out, fits=held["fits"], weights_per_device=held["weights"])
+        return out
 
     b_star = roofline.balance_batch(chip, weight_bytes=bytes_avg, compute_dtype=compute, sparsity=model.sparsity)
     bytes_read_tok = model.kv_bytes_read_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
@@ -428,7 +736,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
         units.seconds(floor["t"]) + " per token" + unfit, "roofline.decode_bound(batch=1)")
     add("decode", "tokens_per_s_per_user_at_floor", "tokens/s per user at batch 1", floor["tokens_per_s_per_seq"],
         units.rate(floor["tokens_per_s_per_seq"]), "roofline.decode_bound(batch=1)")
-    fit = _fits_batch(model, deployment, chosen, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e, kv_dtype=kv_dtype)
+    fit = _fits_batch(model, deployment, fit_layout, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e,
+                      kv_dtype=kv_dtype)
     add("decode", "fit_limit", "largest batch that fits (headline layout)", fit,
         units.whole(math.floor(fit)) + " sequences", "roofline.batch_that_fits")
     operating, why = _operating_batch(step, fit=fit, batch=batch, latency_target=latency_target)
@@ -451,7 +760,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
             "yes" if at["fits"] else "no", "roofline.device_memory")
 
     # Prefill -----------------------------------------------------------------------------------------
-    pre = roofline.prefill_bound(model, deployment, len_in=len_ctx, compute_dtype=compute,
+    pre = roofline.prefill_bound(model, deployment, len_in=len_ctx, hit_rate=hit, compute_dtype=compute,
                                  expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
                                  layout=chosen, weight_dtype=bytes_w,
                                  expert_weight_dtype=bytes_e)
@@ -462,6 +771,32 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
         units.rate(pre["input_tokens_per_s"]), "roofline.prefill_bound")
     add("prefill", "input_tokens_per_s_per_gpu", "input tokens/s per GPU", pre["input_tokens_per_s"] / n,
         units.rate(pre["input_tokens_per_s"] / n), "roofline.prefill_bound")
+
+    # Requests --------------------------------------------------------------------------------------
+    serving = None
+    if len_in is not None:
+        first = roofline.prefill_bound(model, deployment, len_in=len_in, hit_rate=hit, compute_dtype=compute,
+                                       expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
+                                       layout=chosen, weight_dtype=bytes_w, expert_weight_dtype=bytes_e)
+        ttft = first["t_prefill"]
+        add("requests", "ttft", "time to first token (one request alone)", ttft, units.seconds(ttft),
+            "roofline.prefill_bound(len_in)")
+        if operating:
+            decode_time = len_out * at["t"] / tau
+            add("requests", "end_to_end", "end-to-end latency per request", ttft + decode_time,
+                f"{units.seconds(ttft + decode_time)} ({units.seconds(ttft)} + {units.whole(len_out)} tokens at "
+                f"{units.seconds(at['t'] / tau)} each, at the operating batch)",
+                "prefill_bound + len_out × decode_bound")
+            # Each request: its prefill on the whole deployment, then len_out steps shared with the batch
+            # (Chapter 8's "serving" rows are bounded the same way).
+            seconds = ttft + len_out * at["t"] / (operating * tau)
+            serving = len_out / seconds
+            add("requests", "output_tokens_per_s", "output tokens/s, whole deployment (prefill included)", serving,
+                units.rate(serving), "len_out / (t_prefill + len_out · t_step / (B · tokens per step))")
+            add("requests", "output_tokens_per_s_per_gpu", "output tokens/s per GPU (prefill included)", serving / n,
+                units.rate(serving / n), "the line above / GPUs")
+            add("requests", "requests_per_s", "requests/s, whole deployment", serving / len_out,
+                units.rate(serving / len_out, "requests/s"), "the line above / len_out")
 
     # Cost --------------------------------------------------------------------------------------------
     cost_in = roofline.cost_per_token(step_time=pre["t_prefill"], batch=len_ctx, n_chips=n,
@@ -507,24 +842,41 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx, latency_target=None, bat
         add("layouts", "cross_rack_fraction", "expert all-to-all", None, "none: a dense model routes no tokens")
 
     # Reality -----------------------------------------------------------------------------------------
-    kind = "latency" if operating == 1 else "decode"
     if operating:
-        _band(add, kind, "decode", "output tokens/s per GPU", per_gpu)
-    _band(add, "prefill", "prefill", "input tokens/s per GPU", pre["input_tokens_per_s"] / n)
+        regime = "compute" if at["t_compute"] >= at["t_weights"] + at["t_kv"] else "memory"
+        if serving is not None:
+            _band(add, "serving", "requests", "output tokens/s, whole deployment (prefill included)", serving,
+                  model=model, regime=regime, fraction=utilization)
+        else:
+            _band(add, "latency" if operating == 1 else "decode", "decode", "output tokens/s per GPU", per_gpu,
+                  model=model, regime=regime, fraction=utilization)
+    _band(add, "prefill", "prefill", "input tokens/s per GPU", pre["input_tokens_per_s"] / n, model=model,
+          regime="compute", fraction=utilization)
     return result
 
 
-def _band(add, kind: str, key: str, what: str, bound: float) -> None:
-    band = measurements.efficiency_summary(kind=kind)
-    add("reality", f"{key}_band", f"{kind} rows: share of the bound reached", band,
-        f"measured systems reach {band['low']:.0%}–{band['high']:.0%} of this bound; median {band['median']:.0%} "
-        f"({band['n']} rows, of {', '.join(band['models'])} only: a guide, not a forecast for this model)",
-        f"measurements.efficiency_summary(kind={kind!r})")
+def _fmt(value) -> str:
+    return value if isinstance(value, str) else f"{value:g} bytes"
+
+
+def _band(add, kind: str, key: str, what: str, bound: float, *, model, regime: str, fraction: float) -> None:
+    """The reality band from Chapter 8's rows of this plan's class (:func:`measurements.reality_band`)."""
+    band = measurements.reality_band(kind=kind, moe=model.is_moe, regime=regime, hbm_fraction=fraction)
+    source = f"measurements.reality_band(kind={kind!r}, moe={model.is_moe}, regime={regime!r})"
+    if not band["n"]:
+        add("reality", f"{key}_band", f"{kind} rows: share of the bound reached", band,
+            f"no band: {band['widened']}", source)
+        return
+    caveat = f"; {band['widened']}" if band["widened"] else ""
+    add("reality", f"{key}_band", f"{band['class']} {kind} rows: share of the bound", band,
+        f"measured systems reach {band['low']:.0%}–{band['high']:.0%} of their bound; median {band['median']:.0%} "
+        f"({band['n']} rows{caveat}; a guide, not a forecast)", source)
+    add("reality", f"{key}_rows", "rows behind that band", band["keys"], ", ".join(band["keys"]), source)
     add("reality", f"{key}_expected", f"{what}: what that band suggests",
         {k: bound * band[k] for k in ("low", "median", "high")},
         f"{units.rate(bound * band['low'])} to {units.rate(bound * band['high'])}, median "
         f"{units.rate(bound * band['median'])} (bound {units.rate(bound)})",
-        "bound × efficiency_summary")
+        "bound × reality_band")
 
 
 def _operating_batch(step, *, fit: float, batch, latency_target) -> tuple[float | None, str]:
@@ -566,49 +918,190 @@ def _operating_batch(step, *, fit: float, batch, latency_target) -> tuple[float 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):   # one line on stderr, exit code 2 (argparse's code)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
-def _number_or_name(text: str):
+#: The flag behind each of plan()'s parameters, so an error names what the user typed.
+FLAGS = {"price_per_gpu_hour": "--price", "len_ctx": "--context", "latency_target": "--latency-ms",
+         "batch": "--batch", "n_chips": "--gpus", "n_systems": "--systems", "weight_dtype": "--weights",
+         "expert_weight_dtype": "--expert-weights", "kv_dtype": "--kv", "compute_dtype": "--compute",
+         "expert_compute_dtype": "--compute", "attention_dtype": "--attention", "tokens_per_step": "--tokens-per-step",
+         "len_in": "--input-len", "len_out": "--output-len", "hit_rate": "--hit-rate",
+         "memory_utilization": "--memory-utilization", "tp": "--tp", "pp": "--pp", "ep": "--ep",
+         }
+_PARAMETER = re.compile(r"(?<![\w-])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")(?![\w-])")
+
+
+def flag_message(message: str) -> str:
+    """``message`` on one line with plan()'s parameter names replaced by the flags that set them."""
+    if not isinstance(message, str):
+        raise ValueError(f"message must be a str, got {validate._describe(message)}")
+    return _PARAMETER.sub(lambda match: FLAGS[match.group(1)], " ".join(str(message).split()))
+
+
+def _number(flag: str, kind=float, *, minimum=None):
+    """An argparse type: a number for ``flag``, refused in one line (too large, not a number)."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a {'whole ' if kind is int else ''}number, "
+                                             f"got {text!r}") from None
+        if kind is int and value > MAX_GPUS:
+            raise argparse.ArgumentTypeError(f"{flag} is too large: at most {MAX_GPUS:,}, got {text[:20]}"
+                                             f"{'…' if len(text) > 20 else ''}")
+        if kind is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{flag} must be a finite number, got {text!r}")
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"{flag} must be at least {minimum}, got {text!r}")
+        return value
+    return parse
+
+
+def _format(flag: str):
+    def parse(text: str):
+        try:
+            return float(text)
+        except ValueError:
+            pass
+        try:
+            return format_name(text, flag)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    return parse
+
+
+def _contexts(text: str) -> list:
     try:
-        return float(text)
+        values = [float(part) for part in text.replace(" ", "").split(",") if part]
     except ValueError:
-        return text
+        raise argparse.ArgumentTypeError(f"--sweep-context must be tokens separated by commas (e.g. "
+                                         f"1024,8192,65536), got {text!r}") from None
+    if not values or len(values) > 64 or not all(math.isfinite(v) and v >= 1 for v in values):
+        raise argparse.ArgumentTypeError(f"--sweep-context must list 1 to 64 context lengths of at least 1 token, "
+                                         f"got {text!r}")
+    return values
+
+
+_LENGTHS = """lengths:
+  --context       tokens each sequence holds in its KV cache while it decodes (what decode reads every step,
+                  and what the prefill rows compute).
+  --input-len     a request's prompt tokens: prefilled once, giving the time to first token.
+  --output-len    a request's generated tokens: decoded one step at a time (or --tokens-per-step at a time).
+  With --input-len and --output-len, --context defaults to their mean decode context, input + output / 2, and
+  the plan adds time to first token, end-to-end latency and output tokens/s with prefill included.
+formats (--weights, --expert-weights, --kv, --compute, --attention), case-insensitive:
+  """ + ", ".join(sorted(models.BYTES_PER_VALUE)) + """ (also bfloat16, float16, float8), or bytes per value
+  (e.g. 0.53125 for MXFP4 with its scales). --compute and --attention must be formats the chip computes in.
+  Without --weights a plan uses the format the config states, else FP8, else the chip's best (A100, TPUs: BF16)."""
 
 
 def main(argv=None) -> int:
     """``python -m lecture_lib.plan MODEL SYSTEM --price USD --context TOKENS [...]``: print a plan."""
-    parser = _Parser(prog="python -m lecture_lib.plan",
-                     description="Plan an LLM deployment with the course's bounds (text table, or --json).")
-    parser.add_argument("model", help="a model preset name or a path to a Hugging Face config.json")
+    parser = _Parser(prog="python -m lecture_lib.plan", formatter_class=argparse.RawDescriptionHelpFormatter,
+                     description="Plan an LLM deployment with the course's bounds (text table, or --json).",
+                     epilog=_LENGTHS)
+    parser.add_argument("model", help="a model preset name, a Hugging Face config.json, or the folder holding one")
     parser.add_argument("system", help="a system preset (e.g. 'HGX H100') or a chip name with --gpus")
-    parser.add_argument("--price", type=float, required=True, help="USD per GPU-hour")
-    parser.add_argument("--context", type=float, required=True, help="tokens of context per sequence")
-    parser.add_argument("--latency-ms", type=float, help="target milliseconds per output token")
-    parser.add_argument("--batch", type=float, help="a fixed operating batch instead of a target")
-    parser.add_argument("--gpus", type=int, help="how many chips, when SYSTEM names a chip")
-    parser.add_argument("--systems", type=int, default=1, help="how many copies of SYSTEM (default 1)")
-    parser.add_argument("--weights", default="fp8", type=_number_or_name, help="weight format (default fp8)")
-    parser.add_argument("--expert-weights", type=_number_or_name, help="routed-expert weight format")
-    parser.add_argument("--kv", default="bf16", type=_number_or_name, help="KV-cache format (default bf16)")
-    parser.add_argument("--compute", help="compute format (default: the weight format)")
+    parser.add_argument("--price", type=_number("--price"), required=True, help="USD per GPU-hour")
+    parser.add_argument("--context", type=_number("--context"),
+                        help="tokens of context per sequence while decoding (see 'lengths' below)")
+    parser.add_argument("--input-len", type=_number("--input-len"), help="prompt tokens per request")
+    parser.add_argument("--output-len", type=_number("--output-len"), help="generated tokens per request")
+    parser.add_argument("--sweep-context", type=_contexts, metavar="T1,T2,...",
+                        help="also print a table over these context lengths")
+    parser.add_argument("--latency-ms", type=_number("--latency-ms"), help="target milliseconds per output token")
+    parser.add_argument("--batch", type=_number("--batch"), help="a fixed operating batch instead of a target")
+    parser.add_argument("--gpus", type=_number("--gpus", int), help="how many chips, when SYSTEM names a chip")
+    parser.add_argument("--systems", type=_number("--systems", int), default=1,
+                        help="how many copies of SYSTEM (default 1)")
+    parser.add_argument("--tp", type=_number("--tp", int), help="tensor-parallel degree (DP is what remains)")
+    parser.add_argument("--pp", type=_number("--pp", int), help="pipeline-parallel degree (stages)")
+    parser.add_argument("--ep", type=_number("--ep", int), help="expert-parallel degree (MoE models)")
+    parser.add_argument("--weights", type=_format("--weights"),
+                        help="weight format (default: the config's, else fp8, else the chip's best)")
+    parser.add_argument("--expert-weights", type=_format("--expert-weights"), help="routed-expert weight format")
+    parser.add_argument("--kv", default="bf16", type=_format("--kv"), help="KV-cache format (default bf16)")
+    parser.add_argument("--compute", type=_format("--compute"),
+                        help="compute format (default: the weight format if the chip has it, else its best)")
+    parser.add_argument("--attention", type=_format("--attention"),
+                        help="attention's compute format (default: the compute format)")
+    parser.add_argument("--tokens-per-step", type=_number("--tokens-per-step", minimum=1), default=1.0,
+                        help="accepted tokens per decode step with speculative decoding or MTP (default 1)")
+    parser.add_argument("--hit-rate", type=_number("--hit-rate", minimum=0), default=0.0,
+                        help="prefix-cache hit rate: the share of input tokens already cached (default 0)")
+    parser.add_argument("--memory-utilization", type=_number("--memory-utilization"), default=MEMORY_UTILIZATION,
+                        help=f"share of each GPU's HBM for weights and KV (default {MEMORY_UTILIZATION}, like vLLM's "
+                             f"gpu_memory_utilization); the rest is kept for activations and graphs")
     parser.add_argument("--layout", choices=["auto", "pooled"] + sorted(roofline.LAYOUTS), default="auto",
-                        help="headline layout (default auto: dp_ep for an MoE model on several GPUs, else tp)")
-    parser.add_argument("--attention", help="attention's compute format (default: the compute format)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+                        help="headline layout without --tp/--pp/--ep (default auto: dp_ep for an MoE model on "
+                             "several GPUs, else tp)")
+    parser.add_argument("--name", help="the plan's title (default: the config's _name_or_path or its folder)")
+    parser.add_argument("--json", action="store_true", help="print strict JSON instead of a table")
     args = parser.parse_args(argv)
+    if args.context is None and args.input_len is None:
+        parser.error("give --context, or --input-len and --output-len")
+    if (args.input_len is None) != (args.output_len is None):
+        parser.error("--input-len and --output-len go together")
+    if args.latency_ms is not None and args.latency_ms <= 0:
+        parser.error(f"--latency-ms must be > 0, got {args.latency_ms:g}")
+    kwargs = dict(price_per_gpu_hour=args.price,
+                  latency_target=None if args.latency_ms is None else args.latency_ms / 1e3, batch=args.batch,
+                  n_systems=args.systems, n_chips=args.gpus, weight_dtype=args.weights,
+                  expert_weight_dtype=args.expert_weights, kv_dtype=args.kv, compute_dtype=args.compute,
+                  layout=None if args.layout == "pooled" else args.layout, attention_dtype=args.attention,
+                  tokens_per_step=args.tokens_per_step, tp=args.tp, pp=args.pp, ep=args.ep, len_in=args.input_len,
+                  len_out=args.output_len, hit_rate=args.hit_rate, memory_utilization=args.memory_utilization,
+                  name=args.name)
     try:
-        result = plan(args.model, args.system, price_per_gpu_hour=args.price, len_ctx=args.context,
-                      latency_target=None if args.latency_ms is None else args.latency_ms / 1e3, batch=args.batch,
-                      n_systems=args.systems, n_chips=args.gpus, weight_dtype=args.weights,
-                      expert_weight_dtype=args.expert_weights, kv_dtype=args.kv, compute_dtype=args.compute,
-                      layout=None if args.layout == "pooled" else args.layout, attention_dtype=args.attention)
+        result = plan(args.model, args.system, len_ctx=args.context, **kwargs)
+        sweep = [] if not args.sweep_context else [
+            (context, plan(args.model, args.system, len_ctx=context, **kwargs)) for context in args.sweep_context]
     except (ValueError, KeyError) as error:
         message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
-        print(f"{parser.prog}: error: {' '.join(message.split())}", file=sys.stderr)
+        print(f"{parser.prog}: error: {flag_message(message)}", file=sys.stderr)
         return 2
-    print(result.to_json() if args.json else result.text())
+    if args.json:
+        out = result.to_dict()
+        if sweep:
+            out["sweep_context"] = [_sweep_row(context, swept) for context, swept in sweep]
+        text = json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False)
+    else:
+        text = result.text() + ("\n\n" + _sweep_table(sweep) if sweep else "")
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:   # `| head` closed the pipe: stop quietly, and keep Python's exit flush quiet too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def _sweep_row(context: float, swept: Plan) -> dict:
+    decode, cost = swept.numbers["decode"], swept.numbers["cost"]
+    row = {"context": context, "largest_batch": decode.get("fit_limit"), "batch": decode.get("batch"),
+           "step_time": decode.get("step_time"), "tokens_per_s_per_gpu": decode.get("tokens_per_s_per_gpu"),
+           "tokens_per_s_per_user": decode.get("tokens_per_s_per_user"),
+           "usd_per_million_output": cost.get("usd_per_million_output")}
+    return _plain(row)[0]
+
+
+def _sweep_table(sweep) -> str:
+    """The --sweep-context table: one line per context length."""
+    head = ("context", "batch", "step", "tok/s per GPU", "tok/s per user", "$/M out")
+    lines = []
+    for context, swept in sweep:
+        row = _sweep_row(context, swept)
+        have = row["batch"] is not None
+        lines.append((units.tokens(context), units.whole(row["batch"]) if have else "none (does not fit)",
+                      units.seconds(row["step_time"]) if have else "-",
+                      units.rate(row["tokens_per_s_per_gpu"]) if have else "-",
+                      units.rate(row["tokens_per_s_per_user"]) if have else "-",
+                      units.dollars(row["usd_per_million_output"]) if have else "-"))
+    widths = [max(len(head[i]), *(len(line[i]) for line in lines)) for i in range(len(head))]
+    out = ["Sweep over context (--sweep-context; every other input as above)",
+           "  " + "  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    out += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(line, widths)) for line in lines]
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

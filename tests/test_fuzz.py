@@ -303,7 +303,26 @@ def _explicit():
         "hf_config.read_config": dict(source=_hf_config_file()),   # a path here; a dict for from_hf_config
         "hf_config.from_hf_config": dict(source=_hf_config_file()),
         "units.plural": dict(count=3, word="round"),
+        # Issue 30: the planner's new inputs and Chapter 8's band by class.
+        "plan.plan": dict(model="llama-3-70b", system="GB200 NVL72", price_per_gpu_hour=2.0, len_ctx=4096.0),
+        "plan.explicit_layout": dict(model="llama-3-70b", deployment=_deployment8()),
+        "plan.default_formats": dict(model="llama-3-70b", chip="H100"),
+        "measurements.comparable": dict(row=_first_row()),
+        "measurements.reality_band": dict(kind="serving", moe=False, regime="memory"),
+        "plan.flag_message": dict(message="len_ctx must be > 0"),
     }
+
+
+def _deployment8():
+    from lecture_lib import collectives, hardware
+
+    return collectives.deployment(hardware.get("H100"), n_chips=8)
+
+
+def _first_row():
+    from lecture_lib import measurements
+
+    return measurements.MEASUREMENTS[0]
 
 
 NUMBER_CANDIDATES = [4, 2.0, 0.5, 1, 64, 4096, 1e4]

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def deepseek_plan():
     return planner.plan("deepseek-v3", "HGX H200", n_systems=2, price_per_gpu_hour=3.5, len_ctx=8192,
-                        latency_target=0.02)
+                        latency_target=0.02, memory_utilization=1.0, weight_dtype="fp8")
 
 
 def test_every_number_is_the_chapter_function_it_names(deepseek_plan):
@@ -72,14 +72,15 @@ def test_every_number_is_the_chapter_function_it_names(deepseek_plan):
                              racks=2, scale_up_bw=d.chip.scale_up_bandwidth,
                              scale_out_bw=hardware.get_system("HGX H200").scale_out_bandwidth)
     assert got["layouts"]["a2a_per_step"] == pytest.approx(a2a["total"] * m.n_moe_layers, rel=1e-12)
-    # reality: the band is Chapter 8's, applied to the headline rate
-    band = measurements.efficiency_summary(kind="decode")
+    # reality: the band is Chapter 8's rows of this plan's class, applied to the headline rate
+    regime = "compute" if at["t_compute"] >= at["t_weights"] + at["t_kv"] else "memory"
+    band = measurements.reality_band(kind="decode", moe=True, regime=regime, hbm_fraction=1.0)
     assert got["reality"]["decode_band"] == band
     assert got["reality"]["decode_expected"]["median"] == pytest.approx(band["median"] * at["tokens_per_s"] / n)
 
 
 def test_throughput_target_runs_at_the_largest_whole_batch_that_fits():
-    p = planner.plan("llama-3-70b", "H200", n_chips=2, price_per_gpu_hour=3, len_ctx=4096)
+    p = planner.plan("llama-3-70b", "H200", n_chips=2, price_per_gpu_hour=3, len_ctx=4096, memory_utilization=1.0)
     fit = roofline.batch_that_fits("llama-3-70b", collectives.deployment(hardware.get("H200"), n_chips=2),
                                    len_ctx=4096, weight_bytes="fp8", kv_dtype="bf16")
     assert p.numbers["decode"]["batch"] == math.floor(fit)
@@ -99,7 +100,7 @@ def _row_plan(row, batch):
                         expert_weight_dtype=row.expert_weight_dtype, compute_dtype=row.compute_dtype,
                         expert_compute_dtype=row.expert_compute_dtype, kv_dtype=row.kv_dtype,
                         tokens_per_step=row.tokens_per_step, layout=row.bound_layout,
-                        attention_dtype=row.attention_dtype)
+                        attention_dtype=row.attention_dtype, memory_utilization=1.0)
 
 
 DECODE_ROWS = [row for row in measurements.MEASUREMENTS if row.kind in ("decode", "latency")]
@@ -112,8 +113,8 @@ def test_planning_a_chapter_8_row_gives_the_bound_it_reports(row):
     detail = row.bound_detail()
     p = _row_plan(row, row.batch)
     if row.batch is None:       # the row runs at the fit limit; the plan reports that limit
-        assert p.numbers["decode"]["fit_limit"] == detail["batch"]
-        assert p.numbers["decode"]["batch"] == math.floor(detail["batch"])
+        assert math.floor(p.numbers["decode"]["fit_limit"]) == detail["batch"]
+        assert p.numbers["decode"]["batch"] == detail["batch"]
         p = _row_plan(row, detail["batch"])
     got = p.numbers["decode"]
     if row.kind == "latency":
@@ -125,10 +126,14 @@ def test_planning_a_chapter_8_row_gives_the_bound_it_reports(row):
 def test_views_agree_with_the_numbers(deepseek_plan):
     text, data, page = deepseek_plan.text(), deepseek_plan.to_dict(), deepseek_plan._repr_html_()
     for section in planner.SECTIONS:
-        assert planner.TITLES[section] in text and html.escape(planner.TITLES[section]) in page
+        if deepseek_plan.section(section):
+            assert planner.TITLES[section] in text and html.escape(planner.TITLES[section]) in page
     assert data["decode"]["batch"]["value"] == deepseek_plan.numbers["decode"]["batch"]
     assert math.isinf(deepseek_plan.numbers["decode"]["balance_batch_with_kv"])    # past the Goldilocks context
-    assert json.loads(deepseek_plan.to_json())["decode"]["balance_batch_with_kv"]["value"] == "inf"
+    strict = json.loads(deepseek_plan.to_json(), parse_constant=lambda name: pytest.fail(f"non-JSON {name}"))
+    infinite = strict["decode"]["balance_batch_with_kv"]
+    assert infinite["value"] is None and "KV outpaces compute" in infinite["reason"]
+    assert '"inf"' not in deepseek_plan.to_json()
     assert not re.search(r"\d[eE][+-]?\d", text + page), "no e-notation in the table"
     assert "measured systems reach" in text
 
@@ -289,7 +294,7 @@ def test_cli_prints_the_same_table_and_json():
 
 
 @pytest.mark.parametrize("args, word", [
-    (["llama-3-70b", "H200", "--price", "-3", "--context", "4096"], "price_per_gpu_hour"),
+    (["llama-3-70b", "H200", "--price", "-3", "--context", "4096"], "--price must be > 0"),
     (["llama-3-70b", "nothing", "--price", "3", "--context", "4096"], "system"),
     (["llama-3-70b", "H200", "--context", "4096"], "--price"),
     (["missing/config.json", "H200", "--price", "3", "--context", "4096"], "cannot be read"),
@@ -310,7 +315,8 @@ def test_the_target_search_finds_the_brute_force_batch():
     for target in (times[0] * 1.0001, times[3] * 1.01, (times[10] + times[11]) / 2, times[len(times) // 2],
                    times[-1] * 0.999, times[-1] * 2):
         expected = max(b for b, t in enumerate(times, start=1) if t <= target)
-        p = planner.plan(m, d.chip, price_per_gpu_hour=2, len_ctx=4096, latency_target=target)
+        p = planner.plan(m, d.chip, price_per_gpu_hour=2, len_ctx=4096, latency_target=target,
+                         memory_utilization=1.0, weight_dtype="fp8")
         assert p.numbers["decode"]["batch"] == expected, target
 
 
@@ -357,5 +363,269 @@ def test_the_plan_explorer_curve_passes_through_its_readout(n_systems):
         operating = result.numbers["decode"]["batch"]
         assert np.interp(operating, batches, step_ms) == pytest.approx(
             result.numbers["decode"]["step_time"] * 1e3, rel=0.02)
+    finally:
+        explorer.view.figure.clear()
+
+
+# --- Issue 30 §2: the planner's inputs ---------------------------------------------------------------------
+
+# TensorRT-LLM's v1.0 perf overview (github.com/NVIDIA/TensorRT-LLM/blob/00f37686aa854010d68bcbd0f4ab000221541ca6/
+# docs/source/performance/perf-overview.md), 1000/1000 rows, Total Output Throughput in tokens/s: model, chip,
+# GPUs (the column's TP size), format, figure.
+TRT_FIGURES = [
+    ("llama-3.1-8b", "H100", 1, "fp8", 15220),        # "Llama 3.1 8B", H100 TP1 (FP8)
+    ("llama-3-70b", "H100", 2, "fp8", 4205),          # "Llama 3.3 70B", H100 TP2 (FP8)
+    ("qwen3-235b-a22b", "H200", 8, "fp8", 23789),     # "Qwen3-235B-A22B", H200 TP8 (FP8)
+    ("qwen3-30b-a3b", "B200", 1, "fp4", 25828),       # "Qwen3-30B-A3B", B200 TP1 (FP4)
+    ("llama-4-maverick", "H200", 8, "fp8", 31782),    # "Llama 4 Maverick", H200 TP8 (FP8)
+]
+
+
+@pytest.mark.parametrize("model, chip, gpus, fmt, figure", TRT_FIGURES, ids=[f[0] for f in TRT_FIGURES])
+def test_tensorrt_llm_figures_sit_below_the_bound_and_inside_the_expected_band(model, chip, gpus, fmt, figure):
+    """The planner as an engineer would run it (the publisher's GPUs, TP and formats, 1,000 in and 1,000 out,
+    the default 10% runtime reserve): its bound stays above the published figure, and the figure falls
+    inside the band the plan expects from Chapter 8's rows of the same class."""
+    p = planner.plan(model, chip, n_chips=gpus, price_per_gpu_hour=1, len_in=1000, len_out=1000,
+                     weight_dtype=measurements.NVFP4_BYTES if fmt == "fp4" else "fp8", compute_dtype=fmt,
+                     kv_dtype="fp8", tp=gpus if gpus > 1 else None)
+    bound = p.numbers["requests"]["output_tokens_per_s"]
+    expected = p.numbers["reality"]["requests_expected"]
+    band = p.numbers["reality"]["requests_band"]
+    assert bound > figure
+    assert expected["low"] * (1 - 1e-9) <= figure <= expected["high"] * (1 + 1e-9), (figure, expected)
+    assert band["class"] == ("MoE" if models.get(model).is_moe else "dense") + ", memory-bound"
+    assert band["n"] >= 3 and not band["widened"]
+
+
+def test_the_cli_runs_with_its_defaults_on_every_chip_and_system_preset():
+    for chip in hardware.chip_names():
+        p = planner.plan("llama-3.1-8b", chip, price_per_gpu_hour=1, len_ctx=4096)   # runs without a flag
+        assert p.decode_settings["compute_dtype"] in hardware.get(chip).flops, chip
+    for system in ("HGX A100", "TPU v5e-256", "TPU v4 pod"):
+        result = _cli("llama-3.1-8b", system, "--price", "1.5", "--context", "4096")
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_a_chip_without_fp8_defaults_to_its_best_format_and_says_so():
+    p = planner.plan("llama-3.1-8b", "A100", price_per_gpu_hour=1, len_ctx=4096)
+    assert p.numbers["inputs"]["formats"] is None
+    why = next(row.text for row in p.rows if row.key == "formats_why")
+    assert "A100 has no FP8" in why and "BF16" in why
+    assert planner.default_formats(models.get("llama-3.1-8b"), hardware.get("TPU v5e"))[:2] == ("bf16", "bf16")
+    assert planner.default_formats(models.get("llama-3.1-8b"), hardware.get("H100"))[:2] == ("fp8", "fp8")
+    # fp8 weights asked for on an A100: the matmuls fall back to BF16, and the plan says why
+    weights, compute, why = planner.default_formats(models.get("llama-3.1-8b"), hardware.get("A100"),
+                                                    weight_dtype="fp8")
+    assert (weights, compute) == ("fp8", "bf16") and "does not compute in FP8" in why
+
+
+def test_a_config_states_its_format_and_a_flag_overrides_it():
+    config = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "head_dim": 128,
+              "torch_dtype": "bfloat16", "tie_word_embeddings": False}
+    stated = planner.plan(config, "H100", price_per_gpu_hour=1, len_ctx=4096)
+    assert "bfloat16" in next(row.text for row in stated.rows if row.key == "formats_why")
+    flagged = planner.plan(config, "H100", price_per_gpu_hour=1, len_ctx=4096, weight_dtype="FP8")
+    assert next(row.text for row in flagged.rows if row.key == "formats_why").startswith("weights as given")
+    assert flagged.numbers["capacity"]["tp_weights_per_gpu"] < 0.6 * stated.numbers["capacity"]["tp_weights_per_gpu"]
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n_chips=3, layout="tp"), "8 KV heads|32 attention heads"),   # TP over 3 GPUs, asked for
+    (dict(n_chips=8, tp=3), "tp × pp must divide the 8 GPUs"),
+    (dict(n_chips=8, tp=8, pp=3), "tp × pp must divide"),
+    (dict(n_chips=6, tp=6), "attention heads|KV heads"),
+    (dict(n_chips=8, pp=8, tp=1, ep=2), "ep must be 1 for a dense model"),
+    (dict(n_chips=4, pp=4), None),
+])
+def test_explicit_degrees_are_checked_for_divisibility(kwargs, match):
+    args = dict(price_per_gpu_hour=1, len_ctx=4096) | kwargs
+    if match is None:
+        p = planner.plan("llama-3.1-8b", "H100", **args)
+        assert p.numbers["inputs"]["parallel"] == {"tp": 1, "pp": 4, "ep": 1, "dp": 1}
+        return
+    with pytest.raises(ValueError, match=match):
+        planner.plan("llama-3.1-8b", "H100", **args)
+
+
+def test_auto_layout_on_a_gpu_count_the_heads_do_not_divide_falls_back_to_tp_times_dp_and_says_so():
+    p = planner.plan("llama-3.1-8b", "H100", n_chips=3, price_per_gpu_hour=1, len_ctx=4096)
+    assert p.numbers["inputs"]["parallel"] == {"tp": 1, "pp": 1, "ep": 1, "dp": 3}
+    assert any("would not divide the model's heads" in row.text for row in p.rows)
+
+
+def test_kv_heads_are_replicated_where_tp_exceeds_them_and_the_plan_says_so():
+    qwen = models.get("qwen3-235b-a22b")       # 4 KV heads
+    p = planner.plan(qwen, "H200", n_chips=8, price_per_gpu_hour=1, len_ctx=4096, tp=8)
+    notes = [row.text for row in p.rows if row.key.startswith("parallel_note")]
+    assert any("replicated 2×" in note for note in notes)
+    d = collectives.deployment(hardware.get("H200"), n_chips=8)
+    assert roofline.device_memory(qwen, d, layout="tp", batch=1, len_ctx=1000, kv_dtype="bf16")["r_kv"] == 2
+    with pytest.raises(ValueError, match="routed experts"):
+        planner.plan(qwen, "H200", n_chips=8, price_per_gpu_hour=1, len_ctx=4096, tp=8, ep=3)
+    with pytest.raises(ValueError, match="ep must be the GPU count"):
+        planner.plan(qwen, "H200", n_chips=8, price_per_gpu_hour=1, len_ctx=4096, tp=2, ep=2)
+
+
+def test_pipeline_stages_hold_a_share_of_the_layers_and_match_dp_replicas_in_step_time():
+    tp_pp = planner.plan("llama-3-70b", "H100", n_chips=8, price_per_gpu_hour=1, len_ctx=4096, tp=2, pp=2,
+                         batch=64)
+    dp = planner.plan("llama-3-70b", "H100", n_chips=8, price_per_gpu_hour=1, len_ctx=4096, tp=2, batch=64)
+    assert tp_pp.numbers["decode"]["step_time"] == pytest.approx(dp.numbers["decode"]["step_time"])
+    assert tp_pp.numbers["decode"]["fit_limit"] > dp.numbers["decode"]["fit_limit"]   # half the weights per GPU
+
+
+def test_request_lengths_give_ttft_end_to_end_and_throughput_with_prefill():
+    p = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_in=2000, len_out=500)
+    got, d = p.numbers, p.deployment
+    assert got["inputs"]["len_ctx"] == 2000 + 500 / 2
+    first = roofline.prefill_bound(models.get("llama-3.1-8b"), d, len_in=2000, compute_dtype="fp8", layout="tp",
+                                   weight_dtype="fp8")
+    assert got["requests"]["ttft"] == pytest.approx(first["t_prefill"])
+    step, batch = got["decode"]["step_time"], got["decode"]["batch"]
+    assert got["requests"]["end_to_end"] == pytest.approx(first["t_prefill"] + 500 * step)
+    assert got["requests"]["output_tokens_per_s"] == pytest.approx(500 / (first["t_prefill"] + 500 * step / batch))
+    cached = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_in=2000, len_out=500, hit_rate=0.5)
+    assert cached.numbers["requests"]["ttft"] < got["requests"]["ttft"]
+    faster = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_in=2000, len_out=500,
+                          tokens_per_step=2)
+    assert faster.numbers["requests"]["end_to_end"] < got["requests"]["end_to_end"]
+    with pytest.raises(ValueError, match="len_in and len_out"):
+        planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_in=2000)
+
+
+def test_the_runtime_reserve_keeps_a_tenth_of_hbm_by_default():
+    full = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_ctx=4096, memory_utilization=1.0)
+    kept = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_ctx=4096)
+    assert kept.numbers["capacity"]["hbm_per_gpu"] == pytest.approx(0.9 * full.numbers["capacity"]["hbm_per_gpu"])
+    assert kept.numbers["decode"]["fit_limit"] < full.numbers["decode"]["fit_limit"]
+    assert planner.MEMORY_UTILIZATION == 0.9
+
+
+def test_formats_read_the_same_way_everywhere():
+    for spelling in ("FP8", " fp8 ", "Fp-8", "float8"):
+        assert planner.format_name(spelling, "kv_dtype") == "fp8"
+    assert planner.format_name("bfloat16") == "bf16" and planner.format_name(0.53125) == 0.53125
+    with pytest.raises(ValueError, match="--kv must be a format name"):
+        planner.format_name("fp7", "--kv")
+    p = planner.plan("llama-3.1-8b", "H100", price_per_gpu_hour=1, len_ctx=4096, kv_dtype="FP8",
+                     compute_dtype="FP8", weight_dtype="BF16")
+    assert p.decode_settings["compute_dtype"] == "fp8" and p.decode_settings["kv_dtype"] == "fp8"
+    result = _cli("llama-3.1-8b", "H100", "--price", "2", "--context", "1024", "--kv", "FP8", "--compute", "FP8")
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--gpus", "1" * 60], "--gpus is too large"),
+    (["--gpus", "3", "--layout", "tp"], "--gpus"),
+    (["--context", "0"], "--context must be"),
+    (["--tp", "3", "--gpus", "8"], "--tp × --pp must divide"),
+    (["--compute", "fp4"], "--compute must be one of"),
+    (["--input-len", "100"], "--input-len and --output-len go together"),
+    (["--hit-rate", "1.5"], "--hit-rate must be in [0, 1)"),
+    (["--memory-utilization", "1.5"], "--memory-utilization"),
+])
+def test_cli_errors_name_the_flag_on_one_line(args, words):
+    base = ["llama-3.1-8b", "H100", "--price", "2"] + ([] if "--context" in args or "--input-len" in args
+                                                       else ["--context", "1024"])
+    result = _cli(*base, *args)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr, result.stderr
+    for name in ("len_ctx", "n_chips", "price_per_gpu_hour", "compute_dtype", "Traceback"):
+        assert name not in result.stderr
+
+
+def test_json_is_strict_and_carries_the_title_and_the_notes(tmp_path):
+    folder = tmp_path / "my-llama-8b"
+    folder.mkdir()
+    config = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256}
+    (folder / "config.json").write_text(json.dumps(config))
+    result = _cli(str(folder), "H100", "--price", "2", "--context", "200000", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout, parse_constant=lambda name: pytest.fail(f"non-JSON constant {name}"))
+    assert data["title"] == "Plan: my-llama-8b on 1 x H100"
+    assert "transformers' defaults" in data["notes"]
+    assert '"inf"' not in result.stdout and "Infinity" not in result.stdout
+    named = _cli(str(folder / "config.json"), "H100", "--price", "2", "--context", "1024", "--name", "ours")
+    assert named.stdout.startswith("Plan: ours on 1 x H100") and "Model notes" in named.stdout
+    config["_name_or_path"] = "org/Some-Model"
+    assert planner.plan(config, "H100", price_per_gpu_hour=1, len_ctx=1024).heading.startswith("Plan: org/Some-Model")
+
+
+def test_a_closed_pipe_exits_quietly():
+    command = [sys.executable, "-m", "lecture_lib.plan", "deepseek-v3", "HGX H200", "--price", "3",
+               "--input-len", "1000", "--output-len", "1000", "--sweep-context",
+               ",".join(str(2 ** k) for k in range(8, 40))]
+    shell = subprocess.run(" ".join(f"'{part}'" for part in command) + " | head -1", shell=True, cwd=ROOT,
+                           capture_output=True, text=True, timeout=300)
+    assert shell.stdout.startswith("Plan:") and "Traceback" not in shell.stderr and "BrokenPipe" not in shell.stderr
+
+
+def test_help_lists_the_formats_and_explains_each_length():
+    result = _cli("--help")
+    for word in ("fp8", "bf16", "fp4", "int8", "--input-len", "--output-len", "--context", "time to first token",
+                 "--sweep-context", "--memory-utilization", "--tokens-per-step", "--hit-rate", "--tp", "--pp", "--ep"):
+        assert word in result.stdout, word
+
+
+def test_the_context_sweep_is_a_table_and_in_the_json():
+    args = ["llama-3.1-8b", "H100", "--price", "2", "--context", "4096", "--sweep-context", "1024,8192,2000000"]
+    text, as_json = _cli(*args), _cli(*args, "--json")
+    assert "Sweep over context" in text.stdout and "does not fit" in text.stdout
+    rows = json.loads(as_json.stdout)["sweep_context"]
+    assert [row["context"] for row in rows] == [1024, 8192, 2000000] and rows[-1]["batch"] is None
+    assert rows[0]["tokens_per_s_per_gpu"] > rows[1]["tokens_per_s_per_gpu"]
+
+
+# --- Issue 30 §4: Chapter 9's explorer plans your own config, on 1-8 GPUs of a chip, in any format ---------
+
+def _config_folder(tmp_path):
+    folder = tmp_path / "my-8b"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "torch_dtype": "bfloat16"}))
+    return folder
+
+
+def test_the_explorer_takes_a_config_path_a_folder_or_pasted_json(tmp_path):
+    from lecture_lib.explorers import plan as px
+
+    folder = _config_folder(tmp_path)
+    explorer = px.PlanExplorer(model=str(folder / "config.json"), system="4 × H100", weights="auto")
+    try:
+        assert explorer.controls["model"].value == "my-8b (your config)"
+        expected = planner.plan(str(folder), "H100", n_chips=4, price_per_gpu_hour=explorer.values["price"],
+                                len_ctx=explorer.values["len_ctx"], latency_target=explorer.values["target_ms"] / 1e3)
+        assert html.escape(expected.section("decode")[-3].text) in explorer.readout.value
+        assert "bfloat16" in explorer.readout.value            # the config's own format, and the plan says so
+        pasted = (folder / "config.json").read_text().replace("{", '{"_name_or_path": "org/pasted", ', 1)
+        assert explorer.add_model(pasted) == "org/pasted (your config)"
+        assert explorer.controls["model"].value == "org/pasted (your config)"
+        with pytest.raises(ValueError, match="model must be a readable"):
+            px.PlanExplorer(model=str(tmp_path / "missing" / "config.json"))
+    finally:
+        explorer.view.figure.clear()
+
+
+def test_the_explorer_plans_one_to_eight_gpus_of_a_chip_in_any_format():
+    from lecture_lib.explorers import plan as px
+
+    choices = px.hardware_choices()
+    assert {f"{n} × H100" for n in (1, 2, 4, 8)} <= set(choices) and "HGX H200" in choices
+    explorer = px.PlanExplorer(model="llama-3.1-8b", system="2 × B200", weights=measurements.NVFP4_BYTES)
+    try:
+        p = planner.plan("llama-3.1-8b", "B200", n_chips=2, price_per_gpu_hour=explorer.values["price"],
+                         len_ctx=explorer.values["len_ctx"], latency_target=explorer.values["target_ms"] / 1e3,
+                         weight_dtype=measurements.NVFP4_BYTES, compute_dtype="fp4")
+        assert html.escape(p.section("decode")[-3].text) in explorer.readout.value
+        for fmt in (value for _, value in px.WEIGHT_FORMATS):
+            explorer.controls["weights"].value = fmt
+            assert "tokens/s per GPU" in explorer.readout.value
+        explorer.controls["system"].value = "8 × A100"           # no FP8: the plan falls back and says why
+        explorer.controls["weights"].value = "fp8"
+        assert "does not compute in FP8" in explorer.readout.value
     finally:
         explorer.view.figure.clear()

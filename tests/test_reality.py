@@ -293,9 +293,9 @@ def _recomputed(row) -> float:
                      tokens_per_step=row.tokens_per_step, layout=row.bound_layout)
 
     def batch_at(ctx):
-        return row.batch if row.batch is not None else roofline.batch_that_fits(
+        return row.batch if row.batch is not None else math.floor(roofline.batch_that_fits(
             m, d, len_ctx=ctx, weight_bytes=row.weight_dtype, expert_weight_bytes=row.expert_weight_dtype,
-            kv_dtype=row.kv_dtype, layout=row.bound_layout)
+            kv_dtype=row.kv_dtype, layout=row.bound_layout))
 
     if row.kind == "latency":
         return roofline.decode_bound(m, d, batch=row.batch, len_ctx=row.len_ctx, **decode_kw)["tokens_per_s_per_seq"]
@@ -342,9 +342,9 @@ def test_stated_batches_are_used_and_others_fill_hbm():
     ds = measurements.get("deepseek-decode-h800")       # 128 per GPU, SGLang's table for DeepSeek's blog
     assert ds.bound_detail()["batch"] == 128 * 144 and "Batch Size | 128" in ds.assumed
     bf16 = measurements.get("sglang-decode-gb200-bf16attn")     # no batch stated: what fits under DP attention
-    assert bf16.batch is None and bf16.bound_detail()["batch"] == pytest.approx(roofline.batch_that_fits(
+    assert bf16.batch is None and bf16.bound_detail()["batch"] == math.floor(roofline.batch_that_fits(
         models.get("deepseek-v3"), bf16.deployment, len_ctx=bf16.len_ctx, weight_bytes="fp8", kv_dtype="bf16",
-        layout="dp_ep"))
+        layout="dp_ep")), "the largest whole batch"
 
 
 def test_deepseek_decode_holds_its_documented_layout_per_gpu():
@@ -392,12 +392,15 @@ def test_mlperf_mixtral_output_length_comes_from_the_log_itself():
 
 
 def test_the_efficiency_summary_leaves_out_lower_limits_and_rows_above_their_bound():
-    kept = [row.efficiency for row in ROWS if not row.lower_limit and not row.beats_bound_because]
+    kept = [row.efficiency for row in ROWS if not row.lower_limit and not row.beats_bound_because
+            and row.primary_read and not (row.speculative and row.tokens_per_step == 1)]
     got = measurements.efficiency_summary()
     assert got["n"] == len(kept) and got["low"] == min(kept) and got["high"] == max(kept)
     assert got["median"] == pytest.approx(sorted(kept)[len(kept) // 2] if len(kept) % 2
                                           else (sorted(kept)[len(kept) // 2 - 1] + sorted(kept)[len(kept) // 2]) / 2)
     assert measurements.efficiency_summary(kind="prefill")["n"] == sum(row.kind == "prefill" for row in ROWS)
+    with pytest.raises(ValueError, match="rows"):     # MTP rows held against a one-token bound stay out
+        measurements.efficiency_summary([measurements.get("trtllm-dsr1-b200-batch1")])
     with pytest.raises(ValueError, match="kind"):
         measurements.efficiency_summary(kind="training")
     with pytest.raises(ValueError, match="rows"):
@@ -613,3 +616,71 @@ def test_the_table_names_the_layout_each_bound_uses():
     assert rows["trtllm-llama70b-h200-batch1"]["bound_layout"] == "pooled"      # one GPU: nothing to lay out
     for key, r in rows.items():
         assert r["bound"] == measurements.get(key).bound
+
+
+# --- Issue 30 §3: TensorRT-LLM's v1.0 perf overview, and a band by class --------------------------------
+
+TRT_V1 = [row for row in ROWS if row.key.startswith("trtllm-v1-")]
+
+
+def test_the_perf_overview_rows_cite_the_file_at_a_pinned_commit():
+    assert len(TRT_V1) == 18
+    assert {row.model for row in TRT_V1} == {"llama-3.1-8b", "llama-3-70b", "qwen3-235b-a22b", "qwen3-30b-a3b",
+                                             "llama-4-maverick", "llama-4-scout"}
+    assert {row.system for row in TRT_V1} == {"H100", "H200", "B200", "GB200"}
+    for row in TRT_V1:
+        assert re.fullmatch(r"https://github\.com/NVIDIA/TensorRT-LLM/blob/[0-9a-f]{40}/docs/source/performance/"
+                            r"perf-overview\.md", row.url)
+        assert row.primary_read and row.kind == "serving" and (row.len_in, row.len_out) == (1000, 1000)
+        assert row.quote.startswith("| 1000/1000 |")
+
+
+@pytest.mark.parametrize("key, figure", [
+    ("trtllm-v1-llama-3.1-8b-h100x1", 15220), ("trtllm-v1-qwen3-235b-a22b-h200x8", 23789),
+    ("trtllm-v1-llama-3-70b-h100x2", 4205), ("trtllm-v1-qwen3-30b-a3b-b200x1", 25828),
+    ("trtllm-v1-llama-4-maverick-h200x8", 31782), ("trtllm-v1-llama-4-scout-h100x4", 12129)])
+def test_perf_overview_figures_sit_in_the_column_the_key_names(key, figure):
+    """Read off the table line by column: the row's figure is the cell of its own GPU column."""
+    row = measurements.get(key)
+    assert row.measured == figure
+    heading, line, columns = measurements._TRT_V1_TABLES[row.model]
+    cells = [cell.strip() for cell in line.strip("| ").split("|")[1:]]
+    chip_column = [i for i, (chip, n, _) in enumerate(columns) if chip == row.system and n == row.n_chips]
+    assert len(chip_column) == 1 and cells[chip_column[0]] == f"{figure:,}"
+
+
+def test_the_band_leaves_out_unread_primaries_and_one_token_bounds_of_speculative_rows():
+    for row in ROWS:
+        if not row.primary_read or (row.speculative and row.tokens_per_step == 1):
+            assert not measurements.comparable(row)
+    assert measurements.get("trtllm-dsr1-h200-batch1").speculative      # MTP rows say so
+    assert not measurements.comparable(measurements.get("trtllm-llama70b-h200-batch1"))   # primary not read
+    band = measurements.reality_band(kind="latency", moe=False, regime="memory")
+    assert band["n"] == 0 and band["low"] is None and "no comparable" in band["widened"]
+
+
+@pytest.mark.parametrize("moe", [False, True])
+@pytest.mark.parametrize("regime", ["memory", "compute"])
+def test_the_band_is_built_from_rows_of_the_plans_class_and_names_them(moe, regime):
+    band = measurements.reality_band(kind="serving", moe=moe, regime=regime, hbm_fraction=0.9)
+    rows = [measurements.get(key) for key in band["keys"]]
+    assert band["n"] == len(rows) >= measurements.MIN_BAND_ROWS
+    assert all(measurements.comparable(row) and row.kind in ("decode", "serving") for row in rows)
+    if not band["widened"]:
+        assert all(models.get(row.model).is_moe == moe and row.regime(0.9) == regime for row in rows)
+    effs = [row.efficiency_at(0.9) for row in rows]
+    assert (band["low"], band["high"]) == (min(effs), max(effs))
+
+
+def test_fewer_than_three_rows_widen_the_band_and_say_so():
+    band = measurements.reality_band(kind="prefill", moe=False, regime="compute")
+    assert band["n"] >= 3 and band["widened"].startswith("only 0 dense, compute-bound rows")
+    assert "widened to every row of this kind" in band["widened"]
+
+
+def test_a_runtime_reserve_shrinks_the_fitted_batch_and_raises_efficiency():
+    row = measurements.get("trtllm-v1-llama-3.1-8b-h100x1")
+    assert row.bound_detail(0.9)["batch"] < row.bound_detail()["batch"]
+    assert row.efficiency_at(0.9) > row.efficiency
+    stated = measurements.get("sglang-decode-96xh100")
+    assert stated.bound_detail(0.9)["batch"] == stated.batch

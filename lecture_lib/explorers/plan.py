@@ -1,8 +1,14 @@
 """Chapter 9's explorer: the planner (:func:`lecture_lib.plan.plan`) over its inputs, with the decode curve.
 
 Every number in the readout is the plan's; the curves are :func:`roofline.decode_bound` over a grid of
-batches, the reality band :func:`measurements.efficiency_summary` times that bound. The figure is created
-once and its artists updated in place (:class:`lecture_lib.explorers.base.FigureView`).
+batches, the reality band the plan's own (:func:`measurements.reality_band`, Chapter 8's rows of the plan's
+class) times that bound. The figure is created once and its artists updated in place
+(:class:`lecture_lib.explorers.base.FigureView`).
+
+Besides the presets, the explorer plans your own model: ``PlanExplorer(model="path/to/config.json")`` (or the
+folder that holds it, the parsed dict, or the pasted JSON text), or :meth:`PlanExplorer.add_model` later. The
+hardware is a whole system preset or 1, 2, 4 or 8 GPUs of a chip ("4 × H100"), and the weights any format:
+the config's own, BF16, FP8, FP4, NVFP4 or MXFP4 with their scales.
 """
 
 from __future__ import annotations
@@ -17,21 +23,66 @@ from lecture_lib import plan as planner
 from . import base, sliders
 from .plots import COLORS
 
+#: Models planned from a config (label -> models.Model), added by PlanExplorer(model=...) or add_model.
+CUSTOM_MODELS: dict = {}
+#: GPU counts offered for each chip, besides the whole systems.
+CHIP_COUNTS = (1, 2, 4, 8)
+#: The weight formats offered: (label, what plan() takes; None: the config's own format, else FP8 or the best).
+WEIGHT_FORMATS = (("as the config states (else fp8)", "auto"), ("bf16", "bf16"), ("fp8", "fp8"), ("fp4", "fp4"),
+                  ("NVFP4 (4.5 bits)", measurements.NVFP4_BYTES), ("MXFP4 (4.25 bits)", 0.53125))
+_FOUR_BIT = {"fp4", measurements.NVFP4_BYTES, 0.53125}
 BATCH_RANGE = (1, 1e6)
 STEP_MS_RANGE = (0.01, 2000)
 RATE_RANGE = (1, 1e6)
 GRID_POINTS = 12        # batches on the curve (each is one decode_bound call, cached per model/system/context)
 
 
-def _compute_format(system_name: str, weights: str) -> str:
+def hardware_choices() -> list[str]:
+    """The hardware menu: every system preset, then 1, 2, 4 and 8 GPUs of every chip ("4 × H100")."""
+    return list(hardware.system_names()) + [f"{n} × {chip}" for chip in hardware.chip_names() for n in CHIP_COUNTS]
+
+
+def _unit(system_name: str) -> tuple:
+    """(preset name, GPUs or None): "4 × H100" is 4 chips, a system preset None."""
+    count, times, chip = system_name.partition(" × ")
+    return (chip, int(count)) if times else (system_name, None)
+
+
+def _chip(system_name: str):
+    name, n_chips = _unit(system_name)
+    return hardware.get(name) if n_chips else hardware.get_system(name).chip
+
+
+def _model(name: str):
+    return CUSTOM_MODELS.get(name, name)
+
+
+def _compute_format(system_name: str, weights) -> str:
     """The format the matmuls run in: the weights' own when the chip has a peak for it, else FP8, else BF16
-    (FP4 weights on an H100 are multiplied at the FP8 peak; a TPU v5e has neither FP8 nor FP4)."""
-    available = hardware.get_system(system_name).chip.flops
-    return next(fmt for fmt in (weights, "fp8", "bf16") if fmt in available)
+    (FP4 weights on an H100 are multiplied at the FP8 peak; a TPU v5e has neither FP8 nor FP4). NVFP4 and
+    MXFP4 byte counts count as FP4; other byte counts and "auto" as the plan's default."""
+    available = _chip(system_name).flops
+    wanted = "fp4" if weights in _FOUR_BIT else weights
+    if not isinstance(wanted, str) or wanted == "auto":
+        wanted = "fp8"
+    return next(fmt for fmt in (wanted, "fp8", "bf16") if fmt in available)
+
+
+def register_model(model) -> str:
+    """Add a model planned from a Hugging Face config (a path, the folder holding it, the parsed dict, its JSON
+    text, or a ``models.Model``) to the explorer's menu; returns its label there. Bad input: a ``ValueError``
+    naming ``model``."""
+    if isinstance(model, str) and model in models.names():
+        return model
+    resolved = model if isinstance(model, models.Model) else planner.resolve_model(model)
+    title = (None if isinstance(model, models.Model) else planner.config_title(model)) or resolved.name
+    label = f"{title} (your config)"
+    CUSTOM_MODELS[label] = resolved
+    return label
 
 
 @lru_cache(maxsize=64)
-def _curve(model_name: str, system_name: str, n_systems: int, len_ctx: float, weights: str):
+def _curve(model_name: str, system_name: str, n_systems: int, len_ctx: float, weights):
     """Batches from 1 to the fit limit, and the decode bound's step time and tokens/s per GPU at
     each, computed by the plan's own step (its headline layout, formats and collective latencies),
     so the curve passes through the readout's latency floor and operating point."""
@@ -46,27 +97,46 @@ def _curve(model_name: str, system_name: str, n_systems: int, len_ctx: float, we
 
 
 @lru_cache(maxsize=256)
-def _plan(model: str, system: str, n_systems: int, len_ctx: float, target_ms: float, price: float, weights: str):
-    return planner.plan(model, system, n_systems=n_systems, price_per_gpu_hour=price, len_ctx=len_ctx,
-                        latency_target=target_ms / 1e3, weight_dtype=weights,
-                        compute_dtype=_compute_format(system, weights))
+def _plan(model: str, system: str, n_systems: int, len_ctx: float, target_ms: float, price: float, weights):
+    name, n_chips = _unit(system)
+    automatic = weights == "auto"
+    return planner.plan(_model(model), name, n_chips=n_chips, n_systems=n_systems, price_per_gpu_hour=price,
+                        len_ctx=len_ctx, latency_target=target_ms / 1e3, weight_dtype=None if automatic else weights,
+                        compute_dtype=_compute_format(system, weights) if weights in _FOUR_BIT else None)
 
 
 class PlanExplorer(base.Explorer):
     """Plan a deployment: model, system, context, latency target and price in; the plan's headline out.
 
     Left: the step-time bound against the batch, with the latency target; right: tokens/s per GPU, with
-    the band Chapter 8's decode rows reached. The dashed line is the largest batch that fits in HBM, the
-    marker the operating batch (the largest that meets the target and fits).
+    the band Chapter 8's rows of the same class reached. The dashed line is the largest batch that fits in HBM,
+    the marker the operating batch (the largest that meets the target and fits).
+
+    ``model=`` also takes a config path, folder, dict or pasted JSON (:func:`register_model`); ``system=`` a
+    system preset or "N × CHIP" for N in 1, 2, 4, 8 (:func:`hardware_choices`).
     """
+
+    def __init__(self, **overrides):
+        if "model" in overrides:
+            overrides["model"] = register_model(overrides["model"])
+        super().__init__(**overrides)
+
+    def add_model(self, model) -> str:
+        """Plan another config (as ``model=`` takes it): it joins the menu and is selected."""
+        label = register_model(model)
+        control = self.controls["model"]
+        if label not in control.options:
+            control.options = list(models.names()) + list(CUSTOM_MODELS)
+        control.value = label
+        return label
 
     title = "Plan a deployment: the bound, the target, the fit, and what real systems reach"
 
     def controls_(self):
-        return {"model": sliders.dropdown("model", models.names(), "deepseek-v3"),
-                "system": sliders.dropdown("system", hardware.system_names(), "HGX H200"),
+        return {"model": sliders.dropdown("model", list(models.names()) + list(CUSTOM_MODELS), "deepseek-v3"),
+                "system": sliders.dropdown("hardware", hardware_choices(), "HGX H200"),
                 "n_systems": sliders.int_slider("systems", 1, 1, 16),
-                "weights": sliders.dropdown("weights", ["bf16", "fp8", "fp4"], "fp8"),
+                "weights": sliders.dropdown("weights", list(WEIGHT_FORMATS), "fp8"),
                 "len_ctx": sliders.log_slider("context (tokens)", 8192, 256, 262_144),
                 "target_ms": sliders.log_slider("latency target (ms/token)", 30, 1, 1000),
                 "price": sliders.slider("price per GPU-hour ($)", 3.0, 0.5, 15.0, 0.25)}
@@ -97,13 +167,13 @@ class PlanExplorer(base.Explorer):
         fit, batches, steps, rates = _curve(*key)
         result = _plan(*key[:4], float(values["target_ms"]), float(values["price"]), values["weights"])
         got = result.numbers
-        band = measurements.efficiency_summary(kind="decode")
+        band = got["reality"].get("decode_band") or {"n": 0}
         self.step_line.set_data(batches, steps * 1e3)
         self.rate_line.set_data(batches, rates)
-        if len(batches):
+        if len(batches) and band["n"]:
             upper, lower = rates * band["high"], rates * band["low"]
             self.band.set_verts([np.column_stack([np.r_[batches, batches[::-1]], np.r_[upper, lower[::-1]]])])
-        self.band.set_visible(bool(len(batches)))
+        self.band.set_visible(bool(len(batches) and band["n"]))
         for line in self.fit_lines:
             line.set_xdata([max(fit, 1)] * 2)
             line.set_visible(fit >= 1)
@@ -117,9 +187,10 @@ class PlanExplorer(base.Explorer):
             for marker in self.markers:
                 marker.set_data([], [])
         rows = self._rows(result)
-        compute = _compute_format(values["system"], values["weights"])
-        if compute != values["weights"]:
-            rows.insert(0, ("compute format", f"{compute}: this chip has no {values['weights']} peak", "note"))
+        compute, weights = result.decode_settings["compute_dtype"], values["weights"]
+        if weights == "auto" or (weights not in _FOUR_BIT and compute != weights) or (
+                weights in _FOUR_BIT and compute != "fp4"):
+            rows.insert(0, ("formats", next(row.text for row in result.rows if row.key == "formats_why"), "note"))
         return rows, False
 
     @staticmethod

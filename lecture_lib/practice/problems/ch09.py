@@ -107,10 +107,11 @@ def _prefill(n_params: str = "active") -> float:
 
 
 def _reality(kind: str = "decode", applied: bool = True) -> float:
-    from lecture_lib import measurements
-
-    rate = _plan().numbers["decode"]["tokens_per_s_per_gpu"]
-    return rate * measurements.efficiency_summary(kind=kind)["median"] if applied else rate
+    """The bound's tokens/s per GPU times the median share of the plan's band: Chapter 8's rows of the plan's
+    class (MoE, memory- or compute-bound at the operating point), decode or prefill."""
+    got = _plan().numbers
+    rate = got["decode"]["tokens_per_s_per_gpu"]
+    return rate * got["reality"][f"{kind}_band"]["median"] if applied else rate
 
 
 NODE = "HGX H100"

@@ -188,6 +188,8 @@ def test_the_guides_nbgrader_commands_run_for_an_instructor_and_two_students(tmp
     assert float(grades["bob"]["score"]) == 0, "unanswered problems fail their check cells"
     for student in ("alice", "bob"):
         assert (course / "feedback" / student / "ch01" / CHAPTER.replace(".ipynb", ".html")).is_file()
+    assert_feedback_is_offline_and_brief(course / "feedback" / "bob" / "ch01" / CHAPTER.replace(".ipynb", ".html"))
+    assert (course / "mathjax" / "MathJax.js").is_file(), "the instructor's copy the feedback pages find offline"
 
     for student in ("alice", "bob"):
         run_block("student-feedback", tmp_path, cwd=tmp_path, student=student)
@@ -221,3 +223,15 @@ def test_the_walkthrough_says_what_needs_root_the_venv_and_the_expected_collect_
         assert found[name].startswith("source .venv/bin/activate\n"), name
     assert "make .venv/.course-installed" in text
     assert "cheating attempt?" in text and "expected" in text[text.index("cheating attempt?") - 300:][:700]
+
+
+def assert_feedback_is_offline_and_brief(page: Path) -> None:
+    """Issue 31 §4: MathJax from this machine, and one line per failed check, with no traceback or paths."""
+    text = page.read_text()
+    scripts = re.findall(r'<script[^>]+src="([^"]+)"', text)
+    assert not [src for src in scripts if src.startswith(("http:", "https:", "//"))], scripts
+    assert "cdnjs" not in text and "static/jupyter_server_mathjax/MathJax.js" in text
+    assert "../../../mathjax/MathJax.js" in text
+    assert "not passed (unanswered): the checker&#39;s message above says why" in text \
+        or "not passed (unanswered): the checker's message above says why" in text
+    assert "most recent call last" not in text and "site-packages" not in text and "lecture_lib/practice" not in text

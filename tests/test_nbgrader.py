@@ -66,9 +66,12 @@ def test_the_command_writes_a_course_directory(tmp_path):
                                 str(tmp_path), "--chapter", "1", "--chapter", "2", "--points", "3"],
                                cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
-    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")
+                     if p.is_file() and not p.is_relative_to(tmp_path / "mathjax"))
     assert written == ["nbgrader_config.py", f"source/ch01/{CHAPTER}", f"source/ch02/{NAMES[1]}",
-                       "students/nbgrader_config.py"]
+                       "students/nbgrader_config.py", "templates/lecture-feedback/conf.json",
+                       "templates/lecture-feedback/mathjax.html.j2"]
+    assert (tmp_path / "mathjax" / "MathJax.js").is_file(), "MathJax for feedback pages read offline"
     config = (tmp_path / "nbgrader_config.py").read_text()
     assert exercises.STUB in config and exercises.COURSE_ID in config
     assert f"c.Exchange.root = {exercises.DEFAULT_EXCHANGE!r}" in config, "the exchange is set, not commented"
@@ -78,7 +81,7 @@ def test_the_command_writes_a_course_directory(tmp_path):
         compile(text, "nbgrader_config.py", "exec")
     assert "points\": 3.0" in (tmp_path / "source" / "ch01" / CHAPTER).read_text()
     every = exercises.nbgrader_source(SOLUTIONS_DIR, tmp_path / "all", exchange=tmp_path / "ex")
-    assert len(every) == len(NAMES) + 2
+    assert len(every) == len(NAMES) + 2 + 3     # the two configs, the feedback template's two files, MathJax
     assert f"c.Exchange.root = {str(tmp_path / 'ex')!r}" in (tmp_path / "all" / "nbgrader_config.py").read_text()
 
 

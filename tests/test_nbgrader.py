@@ -159,3 +159,37 @@ def test_the_command_refuses_an_unknown_chapter(tmp_path, capsys):
     assert exercises.main(["nbgrader-source", str(SOLUTIONS_DIR), str(tmp_path), "--chapter", "42"]) == 2
     assert "chapters must be among" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.browser
+def test_a_feedback_page_typesets_its_maths_with_no_network(tmp_path):
+    """Issue 31 §4: the course's feedback template finds MathJax in the course directory (the instructor's
+    feedback/<student>/chNN/ pages), with every request to the network refused."""
+    import jinja2
+
+    from browser_support import browser_unavailable, launch_browser
+
+    reason = browser_unavailable()
+    if reason:
+        pytest.skip(reason)
+    exercises.nbgrader_source(SOLUTIONS_DIR, tmp_path, chapters=[1], exchange=tmp_path / "exchange")
+    macro = jinja2.Environment().from_string(
+        (tmp_path / "templates" / "lecture-feedback" / "mathjax.html.j2").read_text() + "{{ mathjax() }}").render()
+    page = tmp_path / "feedback" / "bob" / "ch01" / "page.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'>{macro}</head>"
+                    "<body><p>The balance batch $B^*$, and $$t = \\frac{N}{W}$$</p></body></html>")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_browser(playwright)
+        try:
+            context = browser.new_context()
+            context.route("http*://**", lambda route: route.abort())
+            tab = context.new_page()
+            tab.goto(page.as_uri())
+            tab.wait_for_function("document.querySelectorAll('.MathJax, .MathJax_Display').length >= 2",
+                                  timeout=30_000)
+            assert "$B^*$" not in tab.inner_text("body")
+        finally:
+            browser.close()

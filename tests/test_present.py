@@ -181,3 +181,52 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
               f"{[f['natural'] for f in state['figures']]} px, text {state['text']} px")
     finally:
         context.close()
+
+
+@pytest.mark.slow
+def test_each_closed_page_load_leaves_no_kernel_behind(tmp_path):
+    """Issue 31 §5: four visits used to leave four kernels. With the Makefile's culling flags (the timeout
+    shortened here from 120 s) every kernel whose page is gone is shut down."""
+    import re
+    import urllib.request
+
+    port = free_port()
+    flags = [flag for flag in present_flags() if "cull_idle_timeout" not in flag and "cull_interval" not in flag]
+    assert len(flags) == len(present_flags()) - 2
+    flags += ["--MappingKernelManager.cull_idle_timeout=4", "--MappingKernelManager.cull_interval=1"]
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "JUPYTER_PATH")}
+    env.update({"LECTURE_PRESENT": "1", "JUPYTER_PATH": str(REPO / "tools" / "present"),
+                "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+                "JUPYTER_DATA_DIR": str(tmp_path / "data"), "IPYTHONDIR": str(tmp_path / "ipython")})
+    log_path = tmp_path / "voila.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "voila", str(CHAPTER), f"--port={port}", *flags],
+                                   cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline, log_path.read_text()[-2000:]
+                    time.sleep(0.3)
+            for _ in range(2):       # a page load, then the page closed (nothing keeps a connection)
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=300) as response:
+                    response.read()
+            deadline = time.monotonic() + 60
+            while True:
+                text = log_path.read_text()
+                started = set(re.findall(r"Kernel started: ([0-9a-f-]+)", text))
+                stopped = set(re.findall(r"Kernel shutdown: ([0-9a-f-]+)", text))
+                if len(started) >= 2 and started <= stopped:
+                    break
+                assert time.monotonic() < deadline, f"kernels left running: {started - stopped}\n{text[-2000:]}"
+                time.sleep(0.5)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()

@@ -313,12 +313,6 @@ def test_nbgrader_generate_assignment_removes_the_same_regions(tmp_path):
 
 # ---- issue 31 §4: a choice problem's options do not give the answer away
 _OPTION = re.compile(r'^- `"([a-z])"`: (.+)$', re.MULTILINE)
-#: Choice problems whose options still differ a lot in length (the right one long and self-justifying);
-#: issue 31 evened Chapter 1's. This list may only shrink.
-_NOT_YET_EVENED = {"2.12", "2.13", "2.14", "3.11", "3.12", "3.13", "4.10", "4.11", "4.12", "5.11", "5.12", "5.13",
-                   "6.11", "6.12", "6.13", "7.11", "7.12", "7.13"}
-
-
 def _choice_options():
     for path in SOLUTIONS:
         for cell in nbformat.read(path, as_version=4).cells:
@@ -335,9 +329,6 @@ def test_choice_options_are_of_similar_length_and_carry_no_justification():
         lengths = [len(text) for text in options.values()]
         answer = checks._expected(checks.PROBLEMS[problem_id])
         similar = max(lengths) <= 40 and max(lengths) <= 1.6 * min(lengths) and ":" not in options[answer]
-        if problem_id in _NOT_YET_EVENED:
-            assert not similar, f"{problem_id} is evened now: take it off _NOT_YET_EVENED"
-            continue
         assert similar, (problem_id, options)
         evened.add(problem_id)
-    assert {"1.15", "1.16", "1.17"} <= evened
+    assert {"1.15", "1.16", "1.17", "2.12", "7.13"} <= evened

@@ -89,3 +89,11 @@ def test_in_this_process_a_strict_failure_is_a_check_failed(monkeypatch):
     assert isinstance(caught.value, checks.CheckFailed)
     assert caught.value._render_traceback_()[0].startswith("✗ Problem 1.1 not passed")
     assert integrity.verdict("1.1") is None or integrity.watching()
+
+
+def test_the_text_rule_reads_code_not_comments():
+    assert integrity._named_in(["# the expected value, from the model registry and PROBLEMS\nanswer = 3"]) is None
+    assert integrity._named_in(["from lecture_lib.practice.registry import PROBLEMS"]) is not None
+    assert integrity._named_in(["answer = checks._expected(p)  # just checking"]) == "checks._expected"
+    assert integrity._named_in(["from lecture_lib.practice.problems.ch01 import _h100_drain"]) is not None
+    assert integrity._named_in(["expected_value = 3\nanswer = expected_value"]) is None

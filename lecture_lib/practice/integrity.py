@@ -9,9 +9,9 @@ first) this module watches for that route and :func:`verdict` makes such a check
 - **calls**: every problem's ``expected`` callable and every private helper of
   ``lecture_lib.practice.problems.chNN`` is wrapped; a call made outside ``check()`` is remembered,
   for the problem it belongs to and for the next check;
-- **text**: the code cells run since the previous check (the work cell of this problem) are read for
-  the checker's internals by name: ``_expected``, ``PROBLEMS``, ``registry``, ``.expected``,
-  ``checks._…``, ``chNN._…``.
+- **text**: the code cells run since the previous check (the work cell of this problem), comments left
+  out, are read for the checker's internals by name: ``_expected``, ``PROBLEMS``, ``.expected``,
+  ``practice.registry``, ``checks._…``, ``chNN._…``.
 
 What it cannot catch, and docs/instructor.md says so: a student may compute an answer with the
 library's public functions and presets (that is allowed: it is how the worked solutions do it), and
@@ -35,7 +35,8 @@ WATCHED = ("autograde", "validate")
 INTERNAL_PATTERNS = (
     (re.compile(r"\b_expected\b"), "checks._expected"),
     (re.compile(r"\bPROBLEMS\b"), "the problem registry (PROBLEMS)"),
-    (re.compile(r"\bregistry\b"), "the problem registry"),
+    (re.compile(r"practice\s*\.\s*registry\b|\bregistry\s*\.\s*PROBLEMS\b|from\s+\.?registry\s+import"),
+     "the problem registry"),
     (re.compile(r"\.\s*expected\b"), "a problem's expected answer (.expected)"),
     (re.compile(r"\bchecks\s*\.\s*_[A-Za-z]"), "the checker's private functions"),
     (re.compile(r"\bch\d\d\s*\.\s*_[A-Za-z]"), "a problem module's private helpers"),
@@ -112,10 +113,16 @@ def _cells_since_last_check() -> list[str]:
     return [cell for cell in history[start:] if isinstance(cell, str)]
 
 
+_COMMENT = re.compile(r"#[^\n]*")
+
+
 def _named_in(cells: list[str]) -> str | None:
+    """What the first internal name found in ``cells`` is, comments left out (a student may write about
+    "the expected value" in a comment; only code counts)."""
     for cell in cells:
+        code = _COMMENT.sub("", cell)
         for pattern, what in INTERNAL_PATTERNS:
-            if pattern.search(cell):
+            if pattern.search(code):
                 return what
     return None
 

@@ -634,6 +634,7 @@ def _reality(**overrides):
     (lambda: _reality(second_look=math.nan), "second_look"),
     (lambda: _reality(second_look=5), "second_look"),
     (lambda: _reality(tau="2"), "tau"),
+    (lambda: _reality(row="no such measurement"), "row"),
 ])
 def test_the_earlier_fuzz_findings_are_refused_by_name(call, name):
     with pytest.raises(ValueError, match=rf"\b{name}\b"):

@@ -319,6 +319,10 @@ def _check_override(name: str, control, value) -> None:
                          f"(the range of its slider), got {validate._describe(value)}")
 
 
+def _describe_value(value) -> str:
+    return validate._describe(value)
+
+
 class Explorer:
     """Controls + one live figure + a readout panel.
 
@@ -335,7 +339,10 @@ class Explorer:
             if name not in self.controls:
                 raise ValueError(f"unknown control {name!r}; this explorer has {sorted(self.controls)}")
             _check_override(name, self.controls[name], value)
-            self.controls[name].value = value
+            try:
+                self.controls[name].value = value
+            except traitlets.TraitError as error:   # a dropdown's unknown choice, a wrong type
+                raise ValueError(f"{name} cannot start at {_describe_value(value)}: {error}") from None
             self.controls[name].declared = self.controls[name].value   # what the browser must show first
         self.view = self.setup()
         self.update(self.values)      # data and limits in place, so the layout below measures real labels

@@ -115,11 +115,26 @@ PRESENT_NOTEBOOK = $(firstword $(wildcard notebooks/$(CH)_*.ipynb))
 
 .PHONY: present site lite site-serve lite-serve
 
+# The chapters there are, for the message when CH names none: "00..09".
+CHAPTER_NUMBERS = $(sort $(foreach nb,$(wildcard notebooks/[0-9][0-9]_*.ipynb),$(firstword $(subst _, ,$(notdir $(nb))))))
+PRESENT_STRICT := $(if $(filter command line environment,$(origin PRESENT_PORT)),--strict,)
+# Each page load starts a kernel: one whose page has closed (no connection) is shut down after 2 idle
+# minutes, so a morning of reloads does not leave a kernel per visit. nbgrader's lab extension (the grade
+# extra) and JupyterLite's have no place in a Voila page, where they only log errors: not loaded.
+PRESENT_FLAGS = --Voila.ip=127.0.0.1 --Voila.port_retries=0 --template=projector --theme=light --no-browser \
+	--MappingKernelManager.cull_idle_timeout=120 --MappingKernelManager.cull_interval=30 \
+	--MappingKernelManager.cull_connected=False \
+	--VoilaConfiguration.extension_denylist=@jupyter/nbgrader \
+	--VoilaConfiguration.extension_denylist=@jupyterlite/pyodide-kernel-extension
+
 present: $(VENV)/.present-installed
-	@test -n "$(PRESENT_NOTEBOOK)" || { echo "no notebooks/$(CH)_*.ipynb (CH=00..08)"; exit 1; }
+	@test -n "$(PRESENT_NOTEBOOK)" || { echo "no notebooks/$(CH)_*.ipynb: CH is one of \
+	$(firstword $(CHAPTER_NUMBERS))..$(lastword $(CHAPTER_NUMBERS)), e.g. make present CH=01"; exit 1; }
+	@port=$$($(PYTHON) tools/serve.py --pick --port $(PRESENT_PORT) $(PRESENT_STRICT) --variable PRESENT_PORT) \
+		|| exit 1; \
+	echo "LECTURE_PRESENT=$(LECTURE_PRESENT) voila $(PRESENT_NOTEBOOK) --port=$$port"; \
 	LECTURE_PRESENT=$(LECTURE_PRESENT) JUPYTER_PATH="$(CURDIR)/tools/present" \
-		$(VENV)/bin/voila "$(PRESENT_NOTEBOOK)" --Voila.ip=127.0.0.1 --port=$(PRESENT_PORT) \
-		--template=projector --theme=light --no-browser
+		$(VENV)/bin/voila "$(PRESENT_NOTEBOOK)" --port=$$port $(PRESENT_FLAGS)
 
 # `make site`: every chapter executed, as static HTML in site/ (explorer figures as images,
 # MathJax bundled); open site/index.html, or `make site-serve`.

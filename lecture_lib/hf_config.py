@@ -160,6 +160,13 @@ def read_config(source) -> dict:
         if not source or not all(isinstance(key, str) for key in source):
             raise ValueError(f"source must be a config dict of named fields (as config.json holds), got "
                              f"{_describe(source)}")
+        try:
+            long_integer = _find_long_integer(source)
+        except RecursionError:
+            raise ValueError("source is nested too deeply to be a config") from None
+        if long_integer:
+            raise ValueError(f"source: field {long_integer[0]!r:.80} is an integer of about "
+                             f"{long_integer[1]:,} digits; no config.json field needs more than {_MAX_DIGITS}")
         return source
     if not isinstance(source, (str, os.PathLike)):
         raise ValueError(f"source must be a config.json path or a dict, got {type(source).__name__}: "
@@ -204,6 +211,41 @@ def _refuse_constant(where, name):
     raise ValueError(f"{where} has {name}, which is not a JSON number")
 
 
+#: The most digits an integer in a config.json may have: the largest field limit has 10, and Python
+#: itself refuses to convert more than 4,300 (with a message that names no field).
+_MAX_DIGITS = 30
+
+
+class _LongInteger:
+    """Stands in for an integer literal of more than ``_MAX_DIGITS`` digits while the JSON is parsed,
+    so the field that holds it can be named afterwards (json's hook does not know the field)."""
+
+    def __init__(self, digits: int):
+        self.digits = digits
+
+
+def _parse_int(text: str):
+    digits = len(text.lstrip("-"))
+    return _LongInteger(digits) if digits > _MAX_DIGITS else int(text)
+
+
+def _find_long_integer(value, path: str = ""):
+    """(the dotted path of the first over-long integer in ``value``, its digit count), or None."""
+    if isinstance(value, _LongInteger):
+        return path or "(top level)", value.digits
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**_MAX_DIGITS:
+        return path or "(top level)", int(value.bit_length() * 0.30103) + 1   # a dict given directly
+    children = (value.items() if isinstance(value, dict)
+                else ((f"[{index}]", item) for index, item in enumerate(value)) if isinstance(value, list)
+                else ())
+    for key, item in children:
+        inner = f"{path}{key}" if key.startswith("[") else (f"{path}.{key}" if path else key)
+        found = _find_long_integer(item, inner)
+        if found:
+            return found
+    return None
+
+
 def parse_config_text(text: str, *, where: str = "text") -> dict:
     """The JSON text of a config.json as a dict; anything else is a ``ValueError``.
 
@@ -217,11 +259,21 @@ def parse_config_text(text: str, *, where: str = "text") -> dict:
         raise ValueError(f"{where} is {len(text):,} characters; a config.json is a few kB "
                          f"(limit {MAX_FILE_BYTES:,})")
     try:
-        data = json.loads(text, parse_constant=lambda name: _refuse_constant(where, name))
+        data = json.loads(text, parse_constant=lambda name: _refuse_constant(where, name),
+                          parse_int=_parse_int)
     except RecursionError:
         raise ValueError(f"{where} is nested too deeply to be a config.json") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{where} is not valid JSON: {error.msg} at line {error.lineno}") from None
+    try:
+        long_integer = _find_long_integer(data)
+    except RecursionError:
+        raise ValueError(f"{where} is nested too deeply to be a config.json") from None
+    if long_integer:
+        field, digits = long_integer
+        raise ValueError(f"{where}: field {field!r:.80} is an integer of {digits:,} digits; no "
+                         f"config.json field needs more than {_MAX_DIGITS} (checked in every field, "
+                         f"read or not)")
     if not isinstance(data, dict):
         raise ValueError(f"{where} must hold a JSON object, got a {type(data).__name__}")
     return data
@@ -264,12 +316,14 @@ class _Fields:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (
                 isinstance(value, float) and not value.is_integer()):
             raise ValueError(f"config.json field {key!r} must be a whole number for a "
-                             f"{self.family} model, got {value!r:.60}")
+                             f"{self.family} model, got {_describe(value)}")
         value = int(value)
         limit = _LIMITS.get(key, 10**9)
         if not minimum <= value <= limit:
+            shown = (f"{value:,}" if abs(value) < 10**_MAX_DIGITS
+                     else f"an integer of about {int(value.bit_length() * 0.30103) + 1:,} digits")
             raise ValueError(f"config.json field {key!r} must be between {minimum} and {limit:,} "
-                             f"for a {self.family} model, got {value:,}")
+                             f"for a {self.family} model, got {shown}")
         return value
 
     def flag(self, key, *, default=False) -> bool:
@@ -278,7 +332,7 @@ class _Fields:
             return default
         if not isinstance(value, bool):
             raise ValueError(f"config.json field {key!r} must be true or false for a "
-                             f"{self.family} model, got {value!r:.60}")
+                             f"{self.family} model, got {_describe(value)}")
         return value
 
     def strings(self, key) -> list[str] | None:
@@ -422,13 +476,21 @@ def _dense(fields: _Fields) -> dict:
         window, local = _local_layers(fields, shape["n_layers"], every_layer=True)
     elif family == "olmo3":
         window, local = _local_layers(fields, shape["n_layers"], global_every=4)
-    elif family.startswith("qwen") and fields.flag("use_sliding_window"):
-        raise ValueError(f"config.json field 'use_sliding_window' = true is not supported for a "
-                         f"{family} model (its max_window_layers rule is not modelled)")
+    elif family.startswith("qwen"):
+        _refuse_qwen_window(fields)
+        window, local = 0, 0
     else:
         window, local = 0, 0
     shape.update(sliding_window=window, n_local_layers=local)
     return shape
+
+
+def _refuse_qwen_window(fields: _Fields) -> None:
+    """Qwen2/3 dense and MoE: ``use_sliding_window`` true turns on a window for the layers above
+    ``max_window_layers``, a rule the course does not model, so such a file is refused."""
+    if fields.flag("use_sliding_window"):
+        raise ValueError(f"config.json field 'use_sliding_window' = true is not supported for a "
+                         f"{fields.family} model (its max_window_layers rule is not modelled)")
 
 
 def _falcon(fields: _Fields) -> dict:
@@ -497,7 +559,10 @@ def _qwen_moe(fields: _Fields) -> dict:
                          f"of moe_intermediate_size={per_expert} for a {fields.family} model "
                          f"(the course counts shared experts in expert-sized units), got {shared_size}")
     dense_layers = n_layers - moe_layers
-    shape.update(d_ff=fields.whole("intermediate_size") if dense_layers else 0,
+    _refuse_qwen_window(fields)
+    # checked even when no layer is dense, so a malformed value never passes unseen
+    dense_size = fields.whole("intermediate_size", required=bool(dense_layers))
+    shape.update(d_ff=dense_size if dense_layers else 0,
                  d_ff_expert=per_expert, n_routed_experts=fields.whole("num_experts"),
                  experts_per_token=fields.whole("num_experts_per_tok"),
                  n_shared_experts=shared_size // per_expert, n_dense_layers=dense_layers,
@@ -532,6 +597,10 @@ def _qwen3_next(fields: _Fields) -> dict:
 
 def _deepseek(fields: _Fields) -> dict:
     shape = _common(fields)
+    if shape["n_kv_heads"] != shape["n_heads"]:   # MLA: every head reads the one latent
+        raise ValueError(f"config.json field 'num_key_value_heads' must equal num_attention_heads="
+                         f"{shape['n_heads']} for a {fields.family} model (MLA has no KV-head groups), "
+                         f"got {shape['n_kv_heads']}")
     if fields.whole("moe_layer_freq") != 1:
         raise ValueError(f"config.json field 'moe_layer_freq' must be 1 for a {fields.family} "
                          f"model (every layer after the dense ones is MoE)")
@@ -653,6 +722,23 @@ def _gemma(fields: _Fields) -> dict:
     return shape
 
 
+#: The true/false fields some builder reads; :func:`_check_every_field` checks each one a file has.
+_FLAGS = ("tie_word_embeddings", "attention_bias", "use_sliding_window", "multi_query", "parallel_attn",
+          "new_decoder_architecture", "bias", "alibi", "use_qk_norm")
+
+
+def _check_every_field(fields: _Fields) -> None:
+    """Check each shape and flag field the file has, whether or not this family's builder used it
+    (a dense size in an all-MoE model, ``num_kv_heads`` in a multi-query Falcon): a field the
+    reader knows is never wrong unseen. The builders' own, stricter minimums still apply."""
+    for key in _LIMITS:
+        if fields.has(key):
+            fields.whole(key, required=False, minimum=0)
+    for key in _FLAGS:
+        if fields.has(key):
+            fields.flag(key)
+
+
 _BUILDERS = {
     "llama": _dense, "mistral": _dense, "phi3": _dense, "qwen2": _dense, "qwen3": _dense,
     "olmo2": _dense, "olmo3": _dense, "falcon": _falcon, "mixtral": _mixtral,
@@ -725,7 +811,7 @@ class _Quant:
 
     def _error(self, key, what, value):
         return ValueError(f"config.json field 'quantization_config.{key}' must be {what} for a "
-                          f"{self.family} model, got {value!r:.60}")
+                          f"{self.family} model, got {_describe(value)}")
 
     def whole(self, key, default, *, minimum=1, maximum=1 << 20) -> int:
         value = self.quant.get(key, default)
@@ -782,7 +868,7 @@ def _dtype(config: dict, outer: dict, family: str) -> tuple[str | None, float]:
                 continue
             if not isinstance(value, str) or value.removeprefix("torch.") not in _DTYPE_BYTES:
                 raise ValueError(f"config.json field {key!r} must be one of {sorted(_DTYPE_BYTES)} for a "
-                                 f"{family} model, got {value!r:.60}")
+                                 f"{family} model, got {_describe(value)}")
             name = value.removeprefix("torch.")
             return name, _DTYPE_BYTES[name]
     return None, 0
@@ -940,6 +1026,7 @@ def from_hf_config(source, *, name: str | None = None) -> models.Model:
         text, family, wrapper = _text_model(config)
         fields = _Fields(text, family)
         shape = _BUILDERS[family](fields)
+        _check_every_field(fields)
         if name is None:
             name = config.get("_name_or_path") or config.get("model_type") or family
             if not isinstance(name, str) or not name.strip():

@@ -21,6 +21,8 @@ Times in the simulator are in units of one micro-batch's forward pass through on
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -373,6 +375,11 @@ def simulate(*, schedule: str, stages: int, microbatches: int, chunks: int = 1,
     if stages > MAX_STAGES:
         raise ValueError(f"stages is too large to simulate ({stages} > {MAX_STAGES}); use bubble_fraction for "
                          "the closed form")
+    # no task ends later than all the work done one after another: keep that sum finite
+    if not math.isfinite(n_tasks * max(forward_time, backward_time)):
+        raise ValueError(f"forward_time={forward_time:g} and backward_time={backward_time:g} are too large: "
+                         f"{n_tasks} tasks of that length would end at infinity; give times in seconds "
+                         f"of ordinary size")
 
     if schedule == "inference":
         orders = [[("F", s, j, t) for t in range(tokens) for j in range(microbatches)] for s in range(stages)]

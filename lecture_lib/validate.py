@@ -154,6 +154,11 @@ def integer(name: str, value, *, minimum: int = 1, maximum: int | None = COUNT_L
     ``Decimal(4)`` are accepted as 4; bools, text, complex and fractions are refused). ``maximum``
     bounds every count or size, so nothing hangs or exhausts memory. Compute with the returned int,
     never the value passed: NumPy's fixed-width integers overflow."""
+    for bound, limit in (("minimum", minimum), ("maximum", maximum)):   # the caller's own bounds
+        if not (limit is None and bound == "maximum") and (
+                isinstance(limit, (bool, np.bool_)) or not isinstance(limit, numbers.Integral)):
+            raise ValueError(f"{bound} (the allowed range of {name}) must be a whole number"
+                             f"{' or None' if bound == 'maximum' else ''}, got {_describe(limit)}")
     if (isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, decimal.Decimal))
             or isinstance(value, np.ndarray)):
         raise ValueError(f"{name} must be a whole number, got {_describe(value)}")

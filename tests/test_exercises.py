@@ -309,3 +309,26 @@ def test_nbgrader_generate_assignment_removes_the_same_regions(tmp_path):
     code = lambda nb: [cell.source for cell in nb.cells if cell.cell_type == "code"]   # noqa: E731
     assert code(released) == code(ours), "nbgrader and `make exercises` disagree on the student version"
     assert all(not cell.get("outputs") for cell in released.cells if cell.cell_type == "code")
+
+
+# ---- issue 31 §4: a choice problem's options do not give the answer away
+_OPTION = re.compile(r'^- `"([a-z])"`: (.+)$', re.MULTILINE)
+def _choice_options():
+    for path in SOLUTIONS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown" and cell.source.startswith("### Problem"):
+                options = dict(_OPTION.findall(cell.source))
+                if options:
+                    yield cell.source.split()[2], options
+
+
+def test_choice_options_are_of_similar_length_and_carry_no_justification():
+    evened = set()
+    for problem_id, options in _choice_options():
+        assert set(options) == set(checks.PROBLEMS[problem_id].options), problem_id
+        lengths = [len(text) for text in options.values()]
+        answer = checks._expected(checks.PROBLEMS[problem_id])
+        similar = max(lengths) <= 40 and max(lengths) <= 1.6 * min(lengths) and ":" not in options[answer]
+        assert similar, (problem_id, options)
+        evened.add(problem_id)
+    assert {"1.15", "1.16", "1.17", "2.12", "7.13"} <= evened

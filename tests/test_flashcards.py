@@ -37,20 +37,30 @@ def notes(apkg: Path, tmp_path: Path) -> list[dict]:
     return found
 
 
-def expected_formulas(chapter):
+def _chapter_formulas(chapter):
     import importlib
 
     claimed = {(m, n) for owner, selection in flashcards.CHAPTER_FORMULAS.items() if owner != chapter
                for m, names in selection.items() for n in names}
-    count = 0
     for module_name in flashcards.CHAPTER_MODULES[chapter]:
         module = importlib.import_module(f"lecture_lib.{module_name}")
-        count += sum(isinstance(v, Formula) and k.isupper() and (module_name, k) not in claimed
-                     for k, v in vars(module).items())
+        yield from (v for k, v in vars(module).items()
+                    if isinstance(v, Formula) and k.isupper() and (module_name, k) not in claimed)
     for module_name, names in flashcards.CHAPTER_FORMULAS.get(chapter, {}).items():
         module = importlib.import_module(f"lecture_lib.{module_name}")
         assert all(isinstance(getattr(module, name), Formula) for name in names)
-        count += len(names)
+        yield from (getattr(module, name) for name in names)
+
+
+def expected_formulas(chapter):
+    """The chapter's Formulas whose right-hand side (and note) no earlier card has: one card per formula."""
+    seen, count = set(), 0
+    for number in sorted(flashcards.CHAPTER_MODULES):
+        for formula in _chapter_formulas(number):
+            key = (formula.latex(), formula.note)
+            if key not in seen:
+                seen.add(key)
+                count += number == chapter
     return count
 
 
@@ -148,3 +158,22 @@ def test_key_number_sources_are_readable_text():
             assert len(card.source) < 800, (card.key, len(card.source))
     drain = {c.key: c for c in flashcards.number_cards(1)}["number:1.h100-drain"]
     assert drain.source.startswith("hbm bandwidth, hbm capacity: ") and "flops" not in drain.source
+
+
+# ---- issue 31 §5: Chapter 9 has cards of its own, and each formula is one card
+def test_chapter_9_has_real_cards():
+    ninth = [card for card in flashcards.cards() if card.chapter == 9]
+    assert len(ninth) >= 6
+    assert len({card.front for card in ninth}) == len(ninth)
+    for card in ninth:
+        assert card.back and "nan" not in card.back and "inf" not in card.back and card.source, card.key
+
+
+def test_each_formula_is_one_card_naming_where_else_the_library_has_it():
+    formulas = [card for card in flashcards.cards() if card.kind == "formula"]
+    answers = [card.back.split("<br><small>The same formula")[0] for card in formulas]
+    assert len(answers) == len(set(answers)), "a formula's answer appears on two cards"
+    weights = next(card for card in formulas if card.key == "formula:roofline.T_WEIGHTS")
+    assert "<code>moe.T_WEIGHTS</code> (Chapter 2)" in weights.back
+    assert "<code>pipeline_memory.T_WEIGHTS</code> (Chapter 4)" in weights.back
+    assert not any(card.key == "formula:moe.T_WEIGHTS" for card in formulas)

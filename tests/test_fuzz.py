@@ -808,3 +808,79 @@ if __name__ == "__main__":   # a full report instead of the first failure: pytho
     print("\n".join(problems))
     print(len(problems), "problems", file=sys.stderr)
     sys.exit(1 if problems else 0)
+
+
+# ---------------------------------------------------------------------------- issue 31 §3: files and starting values
+_BAD_FIELD_VALUES = st.one_of(
+    st.text(max_size=8), st.booleans().map(lambda flag: flag), st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-10**6, max_value=-1), st.integers(min_value=10**12, max_value=10**40),
+    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+
+
+def _hf_config_fields():
+    from lecture_lib import hf_config
+
+    return sorted(hf_config._LIMITS) + list(hf_config._FLAGS)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(field=st.sampled_from(_hf_config_fields()), value=_BAD_FIELD_VALUES,
+       family=st.sampled_from(["llama", "qwen3_moe", "deepseek_v3", "falcon", "gemma2"]))
+def test_from_hf_config_refuses_any_bad_known_field_by_name_or_reads_it(field, value, family):
+    """Every field the reader knows, set to junk in a config of any family, is refused by name (whether or not
+    that family uses it), or is a value the field accepts and the model is finite."""
+    from lecture_lib import hf_config
+
+    base = {"llama": {"model_type": "llama", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2,
+                      "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000},
+            "qwen3_moe": {"model_type": "qwen3_moe", "hidden_size": 512, "intermediate_size": 1024,
+                          "moe_intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 8,
+                          "num_key_value_heads": 2, "vocab_size": 1000, "num_experts": 8, "num_experts_per_tok": 2},
+            "deepseek_v3": {"model_type": "deepseek_v3", "hidden_size": 512, "intermediate_size": 1024,
+                            "moe_intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 8,
+                            "num_key_value_heads": 8, "vocab_size": 1000, "n_routed_experts": 8,
+                            "num_experts_per_tok": 2, "kv_lora_rank": 64, "q_lora_rank": 96,
+                            "qk_rope_head_dim": 16, "qk_nope_head_dim": 32, "v_head_dim": 32},
+            "falcon": {"model_type": "falcon", "hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8,
+                       "vocab_size": 1000},
+            "gemma2": {"model_type": "gemma2", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2,
+                       "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000}}[family]
+    hf_config.from_hf_config(base)      # the baseline reads
+    try:
+        model = hf_config.from_hf_config({**base, field: value})
+    except ValueError as error:
+        assert repr(field) in str(error) or field in str(error), (field, value, str(error))
+        return
+    assert value is not None
+    assert math.isfinite(model.params_total) and model.params_total > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=4), st.none(),
+                       st.integers(min_value=-10**30, max_value=10**30)),
+       name=st.sampled_from(["second_look", "tau"]))
+def test_an_explorers_starting_value_is_refused_by_name_or_lands_inside_its_slider(value, name):
+    from lecture_lib.explorers import reality
+
+    try:
+        explorer = reality.RealityExplorer(**{name: value})
+    except ValueError as error:
+        assert name in str(error), str(error)
+        return
+    control = explorer.controls[name]
+    assert control.min <= explorer.values[name] <= control.max and explorer.values[name] == value
+
+
+@settings(max_examples=300, deadline=None)
+@given(minimum=st.one_of(st.floats(allow_nan=True), st.text(max_size=3), st.integers(-5, 5), st.none()),
+       maximum=st.one_of(st.floats(allow_nan=True), st.integers(-5, 20), st.none()))
+def test_integer_checks_its_own_bounds(minimum, maximum):
+    from lecture_lib import validate
+
+    try:
+        result = validate.integer("n", 5, minimum=minimum, maximum=maximum)
+    except ValueError as error:
+        assert "minimum" in str(error) or "maximum" in str(error) or "n must" in str(error), str(error)
+        return
+    assert isinstance(minimum, int) and (maximum is None or isinstance(maximum, int))
+    assert result == 5 and minimum <= 5 and (maximum is None or 5 <= maximum)

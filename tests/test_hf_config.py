@@ -725,3 +725,71 @@ def test_quantization_fields_are_checked_by_name_and_family(quant, field):
     config = dict(CONFIGS["meta-llama/Llama-3.1-8B"], quantization_config=quant)
     with pytest.raises(ValueError, match=rf"'{re.escape(field)}'.*llama"):
         hf_config.from_hf_config(config)
+
+
+# ---- issue 31 §3: fields from files, read or not
+
+def test_an_integer_too_long_for_python_names_its_field_and_the_file(tmp_path):
+    # Python's own message ("Exceeds the limit (4300 digits)") names neither; the reader names both,
+    # also when the field is one the reader ignores, and also inside a nested object.
+    for field, place in (("vocab_size", "vocab_size"), ("some_future_field", "some_future_field"),
+                         ("rope_scaling", "rope_scaling.factor")):
+        config = dict(CONFIGS["meta-llama/Llama-3.1-8B"])
+        config[field] = {"factor": "DIGITS"} if field == "rope_scaling" else "DIGITS"
+        text = json.dumps(config).replace('"DIGITS"', "9" * 5000)
+        path = tmp_path / "config.json"
+        path.write_text(text)
+        with pytest.raises(ValueError) as caught:
+            hf_config.from_hf_config(path)
+        message = str(caught.value)
+        assert "source=" in message and str(path) in message, message
+        assert repr(place) in message and "5,000 digits" in message, message
+        assert "4300" not in message
+    # the same integer in a dict given directly
+    config = dict(CONFIGS["meta-llama/Llama-3.1-8B"], unused=10**5000)
+    with pytest.raises(ValueError, match="'unused' is an integer of about 5,00"):
+        hf_config.from_hf_config(config)
+
+
+def test_a_long_integer_in_a_read_field_of_a_dict_is_named_without_formatting_it():
+    config = dict(CONFIGS["meta-llama/Llama-3.1-8B"], num_key_value_heads=10**29)
+    with pytest.raises(ValueError, match="'num_key_value_heads' must be between"):
+        hf_config.from_hf_config(config)
+
+
+@pytest.mark.parametrize("key", ["Qwen/Qwen1.5-MoE-A2.7B", "Qwen/Qwen3-235B-A22B", "Qwen/Qwen3-8B"])
+def test_qwen_dense_and_moe_refuse_use_sliding_window_alike(key):
+    config = dict(CONFIGS[key], use_sliding_window=True)
+    with pytest.raises(ValueError, match="'use_sliding_window' = true is not supported"):
+        hf_config.from_hf_config(config)
+
+
+@pytest.mark.parametrize("value", ["4096", -1, float("nan"), 1.5, True])
+def test_intermediate_size_is_checked_when_no_layer_is_dense(value):
+    config = dict(CONFIGS["Qwen/Qwen3-235B-A22B"], intermediate_size=value)
+    assert hf_config.from_hf_config(CONFIGS["Qwen/Qwen3-235B-A22B"]).n_dense_layers == 0
+    with pytest.raises(ValueError, match="'intermediate_size'"):
+        hf_config.from_hf_config(config)
+
+
+@pytest.mark.parametrize("family_key", ["deepseek-ai/DeepSeek-V3", "moonshotai/Kimi-K2-Instruct"])
+def test_mla_families_refuse_kv_head_groups(family_key):
+    config = dict(CONFIGS[family_key], num_key_value_heads=7)
+    with pytest.raises(ValueError, match="'num_key_value_heads' must equal num_attention_heads"):
+        hf_config.from_hf_config(config)
+
+
+@pytest.mark.parametrize("key, field, value", [
+    ("tiiuae/falcon-7b", "num_kv_heads", "8"),            # multi-query: the field is not used
+    ("tiiuae/falcon-7b", "n_head_kv", -3),
+    ("meta-llama/Llama-3.1-8B", "sliding_window", "4096"),   # llama reads no window
+    ("meta-llama/Llama-3.1-8B", "moe_intermediate_size", float("nan")),
+    ("Qwen/Qwen3-8B", "sliding_window", 2.5),              # use_sliding_window is false
+    ("google/gemma-2-9b", "sliding_window_pattern", "6"),    # gemma2 alternates
+    ("meta-llama/Llama-3.1-8B", "multi_query", "yes"),
+    ("mistralai/Mistral-7B-v0.1", "attention_bias", 1),
+])
+def test_every_field_the_reader_knows_is_checked_even_when_unused(key, field, value):
+    config = dict(CONFIGS[key], **{field: value})
+    with pytest.raises(ValueError, match=repr(field)):
+        hf_config.from_hf_config(config)

@@ -601,3 +601,51 @@ def test_unit_roundoff_refuses_text_numpy_cannot_read_as_a_float_dtype(bad):
     with pytest.raises(ValueError, match="dtype"):
         reversible.unit_roundoff(bad)
     assert reversible.unit_roundoff(np.float32) == 2.0**-24
+
+
+# ---------------------------------------------------------------------------- issue 31 §3: the fuzz's leftovers
+def _board():
+    from lecture_lib.explorers import roofline as roofline_explorers
+    return roofline_explorers.board_example()
+
+
+def _long_context():
+    from lecture_lib.explorers import context as context_explorers
+    return context_explorers.lecture_workload()
+
+
+def _reality(**overrides):
+    from lecture_lib.explorers import reality
+    return reality.RealityExplorer(**overrides)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: pipeline.simulate(schedule="gpipe", stages=4, microbatches=4, forward_time=1e308), "forward_time"),
+    (lambda: pipeline.simulate(schedule="1f1b", stages=4, microbatches=8, backward_time=1e307), "backward_time"),
+    (lambda: _board().kv_bytes_per_token(1, "3"), "context_len"),
+    (lambda: _board().kv_bytes_per_token(1, math.nan), "context_len"),
+    (lambda: _long_context().kv_stored(math.nan, 1000), "kv_bytes"),
+    (lambda: _long_context().kv_stored(1, "1000"), "len_ctx"),
+    (lambda: _long_context().kv_read(-1, [1000, 2000]), "kv_bytes"),
+    (lambda: _long_context().kv_read(1, [1000, math.inf]), "contexts"),
+    (lambda: _long_context().kv_stored(np.float16(4096), 1000), "kv_bytes"),
+    (lambda: validate.integer("n", 5, minimum=math.nan), "minimum"),
+    (lambda: validate.integer("n", 5, minimum=1, maximum=2.5), "maximum"),
+    (lambda: _reality(second_look=math.nan), "second_look"),
+    (lambda: _reality(second_look=5), "second_look"),
+    (lambda: _reality(tau="2"), "tau"),
+    (lambda: _reality(row="no such measurement"), "row"),
+])
+def test_the_earlier_fuzz_findings_are_refused_by_name(call, name):
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        call()
+
+
+def test_what_those_functions_accept_still_works():
+    assert pipeline.simulate(schedule="gpipe", stages=4, microbatches=4, forward_time=1e300).tasks[-1].end < math.inf
+    assert _board().kv_bytes_per_token(1, 3) == _board().kv_bytes_per_token(1.0, 3.0) > 0
+    stored = _long_context().kv_stored(np.float16(1), np.float16(1000))
+    assert type(stored) is float and stored == _long_context().kv_stored(1, 1000)
+    assert np.all(_long_context().kv_read(1, [1000, 2000]) > 0)
+    assert validate.integer("n", 5, minimum=0, maximum=None) == 5
+    assert _reality(second_look=2).values["second_look"] == 2

@@ -124,3 +124,45 @@ def test_offline_lab_lists_chapters_and_a_kernel_imports_sympy_and_ipywidgets(li
             print(f"Pyodide kernel start + imports offline: {time.monotonic() - started:.1f} s; {output.strip()}")
         finally:
             context.close()
+
+
+# ---- issue 31 §5: the site's notebooks start by installing the library, and their links follow its layout
+def _build_lite_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_lite_for_tests", REPO / "tools" / "build_lite.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_lite_notebooks_install_the_library_first_and_every_link_resolves_in_the_site(tmp_path):
+    import posixpath
+    import re
+
+    import nbformat
+
+    from lecture_lib.practice import exercises
+
+    build_lite = _build_lite_module()
+    count = build_lite.write_lite_files(tmp_path)
+    files = {path.relative_to(tmp_path).as_posix() for path in tmp_path.rglob("*.ipynb")}
+    assert count == len(files) >= 19 and any(name.startswith("exercises/") for name in files)
+    links = 0
+    for name in sorted(files):
+        notebook = nbformat.read(tmp_path / name, as_version=4)
+        code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+        assert code[0].source == "%pip install lecture-lib", name
+        assert "run the next cell first" in notebook.cells[0].source
+        for cell in notebook.cells:
+            assert not cell.get("outputs"), name
+            if cell.cell_type != "markdown":
+                continue
+            assert not re.search(r"\]\([^)]*solutions/", cell.source), (name, "the site holds no solutions")
+            if name.startswith("exercises/"):
+                assert not re.search(r"\bsolutions\b", cell.source), (name, "the banner names no solutions")
+            for target in exercises.relative_links(cell.source):
+                links += 1
+                resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target.split("#")[0]))
+                assert resolved in files, (name, target)
+    assert links >= 10, "the chapters and exercises link to each other"

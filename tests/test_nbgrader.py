@@ -66,9 +66,12 @@ def test_the_command_writes_a_course_directory(tmp_path):
                                 str(tmp_path), "--chapter", "1", "--chapter", "2", "--points", "3"],
                                cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
-    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")
+                     if p.is_file() and not p.is_relative_to(tmp_path / "mathjax"))
     assert written == ["nbgrader_config.py", f"source/ch01/{CHAPTER}", f"source/ch02/{NAMES[1]}",
-                       "students/nbgrader_config.py"]
+                       "students/nbgrader_config.py", "templates/lecture-feedback/conf.json",
+                       "templates/lecture-feedback/mathjax.html.j2"]
+    assert (tmp_path / "mathjax" / "MathJax.js").is_file(), "MathJax for feedback pages read offline"
     config = (tmp_path / "nbgrader_config.py").read_text()
     assert exercises.STUB in config and exercises.COURSE_ID in config
     assert f"c.Exchange.root = {exercises.DEFAULT_EXCHANGE!r}" in config, "the exchange is set, not commented"
@@ -78,7 +81,7 @@ def test_the_command_writes_a_course_directory(tmp_path):
         compile(text, "nbgrader_config.py", "exec")
     assert "points\": 3.0" in (tmp_path / "source" / "ch01" / CHAPTER).read_text()
     every = exercises.nbgrader_source(SOLUTIONS_DIR, tmp_path / "all", exchange=tmp_path / "ex")
-    assert len(every) == len(NAMES) + 2
+    assert len(every) == len(NAMES) + 2 + 3     # the two configs, the feedback template's two files, MathJax
     assert f"c.Exchange.root = {str(tmp_path / 'ex')!r}" in (tmp_path / "all" / "nbgrader_config.py").read_text()
 
 
@@ -156,3 +159,37 @@ def test_the_command_refuses_an_unknown_chapter(tmp_path, capsys):
     assert exercises.main(["nbgrader-source", str(SOLUTIONS_DIR), str(tmp_path), "--chapter", "42"]) == 2
     assert "chapters must be among" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.browser
+def test_a_feedback_page_typesets_its_maths_with_no_network(tmp_path):
+    """Issue 31 §4: the course's feedback template finds MathJax in the course directory (the instructor's
+    feedback/<student>/chNN/ pages), with every request to the network refused."""
+    import jinja2
+
+    from browser_support import browser_unavailable, launch_browser
+
+    reason = browser_unavailable()
+    if reason:
+        pytest.skip(reason)
+    exercises.nbgrader_source(SOLUTIONS_DIR, tmp_path, chapters=[1], exchange=tmp_path / "exchange")
+    macro = jinja2.Environment().from_string(
+        (tmp_path / "templates" / "lecture-feedback" / "mathjax.html.j2").read_text() + "{{ mathjax() }}").render()
+    page = tmp_path / "feedback" / "bob" / "ch01" / "page.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'>{macro}</head>"
+                    "<body><p>The balance batch $B^*$, and $$t = \\frac{N}{W}$$</p></body></html>")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_browser(playwright)
+        try:
+            context = browser.new_context()
+            context.route("http*://**", lambda route: route.abort())
+            tab = context.new_page()
+            tab.goto(page.as_uri())
+            tab.wait_for_function("document.querySelectorAll('.MathJax, .MathJax_Display').length >= 2",
+                                  timeout=30_000)
+            assert "$B^*$" not in tab.inner_text("body")
+        finally:
+            browser.close()

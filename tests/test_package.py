@@ -42,3 +42,23 @@ def test_every_registered_submodule_exists():
     for name in lecture_lib._SUBMODULES:
         assert ((ROOT / "lecture_lib" / f"{name}.py").exists() or (ROOT / "lecture_lib" / name / "__init__.py").exists()), \
             f"_SUBMODULES lists {name!r} but there is no such module or package"
+
+
+def test_make_lab_installs_notebook_7_as_the_docs_say():
+    import tomllib
+
+    lab = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["lab"]
+    assert any(requirement.replace(" ", "").startswith("notebook>=7") for requirement in lab), lab
+    assert "Jupyter Notebook 7" in (ROOT / "README.md").read_text()
+
+
+def test_shell_commands_in_the_docs_name_the_venvs_python():
+    # outside an activated venv a bare `python -m lecture_lib...` fails (no such module); the one exception
+    # is the nbgrader walkthrough, whose blocks start with `source .venv/bin/activate`
+    import re
+
+    for name in ("README.md", "docs/instructor.md", "docs/library.md"):
+        text = (ROOT / name).read_text()
+        bare = [m.group(0) for m in re.finditer(r"(?<![\w/.])python -m lecture_lib\S*", text)]
+        allowed = 1 if name == "docs/instructor.md" else 0
+        assert len(bare) <= allowed, (name, bare)

@@ -124,3 +124,58 @@ def test_a_busy_port_chosen_with_PORT_is_an_error_naming_PORT(tmp_path):
         holder.close()
     assert make_variable("STRICT_PORT") == ""
     assert make_variable("STRICT_PORT", "PORT=9000") == "--strict"
+
+
+def _two_busy_ports():
+    """Two neighbouring busy ports (held open), for the suggestions below."""
+    for _ in range(20):
+        first, port = busy_port()
+        second = socket.socket()
+        try:
+            second.bind(("127.0.0.1", port + 1))
+            second.listen()
+            return (first, second), port
+        except OSError:
+            first.close()
+            second.close()
+    pytest.skip("no two neighbouring free ports")
+
+
+def test_a_busy_port_message_suggests_a_port_that_is_free():
+    holders, port = _two_busy_ports()
+    try:
+        run = subprocess.run([sys.executable, str(SERVE), "--check", "--port", str(port), "--strict"],
+                             capture_output=True, text=True)
+        assert run.returncode == 1
+        suggested = int(re.search(r"PORT=(\d+), which is free now", run.stderr).group(1))
+        assert suggested not in (port, port + 1)
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", suggested))      # it really is free
+        probe.close()
+    finally:
+        for holder in holders:
+            holder.close()
+
+
+def test_make_present_says_when_it_moves_from_its_port_and_refuses_a_chosen_busy_one():
+    holders, port = _two_busy_ports()
+    try:
+        moved = subprocess.run([sys.executable, str(SERVE), "--pick", "--port", str(port), "--variable", "PRESENT_PORT"],
+                               capture_output=True, text=True)
+        assert moved.returncode == 0
+        taken = int(moved.stdout)
+        assert taken > port + 1
+        assert f"port {port} is busy, so this one starts on port {taken} instead" in moved.stderr
+        assert "PRESENT_PORT=" in moved.stderr
+        chosen = subprocess.run([sys.executable, str(SERVE), "--pick", "--port", str(port), "--strict",
+                                 "--variable", "PRESENT_PORT"], capture_output=True, text=True)
+        assert chosen.returncode != 0 and not chosen.stdout
+        assert f"port {port} on 127.0.0.1 is already in use" in chosen.stderr and "make present PRESENT_PORT=" in chosen.stderr
+    finally:
+        for holder in holders:
+            holder.close()
+    free = subprocess.run([sys.executable, str(SERVE), "--pick", "--port", str(port), "--variable", "PRESENT_PORT"],
+                          capture_output=True, text=True)
+    assert int(free.stdout) == port and not free.stderr
+    assert "$(PYTHON) tools/serve.py --pick --port $(PRESENT_PORT) $(PRESENT_STRICT) --variable PRESENT_PORT" in \
+        (REPO / "Makefile").read_text()

@@ -36,6 +36,30 @@ def test_presentation_scale_enlarges_figures():
     assert dpis == {"": 80, "1": 108, "1.5": 120, "nonsense": 80}
 
 
+def present_flags() -> list[str]:
+    """Voila's flags as the Makefile's PRESENT_FLAGS gives them (make prints the variable)."""
+    run = subprocess.run(["make", "-s", "--no-print-directory", "-f", "Makefile", "-f", "-", "flags"], cwd=REPO,
+                         input="flags:\n\t@printf '%s\\n' $(PRESENT_FLAGS)\n", capture_output=True, text=True,
+                         check=True)
+    return [line.strip("'") for line in run.stdout.split()]
+
+
+def test_the_projector_culls_kernels_and_leaves_out_nbgrader_and_lite_extensions():
+    flags = present_flags()
+    assert "--MappingKernelManager.cull_idle_timeout=120" in flags
+    assert "--MappingKernelManager.cull_connected=False" in flags and "--Voila.port_retries=0" in flags
+    assert {"--VoilaConfiguration.extension_denylist=@jupyter/nbgrader",
+            "--VoilaConfiguration.extension_denylist=@jupyterlite/pyodide-kernel-extension"} <= set(flags)
+
+
+def test_make_present_with_an_unknown_chapter_names_the_chapters_there_are():
+    run = subprocess.run(["make", "-o", ".venv/.present-installed", "present", "CH=10"], cwd=REPO,
+                         capture_output=True, text=True)
+    chapters = sorted(path.name[:2] for path in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert run.returncode != 0
+    assert f"CH is one of {chapters[0]}..{chapters[-1]}" in run.stdout + run.stderr, run.stdout + run.stderr
+
+
 @pytest.fixture(scope="module")
 def voila_app():
     base = Path(tempfile.mkdtemp(prefix="lecture-voila-"))
@@ -45,10 +69,8 @@ def voila_app():
                 "JUPYTER_CONFIG_DIR": str(base / "config"), "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
                 "JUPYTER_DATA_DIR": str(base / "data"), "IPYTHONDIR": str(base / "ipython")})
     log = open(base / "voila.log", "wb")
-    process = subprocess.Popen([sys.executable, "-m", "voila", str(CHAPTER), "--no-browser",
-                                "--Voila.ip=127.0.0.1", f"--port={port}", "--template=projector",
-                                "--theme=light"], cwd=base, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL)
+    process = subprocess.Popen([sys.executable, "-m", "voila", str(CHAPTER), f"--port={port}", *present_flags()],
+                               cwd=base, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -83,6 +105,10 @@ def test_the_projector_page_loads_nothing_from_a_cdn(voila_app):
     assert "voila-style.js" in page, "Voila's own bundle (Font Awesome included) is on the page"
     external = re.findall(r'<(?:link|script)[^>]+(?:href|src)="(https?://[^"]+)"', page)
     assert not external, f"the projector page loads from the network: {external}"
+    # nbgrader's and JupyterLite's lab extensions are not offered to the page (they only logged errors)
+    loaded = set(re.findall(r'"name": "([^"]+)"', page))
+    assert "@jupyter-widgets/jupyterlab-manager" in loaded, loaded
+    assert not loaded & {"@jupyter/nbgrader", "@jupyterlite/pyodide-kernel-extension"}, loaded
 
 
 @pytest.mark.browser
@@ -155,3 +181,52 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
               f"{[f['natural'] for f in state['figures']]} px, text {state['text']} px")
     finally:
         context.close()
+
+
+@pytest.mark.slow
+def test_each_closed_page_load_leaves_no_kernel_behind(tmp_path):
+    """Issue 31 §5: four visits used to leave four kernels. With the Makefile's culling flags (the timeout
+    shortened here from 120 s) every kernel whose page is gone is shut down."""
+    import re
+    import urllib.request
+
+    port = free_port()
+    flags = [flag for flag in present_flags() if "cull_idle_timeout" not in flag and "cull_interval" not in flag]
+    assert len(flags) == len(present_flags()) - 2
+    flags += ["--MappingKernelManager.cull_idle_timeout=4", "--MappingKernelManager.cull_interval=1"]
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLBACKEND", "JUPYTER_PATH")}
+    env.update({"LECTURE_PRESENT": "1", "JUPYTER_PATH": str(REPO / "tools" / "present"),
+                "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+                "JUPYTER_DATA_DIR": str(tmp_path / "data"), "IPYTHONDIR": str(tmp_path / "ipython")})
+    log_path = tmp_path / "voila.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "voila", str(CHAPTER), f"--port={port}", *flags],
+                                   cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline, log_path.read_text()[-2000:]
+                    time.sleep(0.3)
+            for _ in range(2):       # a page load, then the page closed (nothing keeps a connection)
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=300) as response:
+                    response.read()
+            deadline = time.monotonic() + 60
+            while True:
+                text = log_path.read_text()
+                started = set(re.findall(r"Kernel started: ([0-9a-f-]+)", text))
+                stopped = set(re.findall(r"Kernel shutdown: ([0-9a-f-]+)", text))
+                if len(started) >= 2 and started <= stopped:
+                    break
+                assert time.monotonic() < deadline, f"kernels left running: {started - stopped}\n{text[-2000:]}"
+                time.sleep(0.5)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()

@@ -3,6 +3,7 @@
 import json
 import os
 import subprocess
+import stat
 import sys
 
 import pytest
@@ -70,11 +71,13 @@ def test_unknown_problems_and_the_grader_are_not_recorded(progress_file, monkeyp
 
 def test_a_corrupt_file_does_not_break_check(progress_file):
     progress_file.parent.mkdir(parents=True)
-    for garbage in ("{not json", json.dumps({"version": 1, "problems": {"1.1": {"attempts": "x"}}}), "[]"):
+    kept = ("progress.json.corrupt", "progress.json.corrupt.2", "progress.json.corrupt.3")
+    for garbage, name in zip(("{not json", json.dumps({"version": 1, "problems": {"1.1": {"attempts": "x"}}}),
+                              "[]"), kept):
         progress_file.write_text(garbage)
         assert check("1.1", expected("1.1")).status == "correct"
         assert progress.load()["problems"]["1.1"]["attempts"] == 1
-        assert (progress_file.parent / "progress.json.corrupt").read_text() == garbage
+        assert (progress_file.parent / name).read_text() == garbage
 
 
 def test_an_unwritable_location_does_not_break_check(tmp_path, monkeypatch):
@@ -375,3 +378,45 @@ def test_progress_and_checks_import_each_other_in_one_direction_only():
                                                 "print('lecture_lib.practice.checks' in sys.modules)"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "False", run.stderr
+
+
+# ---- issue 31 §3: bad files are kept, read-only files are respected
+
+def test_every_corrupt_file_is_kept_under_a_name_of_its_own(progress_file):
+    progress_file.parent.mkdir(parents=True)
+    bad = ["{first", "[2]", '{"version": 1, "problems": 3}', "fourth}"]
+    for garbage in bad:
+        progress_file.write_text(garbage)
+        assert check("1.1", expected("1.1")).status == "correct"
+    folder = progress_file.parent
+    kept = [folder / "progress.json.corrupt"] + [folder / f"progress.json.corrupt.{n}" for n in (2, 3, 4)]
+    assert [name.read_text() for name in kept] == bad
+    assert progress.load()["problems"]["1.1"]["attempts"] == 1
+
+
+def test_a_read_only_progress_file_is_left_as_it_is_with_one_warning(progress_file):
+    progress_file.parent.mkdir(parents=True)
+    check("1.1", expected("1.1"))
+    progress_file.chmod(0o444)
+    before = progress_file.read_bytes()
+    with pytest.warns(progress.ProgressWarning, match="read-only \\(mode 0444\\)") as caught:
+        assert check("1.2", expected("1.2")).status == "correct"
+        check("1.3", 0)
+        assert progress.clear() is False
+    assert len([w for w in caught if "read-only" in str(w.message)]) == 1
+    assert progress_file.read_bytes() == before
+    assert stat.S_IMODE(progress_file.stat().st_mode) == 0o444
+    assert set(progress.load()["problems"]) == {"1.1"}          # still read and shown
+    progress_file.write_text("{not json")                       # root can still write it
+    progress_file.chmod(0o444)
+    assert progress.load() == progress._empty()
+    assert not (progress_file.parent / "progress.json.corrupt").exists()   # not renamed either
+
+
+def test_a_writable_file_keeps_its_permissions_when_rewritten(progress_file):
+    progress_file.parent.mkdir(parents=True)
+    check("1.1", expected("1.1"))
+    progress_file.chmod(0o640)
+    check("1.2", expected("1.2"))
+    assert stat.S_IMODE(progress_file.stat().st_mode) == 0o640
+    assert set(progress.load()["problems"]) == {"1.1", "1.2"}

@@ -157,3 +157,27 @@ def test_chapter_reads_from_disk(site, browser):
         assert not blocked, blocked
     finally:
         context.close()
+
+
+def _build_site_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_site_for_tests", REPO / "tools" / "build_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_site_predict_prompts_do_not_ask_for_a_box_the_page_lacks():
+    import nbformat
+
+    build_site = _build_site_module()
+    prompts = 0
+    for path in sorted((REPO / "notebooks").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown" and "Type a number" in cell.source:
+                prompts += 1
+                text = build_site.site_prompts(cell.source)
+                assert "box" not in text and "Type a number" not in text, (path.name, text)
+                assert "Write your number down before you open the answer" in text
+    assert prompts >= 5

@@ -3,7 +3,10 @@ running entirely in the browser tab, served as static files.
 
 What goes in, all from PyPI and the npm registry (no other host):
 
-* the chapters (``notebooks/``) and the exercise notebooks (``exercises/``) as the site's files;
+* the chapters (``notebooks/``) and the exercise notebooks (``exercises/``) as the site's files, each
+  starting with a note and a ``%pip install lecture-lib`` cell (the tab's Python has no course library
+  until then), with links re-pointed to the site's layout (chapters at the top, ``exercises/``) and
+  links to what the site does not hold (solutions, docs) reduced to their text;
 * ``pypi/``: the wheels piplite installs from with no package index: ``lecture-lib`` itself (its
   runtime needs are only numpy, sympy, matplotlib, pillow and ipywidgets) and the pure-Python
   wheels the widgets need that Pyodide does not ship (ipywidgets, jupyterlab_widgets, comm);
@@ -28,6 +31,7 @@ import argparse
 import hashlib
 import importlib.metadata
 import json
+import posixpath
 import re
 import shutil
 import subprocess
@@ -161,6 +165,93 @@ def keep_only_lite_extensions(config_path: Path) -> list[str]:
     return sorted(e["name"] for e in extensions if e["name"] not in LITE_EXTENSIONS)
 
 
+# ---------------------------------------------------------------- the notebooks as the site holds them
+# The site's files: the chapters at the top, the exercise notebooks in exercises/ (no solutions, no docs).
+LITE_FOLDERS = {"notebooks": "", "exercises": "exercises"}
+INSTALL_ID = "lite-install"
+INSTALL_NOTE_ID = "lite-install-note"
+INSTALL_NOTE = (
+    "<div style=\"border-left:4px solid #ff7f0e;padding:6px 12px;background:#fff8f0\">\n\n"
+    "**In JupyterLite, run the next cell first.** It installs the course's library (`lecture-lib`) into this "
+    "tab's Python from the wheels bundled in the site; every notebook needs it, once per kernel. numpy and "
+    "matplotlib come from Pyodide's CDN, so keep the browser online.\n\n</div>")
+INSTALL_CELL = "%pip install lecture-lib"
+LITE_EXERCISES_BANNER = (
+    "<div style=\"border-left:4px solid #1f77b4;padding:6px 12px;background:#f5f9ff\">\n\n"
+    "**Exercises.** Work each problem in its cell: replace `answer = ...` with your own work, then run the "
+    "check cell below it. The check says whether you are right and, if not, gives a nudge, never the answer. "
+    "Hints unfold under each problem. This copy lives in your browser's storage: download it (File → "
+    "Download) to keep your work.\n\n</div>")
+
+
+def lite_path(repo_path: str) -> str | None:
+    """Where a repository file sits among the site's files (``notebooks/01_x.ipynb`` -> ``01_x.ipynb``,
+    ``exercises/01_x.ipynb`` -> ``exercises/01_x.ipynb``); None for a file the site does not hold."""
+    parts = posixpath.normpath(repo_path).split("/")
+    if len(parts) < 2 or parts[0] not in LITE_FOLDERS or ".." in parts:
+        return None
+    return posixpath.join(LITE_FOLDERS[parts[0]], *parts[1:]) if LITE_FOLDERS[parts[0]] else posixpath.join(*parts[1:])
+
+
+def lite_links(source: str, repo_path: str) -> str:
+    """``source`` (markdown of the notebook at ``repo_path``) with each relative link re-pointed to the
+    site's layout, or reduced to its text when the site does not hold the target (solutions, docs)."""
+    from lecture_lib.practice import exercises
+
+    here = lite_path(repo_path)
+
+    def fix(match):
+        text, target = match.group(1), match.group(2)
+        if exercises._EXTERNAL.match(target):
+            return match.group(0)
+        path, _, anchor = target.partition("#")
+        moved = lite_path(posixpath.join(posixpath.dirname(repo_path), path))
+        if moved is None or here is None:
+            return text
+        relative = posixpath.relpath(moved, posixpath.dirname(here) or ".")
+        return f"[{text}]({relative}{'#' + anchor if anchor else ''})"
+
+    return exercises._LINK.sub(fix, source)
+
+
+def lite_notebook(notebook, repo_path: str):
+    """A copy of ``notebook`` as the site serves it: a note and a ``%pip install lecture-lib`` cell first (the
+    library is not in the tab's Python until then), its links in the site's layout, outputs cleared."""
+    import copy
+
+    import nbformat
+
+    from lecture_lib.practice import exercises
+
+    copied = copy.deepcopy(notebook)
+    for cell in copied.cells:
+        if cell.get("id") == exercises.BANNER_ID:     # the repository's banner points at solutions/
+            cell.source = LITE_EXERCISES_BANNER
+        elif cell.cell_type == "markdown":
+            cell.source = lite_links(cell.source, repo_path)
+    note = nbformat.v4.new_markdown_cell(INSTALL_NOTE)
+    note["id"] = INSTALL_NOTE_ID
+    install = nbformat.v4.new_code_cell(INSTALL_CELL)
+    install["id"] = INSTALL_ID
+    copied.cells[:0] = [note, install]
+    return copied
+
+
+def write_lite_files(files: Path) -> int:
+    """Write every chapter and exercise notebook into ``files`` in the site's layout; the count."""
+    import nbformat
+
+    count = 0
+    for folder in LITE_FOLDERS:
+        for path in sorted((REPO / folder).glob("*.ipynb")):
+            repo_path = f"{folder}/{path.name}"
+            target = files / lite_path(repo_path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(lite_notebook(nbformat.read(path, as_version=4), repo_path), target)
+            count += 1
+    return count
+
+
 def build(output: Path, work: Path) -> None:
     if work.exists():
         shutil.rmtree(work)
@@ -192,9 +283,8 @@ def build(output: Path, work: Path) -> None:
         },
     }, indent=2))
     # the files (lite_dir/files): the chapters at the top, the exercise notebooks in exercises/
-    ignore = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
-    shutil.copytree(REPO / "notebooks", work / "files", ignore=ignore)
-    shutil.copytree(REPO / "exercises", work / "files" / "exercises", ignore=ignore)
+    # each starting with the %pip install cell, links re-pointed to this layout (tools: lite_notebook)
+    write_lite_files(work / "files")
     (work / "jupyter_lite_config.json").write_text(json.dumps({"LiteBuildConfig": {"no_sourcemaps": True}}))
     if output.exists():
         shutil.rmtree(output)

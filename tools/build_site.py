@@ -301,6 +301,16 @@ SITE_EXERCISES_BANNER = (
     "and run the check cell under it. Hints unfold under each problem.\n\n</div>")
 
 
+# A chapter's predict prompt asks the reader to type into the prediction box; a site page has no box
+# (the question is followed by its collapsed answer), so it asks them to write the number down instead.
+_TYPE_IN_THE_BOX = re.compile(r"Type a number in the box(?: below)?(?: and press Reveal)?")
+
+
+def site_prompts(source: str) -> str:
+    """``source`` with JupyterLab's "Type a number in the box below" put the way a static page can take it."""
+    return _TYPE_IN_THE_BOX.sub("Write your number down before you open the answer", source)
+
+
 def prepare(notebook, path: Path, page: str, *, exercise: bool) -> None:
     """Before execution: the site's setup cell first, links to site pages, and for an exercise page
     the site's banner."""
@@ -310,7 +320,7 @@ def prepare(notebook, path: Path, page: str, *, exercise: bool) -> None:
 
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
-            cell.source = site_links(cell.source, path, page)
+            cell.source = site_prompts(site_links(cell.source, path, page))
         if exercise and cell.get("id") == exercises.BANNER_ID:
             cell.source = SITE_EXERCISES_BANNER.format(name=path.name)
     setup = nbformat.v4.new_code_cell(SITE_SETUP)

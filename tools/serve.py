@@ -2,6 +2,7 @@
 
     python tools/serve.py FOLDER [--port 8888] [--strict]
     python tools/serve.py --check --port 8888 --strict      # only test that the port is free (make lab)
+    python tools/serve.py --pick --port 8866 --variable PRESENT_PORT   # print the port to use (make present)
 
 Without ``--strict`` (the Makefile's default port) a busy port moves on to the next free one, up to
 20 further, and the URL printed says which. With ``--strict`` (the user chose ``PORT=``) a busy
@@ -31,10 +32,33 @@ def port_free(port: int) -> bool:
     return True
 
 
-def busy_message(port: int) -> str:
-    return (f"port {port} on {HOST} is already in use (another `make lab`, `make site-serve` or "
-            f"`make lite-serve`?). Stop it, or pick another port: run the same make command with "
-            f"PORT={port + 1} (e.g. `make lab PORT={port + 1}`).")
+def next_free(port: int) -> int | None:
+    """The first free port after ``port`` (within TRIES), or None."""
+    return next((candidate for candidate in range(port + 1, min(port + TRIES, 65535) + 1)
+                 if port_free(candidate)), None)
+
+
+def busy_message(port: int, variable: str = "PORT") -> str:
+    free = next_free(port)
+    suggestion = (f"run the same make command with {variable}={free}, which is free now "
+                  f"(e.g. `make {'present' if variable == 'PRESENT_PORT' else 'lab'} {variable}={free}`)"
+                  if free is not None else f"ports {port + 1}-{port + TRIES} are busy too; choose one with {variable}=")
+    return (f"port {port} on {HOST} is already in use (another `make lab`, `make present`, `make site-serve` "
+            f"or `make lite-serve`?). Stop it, or pick another port: {suggestion}.")
+
+
+def pick(port: int, strict: bool, variable: str) -> int:
+    """The port to start on: ``port`` if free; else, unless ``strict``, the next free one, said on stderr."""
+    if port_free(port):
+        return port
+    if strict:
+        raise SystemExit(f"error: {busy_message(port, variable)}")
+    free = next_free(port)
+    if free is None:
+        raise SystemExit(f"error: ports {port}-{port + TRIES} are all in use; choose a free one with {variable}=")
+    print(f"port {port} is busy, so this one starts on port {free} instead ({variable}=... chooses one)",
+          file=sys.stderr)
+    return free
 
 
 def bind(folder: Path, port: int, strict: bool) -> http.server.ThreadingHTTPServer:
@@ -61,13 +85,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8888)
     parser.add_argument("--strict", action="store_true", help="a busy port is an error (PORT= was given)")
     parser.add_argument("--check", action="store_true", help="only check that --port is free")
+    parser.add_argument("--pick", action="store_true",
+                        help="print the port to start on: --port if free, else (without --strict) the next free one")
+    parser.add_argument("--variable", default="PORT", help="the make variable that sets the port, for messages")
     args = parser.parse_args(argv)
     if not 0 < args.port < 65536:
-        parser.error(f"PORT must be 1..65535, got {args.port}")
+        parser.error(f"{args.variable} must be 1..65535, got {args.port}")
     if args.check:
         if args.strict and not port_free(args.port):
-            print(f"error: {busy_message(args.port)}", file=sys.stderr)
+            print(f"error: {busy_message(args.port, args.variable)}", file=sys.stderr)
             return 1
+        return 0
+    if args.pick:
+        print(pick(args.port, args.strict, args.variable))
         return 0
     if args.folder is None or not (args.folder / "index.html").is_file():
         parser.error(f"no index.html in {args.folder}: build it first (make site / make lite)")

@@ -33,7 +33,7 @@ import time
 import ipywidgets as widgets
 import traitlets
 
-from lecture_lib import units
+from lecture_lib import units, validate
 
 from . import ahead, plots
 from .sliders import ARIA_VALUETEXT_SCRIPT, LABEL_PX_PER_CHAR, TRACK_WIDTH
@@ -304,6 +304,25 @@ class FigureView:
 
 
 # --- The explorer -------------------------------------------------------------------------------
+def _check_override(name: str, control, value) -> None:
+    """Refuse a starting value a linear slider would clamp or keep silently (NaN, text, out of range);
+    log sliders and dropdowns check their own values."""
+    if isinstance(control, widgets.FloatLogSlider) or not isinstance(
+            control, (widgets.FloatSlider, widgets.IntSlider)):
+        return
+    if isinstance(control, widgets.IntSlider):
+        number = validate.integer(name, value, minimum=int(control.min), maximum=int(control.max))
+    else:
+        number = validate.number(name, value, positive=False, allow_zero=True)
+    if not control.min <= number <= control.max:
+        raise ValueError(f"{name} must be between {control.min:g} and {control.max:g} "
+                         f"(the range of its slider), got {validate._describe(value)}")
+
+
+def _describe_value(value) -> str:
+    return validate._describe(value)
+
+
 class Explorer:
     """Controls + one live figure + a readout panel.
 
@@ -319,7 +338,11 @@ class Explorer:
         for name, value in overrides.items():
             if name not in self.controls:
                 raise ValueError(f"unknown control {name!r}; this explorer has {sorted(self.controls)}")
-            self.controls[name].value = value
+            _check_override(name, self.controls[name], value)
+            try:
+                self.controls[name].value = value
+            except traitlets.TraitError as error:   # a dropdown's unknown choice, a wrong type
+                raise ValueError(f"{name} cannot start at {_describe_value(value)}: {error}") from None
             self.controls[name].declared = self.controls[name].value   # what the browser must show first
         self.view = self.setup()
         self.update(self.values)      # data and limits in place, so the layout below measures real labels

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lecture_lib import context, hardware, models, pricing, roofline, units
+from lecture_lib import context, hardware, models, pricing, roofline, units, validate
 
 from . import base, sliders
 from .plots import COLORS
@@ -42,7 +42,8 @@ class LongContextWorkload:
 
     def kv_read(self, kv_bytes: float, contexts) -> np.ndarray:
         """KV bytes read per token of context at each context length (sliding windows, top-k, indexer keys)."""
-        contexts = np.atleast_1d(np.asarray(contexts, dtype=float))
+        kv_bytes = validate.number("kv_bytes", kv_bytes, maximum=64)   # bytes per value; a float, never float16
+        contexts = np.atleast_1d(validate.number("contexts", contexts))
         if self.model is None:
             return np.full_like(contexts, self.fixed_kv_bytes_fp8 * kv_bytes)
         return np.array([context.kv_bytes_read(self.model, kv_bytes, context_len=max(1, int(c)))
@@ -50,6 +51,8 @@ class LongContextWorkload:
 
     def kv_stored(self, kv_bytes: float, len_ctx: float) -> float:
         """KV bytes *held* per token of context (what HBM must store), at one context length."""
+        kv_bytes = validate.number("kv_bytes", kv_bytes, maximum=64)
+        len_ctx = validate.number("len_ctx", len_ctx)
         if self.model is None:
             return self.fixed_kv_bytes_fp8 * kv_bytes
         return self.model.kv_bytes_per_token(kv_bytes, context_len=max(1, int(len_ctx)))

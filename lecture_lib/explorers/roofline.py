@@ -35,8 +35,9 @@ class Workload:
     kv_values_per_token: float = 0.0
 
     def kv_bytes_per_token(self, bytes_per_value: float, context_len: float) -> float:
+        context_len = validate.number("context_len", context_len)   # text such as "3" is refused, not read
         if self.model is None:
-            return self.kv_values_per_token * bytes_per_value
+            return self.kv_values_per_token * validate.number("bytes_per_value", bytes_per_value, maximum=64)
         return self.model.kv_bytes_per_token(bytes_per_value, context_len=max(1, int(context_len)))
 
     @property

@@ -54,10 +54,11 @@ from lecture_lib import symbols as _symbols
 from lecture_lib import units as _units
 
 from . import problems  # noqa: F401 (importing it registers every chapter's problems)
+from . import integrity as _integrity
 from . import progress as _progress
 from .registry import KINDS, PROBLEMS, Mistake, Problem, register, problem_ids  # noqa: F401 (re-exported)
 
-__all__ = ["CheckResult", "Mistake", "PROBLEMS", "Problem", "UnknownProblemError", "check",
+__all__ = ["CheckFailed", "CheckResult", "Mistake", "PROBLEMS", "Problem", "UnknownProblemError", "check",
            "problem_ids", "strict_mode"]
 
 STATUSES = ("correct", "wrong", "unanswered", "invalid")
@@ -186,10 +187,12 @@ def check(problem_id, answer) -> CheckResult:
             raise UnknownProblemError(message)
         return result
     problem = PROBLEMS[key]
-    if _needs_time_limit(problem, answer):
-        status, message = _outcome_within(problem, answer, _time_budget())
-    else:
-        status, message = _outcome(problem, answer)
+    with _integrity.judging():   # the checker's own use of the key is not the student's
+        if _needs_time_limit(problem, answer):
+            status, message = _outcome_within(problem, answer, _time_budget())
+        else:
+            status, message = _outcome(problem, answer)
+    status, message = _no_credit_for_the_key(key, status, message)
     previous = _stale_for(key, problem, answer, status)
     if previous is None:
         _last_judged[:] = [key, answer]
@@ -199,8 +202,32 @@ def check(problem_id, answer) -> CheckResult:
     _progress.record(key, status)   # attempts and first-correct time only (lecture_lib.practice.progress)
     _show(result)
     if strict_mode() and status != "correct":
-        raise AssertionError(f"Problem {key}: {status}: {message}")
+        raise CheckFailed(key, status, message)
     return result
+
+
+# ---------------------------------------------------------------- autograding: no credit for the answer key
+
+class CheckFailed(AssertionError):
+    """A check that failed in strict mode (nbgrader, ``LECTURE_STRICT``). IPython shows it as its one
+    line of text (``_render_traceback_``), so a feedback page says what was wrong without a traceback
+    through the checker's internals and the instructor's paths."""
+
+    def __init__(self, problem_id: str, status: str, message: str):
+        super().__init__(f"Problem {problem_id}: {status}: {message}")
+        self.problem_id, self.status = problem_id, status
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"✗ Problem {self.problem_id} not passed ({self.status}): the checker's message above says why."]
+
+
+def _no_credit_for_the_key(key: str, status: str, message: str) -> tuple[str, str]:
+    """While nbgrader executes the notebook, an answer read off the checker's key scores 0
+    (:mod:`lecture_lib.practice.integrity`); otherwise the verdict is unchanged."""
+    reason = _integrity.verdict(key) if _integrity.watching() else None
+    if reason is None:
+        return status, message
+    return "invalid", reason
 
 
 def _outcome(problem: Problem, answer) -> tuple[str, str]:
@@ -791,3 +818,14 @@ def _judge_choice(problem: Problem, answer) -> tuple[str, str]:
     if canonical[given] == expected:
         return "correct", "Correct. Well done."
     return "wrong", _wrong(problem, problem.nudges.get(canonical[given], "That is not the one."))
+
+
+def _watch_the_key() -> None:
+    """Under nbgrader, wrap the answer key so a student's call of it is noticed (integrity.install)."""
+    import importlib
+
+    modules = [importlib.import_module(f"{problems.__name__}.{name}") for name in problems.CHAPTERS]
+    _integrity.install(PROBLEMS, modules)
+
+
+_watch_the_key()

@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import copy
 import re
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -395,7 +396,71 @@ c.ClearSolutions.code_stub = {{"python": "{stub}"}}
 c.Exchange.root = {exchange!r}
 # Students, if you want them in the gradebook before they submit (or run `nbgrader autograde chNN --create`):
 # c.CourseDirectory.db_students = [dict(id="alice"), dict(id="bob")]
+# Feedback pages (`nbgrader generate_feedback`) load MathJax from this machine, never from a CDN: the
+# lecture-feedback template in templates/ is nbgrader's feedback page with a local MathJax loader.
+import os as _os
+import nbgrader as _nbgrader
+c.HTMLExporter.template_name = "lecture-feedback"
+c.HTMLExporter.extra_template_basedirs = [
+    _os.path.join(_os.path.dirname(_nbgrader.__file__), "server_extensions", "formgrader", "templates"),
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "templates"),
+]
 '''
+
+# The feedback template: nbgrader's own ("feedback"), with nbconvert's mathjax macro replaced. A feedback
+# page is read in two places, so the loader tries, in order: the Jupyter server that serves the page
+# (jupyter-server-mathjax, in the grade extra, at <base>/static/jupyter_server_mathjax/: a student opening
+# ~/chNN/feedback/<time>/NAME.html from JupyterLab), then the course directory's own copy three folders up
+# (the instructor's feedback/<student>/chNN/NAME.html). Neither reaches the network.
+FEEDBACK_TEMPLATE = "lecture-feedback"
+FEEDBACK_CONF = '{"base_template": "feedback", "mimetypes": {"text/html": true}}\n'
+FEEDBACK_MATHJAX = """\
+{%- macro mathjax(url=None) -%}
+    <!-- MathJax from this machine (lecture_lib.practice.exercises.FEEDBACK_MATHJAX), never a CDN -->
+    <script type="text/x-mathjax-config">
+    MathJax.Hub.Config({
+        tex2jax: {inlineMath: [["$", "$"], ["\\\\(", "\\\\)"]], displayMath: [["$$", "$$"], ["\\\\[", "\\\\]"]],
+                  processEscapes: true, processEnvironments: true},
+        "HTML-CSS": {availableFonts: ["STIX-Web"], preferredFont: "STIX-Web", webFont: "STIX-Web", imageFont: null},
+        SVG: {font: "STIX-Web"}, messageStyle: "none"
+    });
+    </script>
+    <script>
+    (function () {
+        var places = [], path = window.location.pathname, at = path.search(/\\/(files|view|tree|lab\\/tree)\\//);
+        if (at >= 0) places.push(path.slice(0, at) + "/static/jupyter_server_mathjax/MathJax.js");
+        places.push("../../../mathjax/MathJax.js");
+        function load(index) {
+            if (index >= places.length) return;
+            var script = document.createElement("script");
+            script.src = places[index] + "?config=TeX-AMS-MML_HTMLorMML-full,Safe";
+            script.onerror = function () { script.remove(); load(index + 1); };
+            document.head.appendChild(script);
+        }
+        load(0);
+    })();
+    </script>
+{%- endmacro %}
+"""
+
+
+def write_feedback_template(course_dir: Path) -> list[Path]:
+    """The lecture-feedback template under ``course_dir/templates``, and a copy of MathJax in
+    ``course_dir/mathjax`` when jupyter-server-mathjax is installed; the files written (the copy as one)."""
+    folder = Path(course_dir) / "templates" / FEEDBACK_TEMPLATE
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "conf.json").write_text(FEEDBACK_CONF, encoding="utf-8")
+    (folder / "mathjax.html.j2").write_text(FEEDBACK_MATHJAX, encoding="utf-8")
+    written = [folder / "conf.json", folder / "mathjax.html.j2"]
+    try:
+        import jupyter_server_mathjax
+    except ImportError:
+        return written
+    source = Path(jupyter_server_mathjax.__file__).parent / "static"
+    target = Path(course_dir) / "mathjax"
+    if not (target / "MathJax.js").is_file():
+        shutil.copytree(source, target, dirs_exist_ok=True)
+    return written + [target]
 
 STUDENT_CONFIG = '''\
 """nbgrader configuration for the course's students, written by
@@ -556,7 +621,7 @@ def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float =
     students = course_dir / "students" / "nbgrader_config.py"
     students.parent.mkdir(parents=True, exist_ok=True)
     students.write_text(STUDENT_CONFIG.format(**values), encoding="utf-8")
-    written += [config, students]
+    written += [config, students] + write_feedback_template(course_dir)
     return written
 
 

@@ -22,6 +22,7 @@ Re-importing an updated deck updates cards rather than duplicating them: each no
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import html
 import importlib
 import os
@@ -254,6 +255,26 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
                   lambda: roofline.device_memory("deepseek-v3", _system("HGX H200"), layout="dp_ep",
                                                  weight_dtype="fp8")["weights"],
                   units.bytes_, lambda: _system("HGX H200").chip.sources, ("hbm_capacity",)),
+        KeyNumber("hgx-h200-hbm", 9, "One HGX H200 node (8 GPUs): HBM it holds in all, the budget for weights "
+                  "and KV cache",
+                  lambda: _system("HGX H200").hbm_capacity, units.bytes_,
+                  lambda: {**_system("HGX H200").chip.sources, **_system("HGX H200").sources},
+                  ("n_chips", "hbm_capacity")),
+        KeyNumber("deepseek-h200-floor", 9, "DeepSeek-V3 in FP8 on one HGX H200: the latency floor, every weight "
+                  "byte read once per step at the node's HBM bandwidth (N_total · 1 byte / mem_bw)",
+                  lambda: roofline.T_WEIGHTS(N_total=_model("deepseek-v3").params_total, bytes_param=1,
+                                             mem_bw=_system("HGX H200").hbm_bandwidth),
+                  units.seconds, lambda: {**_system("HGX H200").chip.sources, **_system("HGX H200").sources},
+                  ("n_chips", "hbm_bandwidth")),
+        KeyNumber("deepseek-h200-balance", 9, "DeepSeek-V3 in FP8 on H200: the balance batch B* (sequences per "
+                  "step at which compute time equals weight-fetch time), ≈ hardware ratio × sparsity",
+                  lambda: roofline.balance_batch(_chip("H200"), weight_bytes=1, compute_dtype="fp8",
+                                                 sparsity=_model("deepseek-v3").sparsity),
+                  lambda v: f"≈ {v:,.0f}", lambda: _chip("H200").sources, ("flops", "hbm_bandwidth")),
+        KeyNumber("llama70-bf16-weights", 9, "Llama 3 70B in bf16: bytes of weights alone, so the fewest 80 GB "
+                  "GPUs that hold them is their ratio rounded up",
+                  lambda: _model("llama-3-70b").params_total * 2, units.bytes_,
+                  lambda: _model("llama-3-70b").source),
         KeyNumber("deepseek-tp-kv-copies", 9, "DeepSeek-V3 (MLA) under TP 8: how many times each sequence's KV "
                   "latent is stored across the node (why DP attention fits more sequences)",
                   lambda: roofline.device_memory("deepseek-v3", _system("HGX H200"), layout="tp")["r_kv"],
@@ -334,11 +355,36 @@ def cards(*, solutions_dir: Path | None = None, concepts: bool = True) -> list[C
         found += formula_cards(chapter) + number_cards(chapter)
         if concepts:
             found += concept_cards(chapter, solutions_dir=solutions_dir)
+    found = _one_card_per_formula(found)
     keys = [card.key for card in found]
     duplicates = sorted({key for key in keys if keys.count(key) > 1})
     if duplicates:
         raise ValueError(f"card keys must be unique, got duplicates {duplicates}")
     return found
+
+
+def _one_card_per_formula(found: list[Card]) -> list[Card]:
+    """The cards with each formula once: a Formula that several modules define with the same right-hand
+    side (``roofline.T_WEIGHTS``, ``moe.T_WEIGHTS``, ``pipeline_memory.T_WEIGHTS``; all-gather and
+    reduce-scatter on one ring) keeps its first card, in chapter order, whose back names the others."""
+    first: dict[str, int] = {}
+    also: dict[int, list[str]] = {}
+    kept = []
+    for card in found:
+        if card.kind != "formula":
+            kept.append(card)
+            continue
+        if card.back in first:
+            name = card.key.removeprefix("formula:")
+            also.setdefault(first[card.back], []).append(f"<code>{html.escape(name)}</code> (Chapter {card.chapter})")
+            continue
+        first[card.back] = len(kept)
+        kept.append(card)
+    for index, names in also.items():
+        card = kept[index]
+        kept[index] = dataclasses.replace(card, back=card.back + "<br><small>The same formula in the library as "
+                                          + ", ".join(names) + ".</small>")
+    return kept
 
 
 def _chapter_title(chapter: int) -> str:

@@ -37,7 +37,11 @@ The file is never allowed to harm anything:
   threads of one process are serialised.)
 - A file that is not what this module writes (not JSON, too deeply nested, a field of the wrong
   type, a date that cannot be shown) is set aside as ``progress.json.corrupt`` and progress
-  starts afresh.
+  starts afresh; a later bad file becomes ``progress.json.corrupt.2``, then ``.3``, so none
+  replaces another.
+- A read-only ``progress.json`` (``chmod 444``) is read and shown but never replaced, renamed or
+  deleted: a warning says once that nothing is recorded. A writable file keeps its permissions
+  when it is rewritten.
 - When nothing can be saved (a read-only home, a full disk) ``check()`` still works and a warning
   says, once, that progress is not being saved. Recording never makes ``check()`` fail.
 
@@ -177,6 +181,24 @@ def _refusal(file: Path) -> str | None:
     return _kind(mode)
 
 
+def _write_protected(file: Path) -> int | None:
+    """The permission bits of ``file`` if it is a regular file its owner may not write (``chmod 444``),
+    else None. Such a file is read but never replaced, renamed or deleted: someone made it read-only."""
+    try:
+        info = os.lstat(file)
+    except OSError:
+        return None
+    if stat.S_ISREG(info.st_mode) and not info.st_mode & stat.S_IWUSR:
+        return stat.S_IMODE(info.st_mode)
+    return None
+
+
+def _leave_read_only(file: Path, mode: int) -> None:
+    _warn_once(f"read-only:{file}", f"Progress is not recorded: {file} is read-only (mode {mode:04o}), so "
+                                    f"lecture_lib leaves it as it is. Make it writable (chmod u+w) to record "
+                                    f"again, or set {ENV_VAR}=off to turn recording off.")
+
+
 def _refuse(file: Path, kind: str) -> None:
     _warn_once(f"refuse:{file}", f"Progress is not recorded: {file} is {kind}, not a regular file, so "
                                  f"lecture_lib leaves it untouched. Point {ENV_VAR} at a file "
@@ -252,10 +274,23 @@ def _read(file: Path):
     return ("ok", data) if _valid(data) else ("garbage", None)
 
 
-def _set_aside(file: Path) -> None:
-    """Rename a bad regular file to ``*.corrupt`` (so nothing is silently destroyed)."""
-    if _refusal(file) is None:
-        os.replace(file, file.with_name(file.name + ".corrupt"))
+#: How many set-aside copies are numbered before the last number is reused.
+MAX_SET_ASIDE = 100
+
+
+def _set_aside(file: Path) -> Path | None:
+    """Rename a bad regular file to ``NAME.corrupt``, or ``NAME.corrupt.2``, ``.3``... when earlier
+    ones exist, so no bad file ever replaces another (nothing is silently destroyed). A read-only
+    file is left where it is. Returns the new path, or None if nothing was moved."""
+    if _refusal(file) is not None or _write_protected(file) is not None:
+        return None
+    target = file.with_name(file.name + ".corrupt")
+    number = 1
+    while os.path.lexists(target) and number < MAX_SET_ASIDE:
+        number += 1
+        target = file.with_name(f"{file.name}.corrupt.{number}")
+    os.replace(file, target)
+    return target
 
 
 @contextlib.contextmanager
@@ -321,6 +356,8 @@ def _save(data: dict, file: Path) -> None:
     """Write ``data`` to ``file`` atomically: a temporary file beside it, then ``os.replace``."""
     handle, temporary = tempfile.mkstemp(prefix=f".{file.name}.", suffix=".tmp", dir=file.parent)
     try:
+        with contextlib.suppress(OSError):   # keep the permissions the file had (mkstemp makes 0600)
+            os.fchmod(handle, stat.S_IMODE(os.lstat(file).st_mode))
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             json.dump(data, stream, indent=1, sort_keys=True)
             stream.write("\n")
@@ -359,11 +396,19 @@ def record(problem_id: str, status: str, *, when: str | None = None) -> bool:
         if kind is not None:
             _refuse(file, kind)
             return False
+        mode = _write_protected(file)
+        if mode is not None:
+            _leave_read_only(file, mode)
+            return False
         file.parent.mkdir(parents=True, exist_ok=True)
         with _locked(file):
             state, data = _read(file)   # inside the lock: nobody else's attempt is overwritten
             if state == "refused":
                 _refuse(file, data)
+                return False
+            mode = _write_protected(file)
+            if mode is not None:
+                _leave_read_only(file, mode)
                 return False
             if state == "garbage":
                 _set_aside(file)
@@ -389,13 +434,18 @@ def record(problem_id: str, status: str, *, when: str | None = None) -> bool:
 
 
 def clear() -> bool:
-    """Delete the progress file; True if there was one. A path that is not a regular file is left alone."""
+    """Delete the progress file; True if there was one. A path that is not a regular file, or a
+    read-only file, is left alone (with a warning)."""
     file = path()
     if file is None:
         return False
     kind = _refusal(file)
     if kind is not None:
         _refuse(file, kind)
+        return False
+    mode = _write_protected(file)
+    if mode is not None:
+        _leave_read_only(file, mode)
         return False
     try:
         file.unlink()

@@ -793,6 +793,20 @@ class NotebookSession:
                    const c = box.closest('[data-lt-container]');
                    return {container: c ? c.getAttribute('data-lt-container') : null, frame: box.dataset.frame}; })""")
 
+    def hold_key(self, slider: Slider, key: str, repeats: int, rate: float = 30.0) -> None:
+        """Hold ``key`` down on a slider's handle: one keydown, then ``repeats - 1`` autorepeat keydowns
+        (``repeat: true``) at ``rate`` per second, then the keyup, as a keyboard does."""
+        handle = self.handle(slider)
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        keyboard = self.page.keyboard
+        keyboard.down(key)
+        for _ in range(repeats - 1):
+            time.sleep(1 / rate)
+            keyboard.down(key)          # Playwright marks a second keydown without keyup as a repeat
+        time.sleep(1 / rate)
+        keyboard.up(key)
+
     def is_log_slider(self, slider: Slider) -> bool:
         return self.page.evaluate(
             "(i) => !!document.querySelector(`[data-lt-slider=\"${i}\"]`).closest('.lecture-log-slider')", slider.index)

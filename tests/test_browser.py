@@ -138,7 +138,8 @@ def replay_learner(session: NotebookSession) -> dict:
             time.sleep(0.5)
             session.press_at(typed, ["ArrowLeft"] * 6, 0.04)
             done["typed"] += 1
-        session.press_at(first, ["ArrowLeft"] * 5 + ["ArrowRight"] * 5, 1 / 30)        # held, autorepeat
+        session.hold_key(first, "ArrowLeft", 5)            # held down: autorepeat at 30 Hz, one way and back
+        session.hold_key(first, "ArrowRight", 5)
         done["held"] += 1
         if len(group) > 1:
             for _ in range(3):

@@ -30,6 +30,7 @@ them off (``tools/bench_browser.py`` measures both ways).
 from __future__ import annotations
 
 import os
+import time
 
 import ipywidgets as widgets
 import traitlets
@@ -41,6 +42,10 @@ REACH = 2                   # steps either way predicted for the slider moved la
 HAND_REACH = 60             # ... for the control in the learner's hand: every course slider's whole track
 BACKGROUND_REACH = 3        # positions either way of the control in hand predicted even with new axes
 BATCH = 6                   # frames per message: the page gets the nearest ones first
+# A move that arrives while a prediction is computed waits for it (Python runs one thing at a time), so
+# the dearer kinds are only predicted where they are cheap on this machine, as measured:
+TRACK_BUDGET = 0.03         # s per prediction, at most, for predicting the whole track of the control in hand
+BACKGROUND_BUDGET = 0.06    # s for a full redraw (axes, text, PNG), at most, for predicting new axes
 MAX_REACH = 1000            # no slider has more stops than this; a larger reach predicts nothing more
 
 
@@ -144,6 +149,7 @@ class Lookahead:
         self.in_hand: str | None = None          # the control the page says has focus or the pointer
         self.skip = frozenset(getattr(explorer, "ahead_skip", ()))
         self._sent: tuple = (None, set())       # (base, {(control, key)}): frames the page holds for this base
+        self.cost = 0.0                         # s per prediction, a running mean (the first one is tried)
 
     def plan(self) -> list[tuple[str, str, float, bool]]:
         """(control name, key, value, may bring a background) for every prediction: the control in
@@ -156,10 +162,15 @@ class Lookahead:
             control = controls[name]
             if name in self.skip or (isinstance(control, widgets.Dropdown) and followed(control, self.explorer)):
                 continue
-            reach = HAND_REACH if name == self.in_hand else REACH if name == self.last_moved else 1
-            found += [(name, k, v, name == self.in_hand and rank < 2 * BACKGROUND_REACH)
+            held = name == self.in_hand
+            reach = (HAND_REACH if self.cost <= TRACK_BUDGET else REACH) if held else REACH if name == self.last_moved else 1
+            found += [(name, k, v, held and rank < 2 * BACKGROUND_REACH and self.background_cost() <= BACKGROUND_BUDGET)
                       for rank, (k, v) in enumerate(neighbours(control, reach))]
         return found
+
+    def background_cost(self) -> float:
+        """Seconds the explorer's last full redraw took (what a prediction with new axes costs)."""
+        return getattr(self.explorer.view, "full_render_seconds", float("inf"))
 
     def state(self) -> tuple[dict, dict] | None:
         """(base, attributes): every control's position and the state the page changes, or None
@@ -216,10 +227,13 @@ class Lookahead:
         if not work["plan"]:
             return
         name, position, value, background = work["plan"].pop(0)
+        started = time.perf_counter()
         try:
             frame = self.explorer.predict(name, value, background=background)
         except Exception:   # a prediction only saves time: the real move still works
             frame = None
+        if not (frame is not None and len(frame) == 5):     # a new background costs a full redraw: not counted
+            self.cost = 0.7 * self.cost + 0.3 * (time.perf_counter() - started) if self.cost else time.perf_counter() - started
         if frame is not None:
             work["entries"].append((name, position, frame))
         if work["entries"] and (not work["plan"] or work["plan"][0][0] != name or len(work["entries"]) >= BATCH):

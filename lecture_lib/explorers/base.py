@@ -202,6 +202,8 @@ class FigureView:
             self._draw_moving(restore=not full)
             self.widget.value = self.png_bytes(new_palette=full)
         self.last_render_seconds = time.perf_counter() - started
+        if full:
+            self.full_render_seconds = self.last_render_seconds     # what predicting new axes costs (ahead.py)
 
     def _draw_moving(self, *, restore: bool = True) -> None:
         """Agg draws the moving artists over the cached background (restored first, unless the

@@ -205,11 +205,12 @@ def measure(server, browser, name: str, report) -> dict:
 
 
 def _cell(stats: dict | None, floor: dict | None) -> str:
+    """median / p90 ms, each x the floor's, share painted ahead."""
     if not stats or not stats["n"]:
-        return f"{'-':>22}"
-    ratio = (f" {stats['median'] / floor['median']:.1f}x" if floor and floor["n"] and floor["median"] > 0
-             and stats["median"] == stats["median"] else "")
-    return f"{stats['median']:6.0f} /{stats['p90']:5.0f}{ratio:>6} {stats['ahead']:4.0%}".rjust(22)
+        return f"{'-':>30}"
+    ratio = (f" {stats['median'] / floor['median']:.1f}x/{stats['p90'] / floor['p90']:.1f}x"
+             if floor and floor["n"] and floor["median"] > 0 and stats["median"] == stats["median"] else "")
+    return f"{stats['median']:5.0f} /{stats['p90']:5.0f}{ratio:>11} {stats['ahead']:4.0%}".rjust(30)
 
 
 def run(report=print, *, notebooks: list[str] | None = None, quick: bool | None = None) -> dict | None:
@@ -236,9 +237,9 @@ def run(report=print, *, notebooks: list[str] | None = None, quick: bool | None 
         finally:
             browser.close()
     report(f"moves as people make them (real input events, not waiting for the page): median / p90 ms, "
-           f"x the floor's median for that kind, share painted ahead; {len(names)} notebooks"
+           f"each x the floor's for that kind, share painted ahead; {len(names)} notebooks"
            + (" (BENCH_QUICK)" if quick else ""))
-    header = f"{'notebook':<44}" + "".join(f"{kind:>22}" for kind in KINDS) + f"{'stale':>7}"
+    header = f"{'notebook':<44}" + "".join(f"{kind:>30}" for kind in KINDS) + f"{'stale':>7}"
     report(header)
     report("-" * len(header))
     floor_kinds = floor.get("kinds", {})

@@ -418,6 +418,9 @@ function render({ model, el }) {
   const ctx = canvas.getContext('2d');
   const unhook = [];
   let url = null, waiting = false, frames = 0, predictedFrames = 0;
+  // The canvas paints each frame over its own background (decoded from the PNG), so a picture changes in one
+  // step: a background that arrives for a frame already superseded never shows under a newer frame's curves.
+  let backdrop = null, backdropData = null, backgrounds = 0;
 
   let scale = 1, height = 1;
   const size = () => {
@@ -465,7 +468,7 @@ function render({ model, el }) {
   // predicted with every other control where it still is, its frame and readout are shown at once.
   let ahead = null, readoutModel = null, shownReadout = null, acceptReadout = true;
   const jump = (id, control, attr) => {
-    if (!ahead || waiting || !ahead.frames[id]) return;
+    if (!ahead || !ahead.frames[id]) return;
     for (const [other, otherAttr] of Object.entries(ahead.attrs)) {     // every other control where it still is
       if (other === id) continue;
       const m = models.get(other);
@@ -473,9 +476,10 @@ function render({ model, el }) {
     }
     const here = position(control, attr);
     const entry = here === ahead.base[id] ? ahead.current : ahead.frames[id][here];
-    if (!entry || (entry.background !== undefined && !entry.backdrop)) return;    // its background still decoding
+    const under = entry && (entry.background !== undefined ? entry.backdrop : ahead.backdrop);
+    if (!under) return;                  // its background is still being decoded: the kernel's frame will do
     img.alt = img.title = entry.alt;
-    paint(entry, entry.view, true, { positions: { ...ahead.base, [id]: here }, attrs: ahead.attrs }, entry.backdrop);
+    paint(entry, entry.view, true, { positions: { ...ahead.base, [id]: here }, attrs: ahead.attrs }, under);
     acceptReadout = false;            // until the kernel's own frame for this position arrives
     shownReadout = entry.readout;
     if (readoutModel) readoutModel.set('value', entry.readout);
@@ -496,7 +500,7 @@ function render({ model, el }) {
     if (state) for (const id of Object.keys(state.positions)) watch(id, state.attrs[id]);
     if (state && !matches(state)) { acceptReadout = false; return; }     // superseded: keep the newer picture
     acceptReadout = true;
-    paint(frame, dataView(model.get('points')), false, state);
+    paint(frame, dataView(model.get('points')), false, state, backdrop);
   };
 
   const decode = (buffer) => {
@@ -508,7 +512,11 @@ function render({ model, el }) {
     for (const entry of entries) entry.view = dataView(buffers[entry.buffer]);
     if (ahead && JSON.stringify(ahead.base) === JSON.stringify(table.base)) {
       for (const [id, frames] of Object.entries(table.frames)) ahead.frames[id] = { ...ahead.frames[id], ...frames };
-    } else ahead = table;
+    } else {
+      ahead = table;      // the kernel sent it after its frame for the base: the model holds the base's background
+      ahead.backgroundData = model.get('background');
+      if (ahead.backgroundData === backdropData) ahead.backdrop = backdrop;
+    }
     for (const [id, attr] of Object.entries(table.attrs)) watch(id, attr);
     for (const entry of entries)        // a predicted background, decoded before it is needed
       if (entry.background !== undefined) decode(buffers[entry.background]).then((bitmap) => { entry.backdrop = bitmap; });
@@ -547,10 +555,18 @@ function render({ model, el }) {
     const data = model.get('background');
     if (!data || !data.byteLength) return;
     const blob = new Blob([data.buffer ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : data], { type: 'image/png' });
-    const next = URL.createObjectURL(blob);
-    waiting = true;
-    img.onload = () => { waiting = false; if (url && url !== next) URL.revokeObjectURL(url); url = next; paintFrame(); };
-    img.src = next;
+    const next = URL.createObjectURL(blob), token = ++backgrounds;
+    waiting = true;       // the kernel's frames wait for their background
+    decode(data).then((bitmap) => {
+      if (token !== backgrounds) { URL.revokeObjectURL(next); return; }      // a newer one came meanwhile
+      backdrop = bitmap; backdropData = data;
+      if (ahead && ahead.backgroundData === data) ahead.backdrop = bitmap;
+      // the <img> under the canvas: the figure's alt text and title, and its picture before the first frame
+      img.onload = () => { if (url && url !== next) URL.revokeObjectURL(url); url = next; };
+      img.src = next;
+      waiting = false;
+      paintFrame();
+    });
   };
   const describe = () => { const text = model.get('alt'); img.alt = text; img.title = text; };
 

@@ -293,3 +293,25 @@ def test_a_frame_predicted_with_new_axes_brings_the_background_the_real_move_sen
                 _real_move(control, start)
     finally:
         view.figure.clear()
+
+
+def test_frames_of_the_control_in_hand_are_not_computed_again_when_it_moves_itself():
+    """A control's predicted frames assume only the other controls where they are: after the learner moves
+    it along its track (the page keeps its frames), the next round predicts only what it has not sent, and
+    a move of another control makes them all due again."""
+    from lecture_lib.explorers.roofline import ContextExplorer
+
+    explorer = ContextExplorer()
+    if not explorer.view.live:
+        pytest.skip("anywidget is not installed")
+    name, held = next((n, c) for n, c in explorer.controls.items() if isinstance(c, sliders.LogSlider))
+    hold = {"ahead": "hold", "control": held.model_id}
+    first = _run_round(explorer, lambda loop: explorer.lookahead.request(hold, loop))
+    assert first
+    _real_move(held, held.stops[held.index + 1])
+    again = _run_round(explorer, lambda loop: explorer.lookahead.schedule(loop))
+    assert not any(held.model_id in content["ahead"]["frames"] for content, _ in again)
+    other = next(c for n, c in explorer.controls.items() if n != name and isinstance(c, sliders.LogSlider))
+    _real_move(other, other.stops[other.index + 1 if other.index + 1 < len(other.stops) else other.index - 1])
+    after = _run_round(explorer, lambda loop: explorer.lookahead.schedule(loop))
+    assert any(held.model_id in content["ahead"]["frames"] for content, _ in after)

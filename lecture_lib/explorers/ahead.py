@@ -148,7 +148,9 @@ class Lookahead:
         self.last_moved: str | None = None
         self.in_hand: str | None = None          # the control the page says has focus or the pointer
         self.skip = frozenset(getattr(explorer, "ahead_skip", ()))
-        self._sent: tuple = (None, set())       # (base, {(control, key)}): frames the page holds for this base
+        # control -> (the other controls' positions, {keys}): frames the page holds. A control's frames assume
+        # only the others where they are, so they stay good while it moves itself (the page keeps them too)
+        self._sent: dict = {}
         self.cost = 0.0                         # s per prediction, a running mean (the first one is tried)
 
     def plan(self) -> list[tuple[str, str, float, bool]]:
@@ -190,7 +192,7 @@ class Lookahead:
         if not isinstance(content, dict):
             return
         if content.get("ahead") == "please":
-            self._sent = (None, set())
+            self._sent = {}
             self.schedule(loop)
         elif content.get("ahead") == "hold":
             name = next((n for n, c in self.explorer.controls.items() if c.model_id == content.get("control")), None)
@@ -219,11 +221,12 @@ class Lookahead:
             state = self.state()
             if state is None:
                 return
-            base = tuple(sorted(state[0].items()))
-            if self._sent[0] != base:
-                self._sent = (base, set())
-            done = self._sent[1]
-            work = {"plan": [p for p in self.plan() if (p[0], p[1]) not in done], "state": state, "entries": []}
+            names = {control.model_id: name for name, control in self.explorer.controls.items()}
+            for model_id, name in names.items():
+                others = tuple(sorted((k, v) for k, v in state[0].items() if k != model_id))
+                if self._sent.get(name, (None,))[0] != others:
+                    self._sent[name] = (others, set())
+            work = {"plan": [p for p in self.plan() if p[1] not in self._sent[p[0]][1]], "state": state, "entries": []}
         if not work["plan"]:
             return
         name, position, value, background = work["plan"].pop(0)
@@ -238,7 +241,9 @@ class Lookahead:
             work["entries"].append((name, position, frame))
         if work["entries"] and (not work["plan"] or work["plan"][0][0] != name or len(work["entries"]) >= BATCH):
             self._send(work["state"], work["entries"])
-            self._sent[1].update((n, k) for n, k, _ in work["entries"])
+            base = work["state"][0]
+            for name_sent, key_sent, _ in work["entries"]:      # the base's own frame travels with them
+                self._sent[name_sent][1].update((key_sent, base[self.explorer.controls[name_sent].model_id]))
             work["entries"] = []
         if work["plan"]:
             loop.call_soon(self._step, loop, generation, work)

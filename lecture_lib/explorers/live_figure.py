@@ -476,7 +476,7 @@ function render({ model, el }) {
     }
     const here = position(control, attr);
     const entry = here === ahead.base[id] ? ahead.current : ahead.frames[id][here];
-    const under = entry && (entry.background !== undefined ? entry.backdrop : ahead.backdrop);
+    const under = entry && (entry.backdrop || (entry.background === undefined ? ahead.backdrop : null));
     if (!under) return;                  // its background is still being decoded: the kernel's frame will do
     img.alt = img.title = entry.alt;
     paint(entry, entry.view, true, { positions: { ...ahead.base, [id]: here }, attrs: ahead.attrs }, under);
@@ -513,9 +513,22 @@ function render({ model, el }) {
     if (ahead && JSON.stringify(ahead.base) === JSON.stringify(table.base)) {
       for (const [id, frames] of Object.entries(table.frames)) ahead.frames[id] = { ...ahead.frames[id], ...frames };
     } else {
+      const old = ahead;
       ahead = table;      // the kernel sent it after its frame for the base: the model holds the base's background
       ahead.backgroundData = model.get('background');
       if (ahead.backgroundData === backdropData) ahead.backdrop = backdrop;
+      // a control's frames assume only the other controls where they are: while it moves itself (a drag, a
+      // held key) they stay good, with the old base's frame as one more of its positions (the kernel sends
+      // them once)
+      if (old && old.backdrop) for (const [id, frames] of Object.entries(old.frames)) {
+        if (!Object.keys(table.base).every((other) => other === id || table.base[other] === old.base[other])) continue;
+        const kept = {};
+        for (const [at, entry] of Object.entries({ ...frames, [old.base[id]]: old.current })) {
+          if (entry.background === undefined && !entry.backdrop) entry.backdrop = old.backdrop;
+          kept[at] = entry;
+        }
+        ahead.frames[id] = { ...kept, ...(table.frames[id] || {}) };
+      }
     }
     for (const [id, attr] of Object.entries(table.attrs)) watch(id, attr);
     for (const entry of entries)        // a predicted background, decoded before it is needed

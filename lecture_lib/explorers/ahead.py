@@ -222,8 +222,10 @@ class Lookahead:
             if state is None:
                 return
             names = {control.model_id: name for name, control in self.explorer.controls.items()}
+            # a prediction also depends on the axes it starts from (limits that stay put while the data fit)
+            axes = tuple((a.get_xlim(), a.get_ylim()) for a in self.explorer.view.figure.axes)
             for model_id, name in names.items():
-                others = tuple(sorted((k, v) for k, v in state[0].items() if k != model_id))
+                others = (axes, tuple(sorted((k, v) for k, v in state[0].items() if k != model_id)))
                 if self._sent.get(name, (None,))[0] != others:
                     self._sent[name] = (others, set())
             work = {"plan": [p for p in self.plan() if p[1] not in self._sent[p[0]][1]], "state": state, "entries": []}

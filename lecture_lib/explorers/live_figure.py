@@ -517,10 +517,11 @@ function render({ model, el }) {
       ahead = table;      // the kernel sent it after its frame for the base: the model holds the base's background
       ahead.backgroundData = model.get('background');
       if (ahead.backgroundData === backdropData) ahead.backdrop = backdrop;
-      // a control's frames assume only the other controls where they are: while it moves itself (a drag, a
-      // held key) they stay good, with the old base's frame as one more of its positions (the kernel sends
-      // them once)
-      if (old && old.backdrop) for (const [id, frames] of Object.entries(old.frames)) {
+      // a control's frames assume only the other controls where they are (and the axes): while it moves
+      // itself (a drag, a held key) they stay good, with the old base's frame as one more of its positions
+      // (the kernel sends them once)
+      const sameAxes = old && old.backdrop && old.backgroundData === ahead.backgroundData;
+      if (sameAxes) for (const [id, frames] of Object.entries(old.frames)) {
         if (!Object.keys(table.base).every((other) => other === id || table.base[other] === old.base[other])) continue;
         const kept = {};
         for (const [at, entry] of Object.entries({ ...frames, [old.base[id]]: old.current })) {

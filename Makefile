@@ -17,7 +17,7 @@ help:
 	@echo "make test       run every test: library, notebooks, exercises, browser"
 	@echo "make test-fast  every test except the browser ones and the exhaustive sweeps (slow)"
 	@echo "make exercises  regenerate exercises/ from solutions/"
-	@echo "make bench      print the performance figures (import, notebooks, sliders)"
+	@echo "make bench      print the performance figures (import, notebooks, sliders; BENCH_QUICK=1: chapters 1, 4, 5)"
 	@echo "make flashcards write build/llm-serving-math.apkg, an Anki deck of the course (FLASHCARDS=path to change)"
 	@echo "make present CH=01  one chapter as a Voila app sized for a 1280x800 projector"
 	@echo "make site       the chapters, executed, as a static HTML site in site/ (offline)"

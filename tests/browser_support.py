@@ -787,6 +787,79 @@ class NotebookSession:
     def paints(self) -> list[dict]:
         return self.page.evaluate("() => window.__ltPaints || []")
 
+    def unsettled_figures(self) -> list[dict]:
+        """Live figures whose picture is not for the positions their controls hold now (once the
+        controls have stopped, each must show their state: ``lecture-live-figure``'s ``__lectureFresh``)."""
+        return self.page.evaluate(
+            """() => [...document.querySelectorAll('.lecture-live-figure')].filter(
+                 (box) => box.__lectureFresh && !box.__lectureFresh()).map((box) => {
+                   const c = box.closest('[data-lt-container]');
+                   return {container: c ? c.getAttribute('data-lt-container') : null, frame: box.dataset.frame}; })""")
+
+    def hold_key(self, slider: Slider, key: str, repeats: int, rate: float = 30.0) -> None:
+        """Hold ``key`` down on a slider's handle: one keydown, then ``repeats - 1`` autorepeat keydowns
+        (``repeat: true``) at ``rate`` per second, then the keyup, as a keyboard does."""
+        handle = self.handle(slider)
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        keyboard = self.page.keyboard
+        keyboard.down(key)
+        for _ in range(repeats - 1):
+            time.sleep(1 / rate)
+            keyboard.down(key)          # Playwright marks a second keydown without keyup as a repeat
+        time.sleep(1 / rate)
+        keyboard.up(key)
+
+    def is_log_slider(self, slider: Slider) -> bool:
+        return self.page.evaluate(
+            "(i) => !!document.querySelector(`[data-lt-slider=\"${i}\"]`).closest('.lecture-log-slider')", slider.index)
+
+    def type_value(self, slider: Slider, text: str) -> None:
+        """Type ``text`` into a log slider's readout and press Enter, as a learner does."""
+        readout = self.page.locator(f'[data-lt-slider="{slider.index}"] .widget-readout').first
+        readout.scroll_into_view_if_needed()
+        readout.click()
+        self.page.keyboard.press("Control+A")
+        self.page.keyboard.type(text)
+        self.page.keyboard.press("Enter")
+
+    def dropdowns(self, slider: Slider) -> int:
+        """How many dropdowns the slider's explorer has."""
+        return self.page.evaluate(
+            """(id) => document.querySelectorAll(`[data-lt-container="${id}"] .widget-dropdown select`).length""",
+            slider.container)
+
+    def change_dropdown(self, slider: Slider, which: int = 0) -> None:
+        """Move a dropdown of the slider's explorer one option with the keyboard (ArrowDown, ArrowUp
+        on the last option): a real key event on the focused ``<select>``."""
+        select = self.page.locator(f'[data-lt-container="{slider.container}"] .widget-dropdown select').nth(which)
+        select.scroll_into_view_if_needed()
+        index, count = select.evaluate("el => [el.selectedIndex, el.options.length]")
+        select.focus()
+        self.page.keyboard.press("ArrowUp" if index == count - 1 else "ArrowDown")
+
+    def drag(self, slider: Slider, fraction: float = 0.12, *, steps: int = 8, interval: float = 0.03,
+             direction: int | None = None) -> None:
+        """Drag a slider's handle with the mouse, as a hand does: press on the handle, move ``fraction``
+        of the track in ``steps`` pointer moves ``interval`` seconds apart, release. The direction is
+        towards the longer side of the track unless given (+1 right, -1 left)."""
+        handle = self.handle(slider)
+        handle.scroll_into_view_if_needed()
+        box = handle.bounding_box()
+        track = self.page.locator(f'[data-lt-slider="{slider.index}"] .noUi-target').first.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        if direction is None:
+            direction = 1 if x - track["x"] < track["x"] + track["width"] - x else -1
+        distance = direction * fraction * track["width"]
+        mouse = self.page.mouse
+        mouse.move(x, y)
+        mouse.down()
+        for step in range(1, steps + 1):
+            time.sleep(interval)
+            mouse.move(x + distance * step / steps, y)
+        time.sleep(interval)
+        mouse.up()
+
     def press_at(self, slider: Slider, keys: list[str], interval: float) -> None:
         """Press ``keys`` on a slider's handle one after another, ``interval`` seconds apart (0.04 s is a
         key held down: autorepeat at about 25 Hz; 0.15 s a learner tapping)."""

@@ -45,7 +45,7 @@ def test_every_prediction_is_the_frame_a_real_move_shows(cls):
     try:
         predicted = 0
         for name, control in explorer.controls.items():
-            if name in explorer.lookahead.skip:
+            if name in explorer.lookahead.skip or ahead.followed(control, explorer):
                 continue
             for _key, value in ahead.neighbours(control, ahead.REACH):
                 before = _fresh(explorer)
@@ -86,7 +86,9 @@ def test_keys_are_what_the_page_writes():
     whole = sliders.int_slider("stages", 1, 1, 8)
     assert ahead.neighbours(whole) == [("2", 2)] and ahead.neighbours(whole, 2) == [("2", 2), ("3", 3)]
     assert [k for k, _ in ahead.neighbours(slider, 2)] == ["0.2", "0.4", "0.1", "0.5"]
-    assert ahead.neighbours(sliders.dropdown("model", ["a", "b"])) == []
+    assert ahead.neighbours(sliders.dropdown("model", ["a", "b", "c"], "b"), 2) == [("a", "a"), ("c", "c")]
+    pair = sliders.dropdown("weights", [("fp8 (1 byte)", 1), ("bf16 (2 bytes)", 2)])
+    assert ahead.attribute(pair) == "index" and ahead.neighbours(pair) == [("bf16 (2 bytes)", 2)]
 
 
 def test_a_round_of_predictions_sends_one_message_per_control_and_stops_when_a_move_comes():
@@ -106,13 +108,15 @@ def test_a_round_of_predictions_sends_one_message_per_control_and_stops_when_a_m
         await asyncio.sleep(ahead.DELAY_SECONDS + 2.0)
 
     asyncio.run(main())
-    sliders = [c for c in explorer.controls.values() if ahead.neighbours(c)]
-    assert len(sent) == len(sliders)
+    sliders = [c for c in explorer.controls.values() if ahead.neighbours(c) and not isinstance(c, widgets.Dropdown)]
+    assert {c.model_id for c in sliders} <= {i for content, _ in sent for i in content["ahead"]["frames"]}
+    assert len(sent) <= len(explorer.controls)        # one message per control (two steps, then one each)
     for content, buffers in sent:
         table = content["ahead"]
         assert table["readout"] == explorer.readout.model_id
         assert set(table["base"]) == {c.model_id for c in explorer.controls.values()}
         (frames,) = table["frames"].values()
+        assert 0 < len(frames) <= ahead.BATCH
         assert all(0 <= entry["buffer"] < len(buffers) for entry in frames.values())
         current = table["current"]       # the frame at the base itself, as the page holds it
         assert bytes(buffers[current["buffer"]]) == bytes(explorer.view.widget.points)
@@ -140,6 +144,8 @@ def test_a_predicted_control_never_moves_another_control(cls):
     try:
         for name, control in explorer.controls.items():
             if name in explorer.lookahead.skip or not ahead.neighbours(control):
+                continue
+            if isinstance(control, widgets.Dropdown):       # an option that moves another control is not predicted
                 continue
             start = control.value
             ends = [control.stops[0], control.stops[-1]] if isinstance(control, sliders.LogSlider) else [control.min, control.max]
@@ -198,8 +204,8 @@ def test_a_flood_of_prediction_requests_starts_one_round(monkeypatch):
         return answered
 
     assert asyncio.run(flood()) < 1.0
-    sliders = [c for c in explorer.controls.values() if ahead.neighbours(c)]
-    assert len(sent) == len(sliders), "one round of predictions, not one per request"
+    assert len(sent) <= len(explorer.controls), "one round of predictions, not one per request"
+    assert len({i for content in sent for i in content["ahead"]["frames"]}) == len(sent)
 
 
 @pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
@@ -216,3 +222,96 @@ def test_a_huge_reach_is_capped_and_a_bad_one_named():
     for bad in (-1, 1.5, "2", True):
         with pytest.raises(ValueError, match="reach"):
             ahead.neighbours(slider, bad)
+
+
+def _run_round(explorer, before=None, seconds: float = 3.0) -> list:
+    import asyncio
+
+    sent = []
+    explorer.view.widget.send = lambda content, buffers=None: sent.append((content, buffers))
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        if before is not None:
+            before(loop)
+        await asyncio.sleep(ahead.DELAY_SECONDS + seconds)
+
+    asyncio.run(main())
+    return sent
+
+
+def test_the_control_in_hand_is_predicted_along_its_whole_track_nearest_first_in_batches():
+    from lecture_lib.explorers.roofline import ContextExplorer
+
+    explorer = ContextExplorer()
+    if not explorer.view.live:
+        pytest.skip("anywidget is not installed")
+    name, held = next((n, c) for n, c in explorer.controls.items() if isinstance(c, sliders.LogSlider))
+    sent = _run_round(explorer, lambda loop: explorer.lookahead.request({"ahead": "hold", "control": held.model_id}, loop))
+    assert explorer.lookahead.in_hand == name
+    first = sent[0][0]["ahead"]["frames"]
+    assert list(first) == [held.model_id] and len(first[held.model_id]) <= ahead.BATCH
+    keys = [k for content, _ in sent for k in content["ahead"]["frames"].get(held.model_id, {})]
+    expected = [k for k, _ in ahead.neighbours(held, ahead.HAND_REACH)]
+    assert keys == [k for k in expected if k in keys], "not nearest first"
+    assert len(keys) >= len(expected) - 2 * ahead.BACKGROUND_REACH      # only positions needing new axes may be missing
+    # the same hold again predicts nothing twice; a real move (a new generation) stops a round at once
+    assert _run_round(explorer, lambda loop: explorer.lookahead.request({"ahead": "hold", "control": held.model_id},
+                                                                        loop)) == []
+
+    def interrupted(loop):
+        explorer.lookahead.in_hand = None
+        explorer.lookahead.request({"ahead": "hold", "control": held.model_id}, loop)
+        loop.call_later(ahead.DELAY_SECONDS + 0.001, lambda: setattr(explorer.lookahead, "generation",
+                                                                     explorer.lookahead.generation + 1))
+    explorer.lookahead._sent = (None, set())
+    assert len(_run_round(explorer, interrupted)) <= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", base.explorer_classes(), ids=lambda cls: cls.__name__)
+def test_a_frame_predicted_with_new_axes_brings_the_background_the_real_move_sends(cls):
+    explorer = cls()
+    view = explorer.view
+    if not view.live:
+        pytest.skip("anywidget is not installed")
+    try:
+        for name, control in explorer.controls.items():
+            if name in explorer.lookahead.skip or ahead.followed(control, explorer):
+                continue
+            for _key, value in ahead.neighbours(control, ahead.BACKGROUND_REACH):
+                before = _fresh(explorer)
+                frame = explorer.predict(name, value, background=True)
+                assert _fresh(explorer) == before, f"{cls.__name__}: predicting {name}={value} changed the figure"
+                start = control.value
+                _real_move(control, value)
+                if frame is not None and len(frame) == 5:
+                    ops, points, alt, readout, png = frame
+                    assert png == bytes(view.widget.background), f"{cls.__name__}: {name}={value}: another background"
+                    assert (ops, points) == (view.widget.frame["ops"], bytes(view.widget.points))
+                    assert alt == view.alt_text and readout == explorer.readout.value
+                _real_move(control, start)
+    finally:
+        view.figure.clear()
+
+
+def test_frames_of_the_control_in_hand_are_not_computed_again_when_it_moves_itself():
+    """A control's predicted frames assume only the other controls where they are: after the learner moves
+    it along its track (the page keeps its frames), the next round predicts only what it has not sent, and
+    a move of another control makes them all due again."""
+    from lecture_lib.explorers.roofline import ContextExplorer
+
+    explorer = ContextExplorer()
+    if not explorer.view.live:
+        pytest.skip("anywidget is not installed")
+    name, held = next((n, c) for n, c in explorer.controls.items() if isinstance(c, sliders.LogSlider))
+    hold = {"ahead": "hold", "control": held.model_id}
+    first = _run_round(explorer, lambda loop: explorer.lookahead.request(hold, loop))
+    assert first
+    _real_move(held, held.stops[held.index + 1])
+    again = _run_round(explorer, lambda loop: explorer.lookahead.schedule(loop))
+    assert not any(held.model_id in content["ahead"]["frames"] for content, _ in again)
+    other = next(c for n, c in explorer.controls.items() if n != name and isinstance(c, sliders.LogSlider))
+    _real_move(other, other.stops[other.index + 1 if other.index + 1 < len(other.stops) else other.index - 1])
+    after = _run_round(explorer, lambda loop: explorer.lookahead.schedule(loop))
+    assert any(held.model_id in content["ahead"]["frames"] for content, _ in after)

@@ -75,23 +75,6 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
                        else f"value {move.value_before} -> {move.value_after}")
                 failures.append(f"{slider.describe()}: {move.key} changed neither the figure nor the "
                                 f"readout within the timeout ({how})")
-        # As people move them: a key held down one way and back, then two sliders of one explorer in turn
-        # at a tapping rate. No frame may be painted for positions the controls have already left.
-        session.watch_paints()
-        by_explorer: dict[str, list] = {}
-        for slider in sliders:
-            if slider.explorer:
-                by_explorer.setdefault(slider.container, []).append(slider)
-        for pair in by_explorer.values():
-            session.press_at(pair[0], ["ArrowLeft"] * 5 + ["ArrowRight"] * 5, 0.04)
-            if len(pair) > 1:
-                for _ in range(3):
-                    session.press_at(pair[0], ["ArrowRight"], 0.15)
-                    session.press_at(pair[1], ["ArrowRight"], 0.15)
-        session.wait_idle()
-        paints = session.paints()
-        stale = [p for p in paints if p["stale"]]
-        assert not stale, f"{name}: {len(stale)} of {len(paints)} frames painted for positions already left: {stale[:5]}"
         names_after = session.figure_names()
         unsynced = session.log_slider_valuetexts(unsynced_only=True)
         assert not unsynced, f"{name}: after the moves, log sliders read out their exponent: {unsynced}"
@@ -106,6 +89,83 @@ def test_notebook_runs_and_every_slider_moves_its_explorer(name, lab_server, bro
               f"{session.counts()}, total {time.monotonic() - started:.1f} s")
     finally:
         session.close()
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS or [pytest.param("(none)", marks=pytest.mark.skip("no notebooks"))])
+def test_no_frame_is_painted_for_positions_the_controls_have_left(name, lab_server, browser):
+    """Issue 28: the learner's sequences, replayed with real key and pointer events in every explorer of
+    the chapter: a value typed into a log slider's readout then ← twice quickly and ← held; a key held
+    down (autorepeat, 30 Hz) one way and back; two sliders in turn at a tapping rate; a mouse drag of
+    12% of the track right after a dropdown change. Every painted frame is logged: none may be for
+    control positions other than the ones the controls hold as it is painted, and once the controls
+    stop, every figure shows their state."""
+    session = NotebookSession(lab_server, browser, name, viewport=dict(LAYOUT))
+    try:
+        session.open()
+        session.run_all()
+        assert not session.errors(), session.errors()
+        session.wait_idle(20, settle=1.0)
+        session.watch_paints()
+        sequences = replay_learner(session)
+        session.wait_idle(30, settle=1.0)
+        paints = session.paints()
+        stale = [p for p in paints if p["stale"]]
+        assert not stale, (f"{name}: {len(stale)} of {len(paints)} frames painted for positions already left "
+                           f"({sequences}): {stale[:5]}")
+        unsettled = session.unsettled_figures()
+        assert not unsettled, f"{name}: figures not showing their controls' positions once they stopped: {unsettled}"
+        assert not session.errors(), session.errors()
+        print(f"{name}: {sequences}, {len(paints)} frames painted ({sum(p['ahead'] for p in paints)} ahead), none stale")
+    finally:
+        session.close()
+
+
+def replay_learner(session: NotebookSession) -> dict:
+    """Issue 28's sequences on every explorer of the open notebook; returns how many of each ran."""
+    done = {"typed": 0, "held": 0, "alternating": 0, "dropdown+drag": 0, "drag": 0}
+    by_explorer: dict[str, list] = {}
+    for slider in session.sliders():
+        if slider.explorer:
+            by_explorer.setdefault(slider.container, []).append(slider)
+    for group in by_explorer.values():
+        first = group[0]
+        typed = next((s for s in group if session.is_log_slider(s)), None)
+        if typed is not None:           # a value typed between two stops, then ← ← quickly, then ← held
+            session.type_value(typed, _between_stops(session, typed))
+            time.sleep(0.6)
+            session.press_at(typed, ["ArrowLeft"] * 2, 0.06)
+            time.sleep(0.5)
+            session.press_at(typed, ["ArrowLeft"] * 6, 0.04)
+            done["typed"] += 1
+        session.hold_key(first, "ArrowLeft", 5)            # held down: autorepeat at 30 Hz, one way and back
+        session.hold_key(first, "ArrowRight", 5)
+        done["held"] += 1
+        if len(group) > 1:
+            for _ in range(3):
+                session.press_at(group[0], ["ArrowRight"], 0.15)
+                session.press_at(group[1], ["ArrowRight"], 0.15)
+            done["alternating"] += 1
+        if session.dropdowns(first):          # a drag right after a dropdown change
+            session.change_dropdown(first)
+            session.drag(group[-1])
+            done["dropdown+drag"] += 1
+        else:
+            session.drag(group[-1])
+            done["drag"] += 1
+    return done
+
+
+def _between_stops(session: NotebookSession, slider) -> str:
+    """A value a learner might type: 1.3x the slider's (0.8x at its top), as a readout writes it."""
+    from lecture_lib.explorers.sliders import parse_typed
+
+    text, now, high = session.slider_value(slider)
+    try:
+        value = parse_typed(text or "")
+    except ValueError:
+        return "3,000"
+    value *= 0.8 if now is not None and high is not None and now >= high else 1.3
+    return f"{value:,.0f}" if value >= 10 else f"{value:.3g}"
 
 
 def _drift(session: NotebookSession) -> list[dict]:

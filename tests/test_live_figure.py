@@ -203,3 +203,59 @@ def test_neighbouring_opaque_paths_of_one_style_share_one_operation():
     assert len(ops) == 1 and ops[0]["n"] == len(_triples(points))        # five boxes, one canvas path
     ops, _ = live_figure.record(figure, [faint])
     assert len(ops) == 5                   # translucent: overlaps must stay painted twice, as Agg does
+
+
+def _inert_controls(classes) -> set[str]:
+    """Controls whose move (one step; a dropdown: any option) changes neither figure nor readout."""
+    import ipywidgets as widgets
+
+    inert = set()
+    for cls in classes:
+        explorer = cls()
+        try:
+            for name, control in explorer.controls.items():
+                before = (explorer.view.snapshot_png(), explorer.readout.value)
+                if isinstance(control, widgets.Dropdown):       # two neighbouring presets may look alike
+                    start = control.index
+                    for index in range(len(control._options_labels)):
+                        control.index = index
+                        if (explorer.view.snapshot_png(), explorer.readout.value) != before:
+                            break
+                    else:
+                        inert.add(f"{cls.__name__}.{name}")
+                    control.index = start
+                    continue
+                if isinstance(control, sliders.LogSlider):
+                    control.index = control.index + 1 if control.index < len(control.stops) - 1 else control.index - 1
+                else:
+                    control.value = control.value + control.step if control.value < control.max else control.value - control.step
+                if (explorer.view.snapshot_png(), explorer.readout.value) == before:
+                    inert.add(f"{cls.__name__}.{name}")
+        finally:
+            explorer.view.figure.clear()
+    return inert
+
+
+@pytest.mark.slow
+def test_without_anywidget_every_control_of_every_explorer_still_moves_its_figure_or_readout(monkeypatch):
+    """Issue 28: ``pip install lecture-lib`` without extras has no anywidget. Every explorer then shows one
+    PNG per move (an ``ipywidgets.Image``), computes nothing ahead, and every control changes what the
+    learner sees just as it does with anywidget (a control that changes nothing in some state, such as a
+    chip whose price sheet is fixed, changes nothing in either)."""
+    import sys
+
+    import ipywidgets as widgets
+
+    classes = base.explorer_classes()
+    with_anywidget = _inert_controls(classes) if live_figure.available() else set()
+    monkeypatch.setitem(sys.modules, "anywidget", None)        # import anywidget raises ImportError
+    monkeypatch.delenv("LECTURE_FIGURE", raising=False)
+    assert not live_figure.available()
+    for cls in classes[:3]:
+        explorer = cls()
+        assert not explorer.view.live and isinstance(explorer.view.widget, widgets.Image)
+        assert bytes(explorer.view.widget.value[:4]) == b"\x89PNG"
+        explorer.lookahead.schedule(None)
+        explorer.view.figure.clear()
+    without = _inert_controls(classes)
+    assert without <= with_anywidget, f"controls that changed nothing only without anywidget: {without - with_anywidget}"

@@ -16,6 +16,13 @@ A prediction is only painted where it is exact:
   (limits, artists) is put back afterwards. ``tests/test_ahead.py`` checks every prediction of every
   explorer against the frame a real move then produces.
 
+The control in the learner's hand (the page says so when a control gains focus or the pointer) is
+predicted along its whole track, nearest positions first, up to :data:`HAND_REACH` steps either way,
+and sent in batches of :data:`BATCH` frames; a real move voids the round (the kernel handles it
+first: at most one prediction is under way when it arrives). Its nearest :data:`BACKGROUND_REACH`
+positions either way may change the axes: such a frame brings its own background PNG. A dropdown's
+options are predicted the same way, unless another control follows it (an observer of its own).
+
 Only the live figure (``lecture_lib.explorers.live_figure``) takes predictions; ``LECTURE_AHEAD=0`` turns
 them off (``tools/bench_browser.py`` measures both ways).
 """
@@ -23,13 +30,22 @@ them off (``tools/bench_browser.py`` measures both ways).
 from __future__ import annotations
 
 import os
+import time
 
 import ipywidgets as widgets
+import traitlets
 
 from .sliders import LogSlider
 
 DELAY_SECONDS = 0.05        # after a redraw, before predicting: the page paints the real frame, a drag sends its next move
 REACH = 2                   # steps either way predicted for the slider moved last
+HAND_REACH = 60             # ... for the control in the learner's hand: every course slider's whole track
+BACKGROUND_REACH = 3        # positions either way of the control in hand predicted even with new axes
+BATCH = 6                   # frames per message: the page gets the nearest ones first
+# A move that arrives while a prediction is computed waits for it (Python runs one thing at a time), so
+# the dearer kinds are only predicted where they are cheap on this machine, as measured:
+TRACK_BUDGET = 0.03         # s per prediction, at most, for predicting the whole track of the control in hand
+BACKGROUND_BUDGET = 0.06    # s for a full redraw (axes, text, PNG), at most, for predicting new axes
 MAX_REACH = 1000            # no slider has more stops than this; a larger reach predicts nothing more
 
 
@@ -48,7 +64,7 @@ def js_number(value: float) -> str | None:
     if value == int(value) and abs(value) < 1e21:
         return str(int(value))
     text = repr(value)
-    return None if "e" in text or "inf" in text or "nan" in text else text
+    return None if "e" in text else text
 
 
 def _rounded(value: float) -> float:
@@ -86,12 +102,17 @@ def key(control) -> str | None:
 
 def neighbours(control, reach: int = 1) -> list[tuple[str, float]]:
     """Up to ``reach`` arrow-key steps either way, nearest first: ``(the page's key, the control's
-    value there)``; nothing for dropdowns (a preset changes everything). ``reach`` is capped at
+    value there)``; for a dropdown its options around the chosen one. ``reach`` is capped at
     :data:`MAX_REACH` steps."""
     if isinstance(reach, bool) or not isinstance(reach, int) or reach < 0:
         raise ValueError(f"reach must be a whole number of steps >= 0, got {reach!r}")
     reach = min(reach, MAX_REACH)
     steps = [k for distance in range(1, reach + 1) for k in (-distance, distance)]
+    if isinstance(control, widgets.Dropdown):
+        i, values = control.index, control._options_values
+        if i is None:
+            return []
+        return [(_label(control, i + k), values[i + k]) for k in steps if 0 <= i + k < len(values)]
     if isinstance(control, LogSlider):
         i = control.index
         return [(_label(control, i + k), control.stops[i + k]) for k in steps if 0 <= i + k < len(control.stops)]
@@ -109,6 +130,13 @@ def neighbours(control, reach: int = 1) -> list[tuple[str, float]]:
     return []
 
 
+def followed(control, explorer) -> bool:
+    """True when moving ``control`` makes the explorer move another one (an observer of its value
+    besides the explorer's own and the control's class): such a prediction would miss the link."""
+    handlers = control._trait_notifiers.get("value", {}).get("change", [])
+    return any(not isinstance(h, traitlets.ObserveHandler) and h != explorer._on_change for h in handlers)
+
+
 class Lookahead:
     """Computes an explorer's predicted frames in idle moments, one position per event-loop turn
     (a real move arriving meanwhile is handled first, and makes the pending predictions void)."""
@@ -118,15 +146,33 @@ class Lookahead:
         self.generation = 0
         self._timer = None
         self.last_moved: str | None = None
+        self.in_hand: str | None = None          # the control the page says has focus or the pointer
         self.skip = frozenset(getattr(explorer, "ahead_skip", ()))
+        # control -> (the other controls' positions, {keys}): frames the page holds. A control's frames assume
+        # only the others where they are, so they stay good while it moves itself (the page keeps them too)
+        self._sent: dict = {}
+        self.cost = 0.0                         # s per prediction, a running mean (the first one is tried)
 
-    def plan(self) -> list[tuple[str, str, float]]:
-        """(control name, key, value) for every prediction: the slider moved last first, up to
-        :data:`REACH` steps either way (a key held down, or pressed back and forth), the others one."""
+    def plan(self) -> list[tuple[str, str, float, bool]]:
+        """(control name, key, value, may bring a background) for every prediction: the control in
+        hand along its track (:data:`HAND_REACH`), the slider moved last :data:`REACH` steps either way
+        (a key held down, or pressed back and forth), the others one; nearest first."""
         controls = self.explorer.controls
-        names = sorted(controls, key=lambda name: name != self.last_moved)
-        return [(name, k, v) for name in names if name not in self.skip
-                for k, v in neighbours(controls[name], REACH if name == self.last_moved else 1)]
+        names = sorted(controls, key=lambda name: (name != self.in_hand, name != self.last_moved))
+        found = []
+        for name in names:
+            control = controls[name]
+            if name in self.skip or (isinstance(control, widgets.Dropdown) and followed(control, self.explorer)):
+                continue
+            held = name == self.in_hand
+            reach = (HAND_REACH if self.cost <= TRACK_BUDGET else REACH) if held else REACH if name == self.last_moved else 1
+            found += [(name, k, v, held and rank < 2 * BACKGROUND_REACH and self.background_cost() <= BACKGROUND_BUDGET)
+                      for rank, (k, v) in enumerate(neighbours(control, reach))]
+        return found
+
+    def background_cost(self) -> float:
+        """Seconds the explorer's last full redraw took (what a prediction with new axes costs)."""
+        return getattr(self.explorer.view, "full_render_seconds", float("inf"))
 
     def state(self) -> tuple[dict, dict] | None:
         """(base, attributes): every control's position and the state the page changes, or None
@@ -138,6 +184,21 @@ class Lookahead:
                 return None
             base[control.model_id], attributes[control.model_id] = position, attr
         return base, attributes
+
+    def request(self, content, loop) -> None:
+        """A page message: ``{"ahead": "please"}`` from a view just drawn (it holds no frames yet), or
+        ``{"ahead": "hold", "control": model id}`` when a control gains focus or the pointer (then its
+        whole track is predicted). Anything else is ignored."""
+        if not isinstance(content, dict):
+            return
+        if content.get("ahead") == "please":
+            self._sent = {}
+            self.schedule(loop)
+        elif content.get("ahead") == "hold":
+            name = next((n for n, c in self.explorer.controls.items() if c.model_id == content.get("control")), None)
+            if name is not None and name != self.in_hand:
+                self.in_hand = name
+                self.schedule(loop)
 
     def schedule(self, loop) -> None:
         """Void every pending prediction and start a new round after :data:`DELAY_SECONDS`. Requests
@@ -160,33 +221,48 @@ class Lookahead:
             state = self.state()
             if state is None:
                 return
-            work = {"plan": self.plan(), "state": state, "entries": []}
+            names = {control.model_id: name for name, control in self.explorer.controls.items()}
+            # a prediction also depends on the axes it starts from (limits that stay put while the data fit)
+            axes = tuple((a.get_xlim(), a.get_ylim()) for a in self.explorer.view.figure.axes)
+            for model_id, name in names.items():
+                others = (axes, tuple(sorted((k, v) for k, v in state[0].items() if k != model_id)))
+                if self._sent.get(name, (None,))[0] != others:
+                    self._sent[name] = (others, set())
+            work = {"plan": [p for p in self.plan() if p[1] not in self._sent[p[0]][1]], "state": state, "entries": []}
         if not work["plan"]:
             return
-        name, position, value = work["plan"].pop(0)
+        name, position, value, background = work["plan"].pop(0)
+        started = time.perf_counter()
         try:
-            frame = self.explorer.predict(name, value)
+            frame = self.explorer.predict(name, value, background=background)
         except Exception:   # a prediction only saves time: the real move still works
             frame = None
+        if not (frame is not None and len(frame) == 5):     # a new background costs a full redraw: not counted
+            self.cost = 0.7 * self.cost + 0.3 * (time.perf_counter() - started) if self.cost else time.perf_counter() - started
         if frame is not None:
             work["entries"].append((name, position, frame))
-        if not work["plan"] or work["plan"][0][0] != name:      # this control's positions are done
-            if work["entries"]:
-                self._send(work["state"], work["entries"])
+        if work["entries"] and (not work["plan"] or work["plan"][0][0] != name or len(work["entries"]) >= BATCH):
+            self._send(work["state"], work["entries"])
+            base = work["state"][0]
+            for name_sent, key_sent, _ in work["entries"]:      # the base's own frame travels with them
+                self._sent[name_sent][1].update((key_sent, base[self.explorer.controls[name_sent].model_id]))
             work["entries"] = []
         if work["plan"]:
             loop.call_soon(self._step, loop, generation, work)
 
     def _send(self, state, entries) -> None:
-        """One custom message per control: its predicted frames, the state they assume, and the
-        points as binary buffers."""
+        """One custom message per batch: the predicted frames, the state they assume, and the points
+        (and any background PNG) as binary buffers."""
         base, attributes = state
         explorer = self.explorer
         frames, buffers = {}, []
-        for name, position, (ops, points, alt, readout) in entries:
-            frames.setdefault(explorer.controls[name].model_id, {})[position] = {
-                "ops": ops, "buffer": len(buffers), "alt": alt, "readout": readout}
+        for name, position, (ops, points, alt, readout, *background) in entries:
+            entry = {"ops": ops, "buffer": len(buffers), "alt": alt, "readout": readout}
             buffers.append(points)
+            if background:
+                entry["background"] = len(buffers)
+                buffers.append(background[0])
+            frames.setdefault(explorer.controls[name].model_id, {})[position] = entry
         view = explorer.view      # the frame at the base itself: a slider moved there and back
         current = {"ops": view.widget.frame.get("ops", []), "buffer": len(buffers), "alt": view.alt_text,
                    "readout": explorer.readout.value}

@@ -202,6 +202,8 @@ class FigureView:
             self._draw_moving(restore=not full)
             self.widget.value = self.png_bytes(new_palette=full)
         self.last_render_seconds = time.perf_counter() - started
+        if full:
+            self.full_render_seconds = self.last_render_seconds     # what predicting new axes costs (ahead.py)
 
     def _draw_moving(self, *, restore: bool = True) -> None:
         """Agg draws the moving artists over the cached background (restored first, unless the
@@ -248,6 +250,22 @@ class FigureView:
         except live_figure.Unsupported:
             self._recorded.clear()
             return None
+
+    def frame_with_background(self) -> tuple[list[dict], bytes, bytes] | None:
+        """A predicted frame whose axes changed: its moving artists and the PNG of its own background
+        (the whole figure is drawn; the kernel's background for the current frame is kept)."""
+        from . import live_figure
+
+        if not self.live or self._background is None:
+            return None
+        self.canvas.draw()
+        png = self.png_bytes(colours=256)
+        self._recorded.clear()          # recorded below with other transforms
+        try:
+            ops, points = live_figure.record(self.figure, self._animated)
+        except live_figure.Unsupported:
+            return None
+        return ops, points, png
 
     def shown(self) -> tuple:
         """What the page holds now, comparable between moves: the PNG, or a live figure's
@@ -408,21 +426,23 @@ class Explorer:
         self.readout.value = readout_table(rows)     # after the figure: the page paints the curves first
         self.render_count += 1
 
-    def predict(self, name: str, value) -> tuple | None:
+    def predict(self, name: str, value, *, background: bool = False) -> tuple | None:
         """What the learner would see with control ``name`` at ``value`` and the others where they
         are: (operations, points, text alternative, readout HTML) for the live figure, or None
-        where that needs a new background. Computed by the same ``update`` as a real move; the
-        figure's limits and artists are put back afterwards (lecture_lib.explorers.ahead)."""
+        where that needs a new background (with ``background``, that PNG is appended instead).
+        Computed by the same ``update`` as a real move; the figure's limits and artists are put
+        back afterwards (lecture_lib.explorers.ahead)."""
         axes = self.view.figure.axes
         limits = [(axis.get_xlim(), axis.get_ylim()) for axis in axes]
         try:
             rows, needs_full = self.update(dict(self.values, **{name: value}))
             if needs_full or any((axis.get_xlim(), axis.get_ylim()) != kept for axis, kept in zip(axes, limits)):
-                return None
-            frame = self.view.moving_frame()
+                frame = self.view.frame_with_background() if background else None
+            else:
+                frame = self.view.moving_frame()
             if frame is None:
                 return None
-            return (*frame, self.summary(rows), readout_table(rows))
+            return (*frame[:2], self.summary(rows), readout_table(rows), *frame[2:])   # a new background last
         finally:
             for axis, (xlim, ylim) in zip(axes, limits):
                 if (axis.get_xlim(), axis.get_ylim()) != (xlim, ylim):
@@ -431,8 +451,7 @@ class Explorer:
             self.update(self.values)
 
     def _on_page_message(self, _widget, content, _buffers) -> None:
-        if isinstance(content, dict) and content.get("ahead") == "please":    # a view was just drawn
-            self.lookahead.schedule(_kernel_loop())
+        self.lookahead.request(content, _kernel_loop())     # a view just drawn, or a control in the learner's hand
 
     def summary(self, rows) -> str:
         """The figure's text alternative: what each chart plots over which ranges (the real axis

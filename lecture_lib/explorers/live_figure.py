@@ -370,12 +370,14 @@ function paint(ctx, op, path, figureHeight) {
   }
 }
 
-function draw(ctx, canvas, frame, view, scale, figureHeight) {
+function draw(ctx, canvas, frame, view, scale, figureHeight, backdrop = null) {
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.clearRect(0, 0, canvas.width, canvas.height);
   // operations are in the figure's pixels; the canvas has the screen's (sharp curves on a high-DPI
   // screen even where the background PNG is drawn at 1x)
   ctx.setTransform(scale, 0, 0, scale, 0, 0);
+  // a frame predicted with new axes brings its own background: drawn under its artists, over the <img>
+  if (backdrop) ctx.drawImage(backdrop, 0, 0, backdrop.width, backdrop.height);
   for (const op of frame.ops || []) {
     ctx.save();
     if (op.clip) { ctx.beginPath(); ctx.rect(op.clip[0], op.clip[1], op.clip[2], op.clip[3]); ctx.clip(); }
@@ -415,7 +417,10 @@ function render({ model, el }) {
   el.append(box);
   const ctx = canvas.getContext('2d');
   const unhook = [];
-  let url = null, waiting = false, frames = 0;
+  let url = null, waiting = false, frames = 0, predictedFrames = 0;
+  // The canvas paints each frame over its own background (decoded from the PNG), so a picture changes in one
+  // step: a background that arrives for a frame already superseded never shows under a newer frame's curves.
+  let backdrop = null, backdropData = null, backgrounds = 0;
 
   let scale = 1, height = 1;
   const size = () => {
@@ -428,85 +433,107 @@ function render({ model, el }) {
   };
   const dataView = (buffer) => buffer instanceof DataView ? buffer
     : new DataView(buffer.buffer || buffer, buffer.byteOffset || 0, buffer.byteLength);
-  const paint = (frame, view, predicted, state) => {
-    const dpr = Math.min(3, Math.max(1, window.devicePixelRatio || 1));
-    if (canvas.width !== Math.round(model.get('css_size')[0] * dpr)) size();     // zoomed or moved screens
-    const started = performance.now();
-    draw(ctx, canvas, frame, view, scale, height);
-    box.dataset.paintMs = (performance.now() - started).toFixed(2);      // read by tools/bench_browser.py
-    box.dataset.frame = String(++frames);
-    if (predicted) box.dataset.ahead = String(++predictedFrames);
-    // stale: painted for controls that have moved on since (tests/test_browser.py counts these: never)
-    const stale = state ? !matches(state) : false;
-    box.dispatchEvent(new CustomEvent('lecture-frame', { bubbles: true, detail: { ahead: predicted, stale } }));
-  };
 
   // Every frame carries the controls' positions it was computed for (lecture_lib.explorers.ahead.key): the
   // page paints it only while the controls are still there, so a kernel frame that arrives after the
   // learner moved on (a drag, a held key) is dropped, never painted over a newer picture.
-  const models = new Map();          // control model id -> its model, once fetched
-  const watch = async (id, attr, onChange) => {
-    if (models.has(id)) return;
-    models.set(id, null);
-    const control = await model.widget_manager.get_model(id);
-    models.set(id, control);
-    if (onChange) {
-      const listener = () => onChange(control);
-      control.on('change:' + attr, listener);
-      unhook.push(() => control.off('change:' + attr, listener));
-    }
-  };
+  const models = new Map();          // control model id -> its model (null while it is fetched)
+  // a position as lecture_lib.explorers.ahead.key writes it: a number as JavaScript prints it (12 digits), or
+  // for a control moved by index the label there
+  const position = (m, attr) => attr === 'index' ? (m.get('_options_labels') || [])[m.get('index')]
+    : (typeof m.get(attr) === 'number' ? String(parseFloat(m.get(attr).toPrecision(12))) : String(m.get(attr)));
   const matches = (state) => Object.entries(state.positions).every(([id, key]) => {
     const m = models.get(id);
     return !m || position(m, state.attrs[id]) === key;
   });
+  let shownState = null;      // the positions the picture on screen was computed for
+  box.__lectureFresh = () => !shownState || matches(shownState);     // read by tests/browser_support.py
+
+  const paint = (frame, view, predicted, state, backdrop = null) => {
+    const dpr = Math.min(3, Math.max(1, window.devicePixelRatio || 1));
+    if (canvas.width !== Math.round(model.get('css_size')[0] * dpr)) size();     // zoomed or moved screens
+    const started = performance.now();
+    draw(ctx, canvas, frame, view, scale, height, backdrop);
+    box.dataset.paintMs = (performance.now() - started).toFixed(2);      // read by tools/bench_browser.py
+    box.dataset.frame = String(++frames);
+    if (predicted) box.dataset.ahead = String(++predictedFrames);
+    shownState = state;
+    // stale: painted for controls that have moved on since (tests/test_browser.py counts these: never)
+    const stale = state ? !matches(state) : false;
+    box.dispatchEvent(new CustomEvent('lecture-frame', { bubbles: true,
+      detail: { ahead: predicted, stale, state: state ? state.positions : null } }));
+  };
+
+  // Frames computed ahead in the kernel (lecture_lib.explorers.ahead): when a control lands on a position
+  // predicted with every other control where it still is, its frame and readout are shown at once.
+  let ahead = null, readoutModel = null, shownReadout = null, acceptReadout = true;
+  const jump = (id, control, attr) => {
+    if (!ahead || !ahead.frames[id]) return;
+    for (const [other, otherAttr] of Object.entries(ahead.attrs)) {     // every other control where it still is
+      if (other === id) continue;
+      const m = models.get(other);
+      if (!m || position(m, otherAttr) !== ahead.base[other]) return;
+    }
+    const here = position(control, attr);
+    const entry = here === ahead.base[id] ? ahead.current : ahead.frames[id][here];
+    const under = entry && (entry.backdrop || (entry.background === undefined ? ahead.backdrop : null));
+    if (!under) return;                  // its background is still being decoded: the kernel's frame will do
+    img.alt = img.title = entry.alt;
+    paint(entry, entry.view, true, { positions: { ...ahead.base, [id]: here }, attrs: ahead.attrs }, under);
+    acceptReadout = false;            // until the kernel's own frame for this position arrives
+    shownReadout = entry.readout;
+    if (readoutModel) readoutModel.set('value', entry.readout);
+  };
+  const watch = async (id, attr) => {
+    if (models.has(id)) return;
+    models.set(id, null);
+    const control = await model.widget_manager.get_model(id);
+    models.set(id, control);
+    const listener = () => jump(id, control, attr);
+    control.on('change:' + attr, listener);
+    unhook.push(() => control.off('change:' + attr, listener));
+  };
+
   const frameState = (frame) => frame && frame.state ? { positions: frame.state, attrs: frame.attrs } : null;
-  let shownReadout = null, acceptReadout = true;
   const paintFrame = () => {
     const frame = model.get('frame'), state = frameState(frame);
     if (state) for (const id of Object.keys(state.positions)) watch(id, state.attrs[id]);
     if (state && !matches(state)) { acceptReadout = false; return; }     // superseded: keep the newer picture
     acceptReadout = true;
-    paint(frame, dataView(model.get('points')), false, state);
+    paint(frame, dataView(model.get('points')), false, state, backdrop);
   };
 
-  // Frames computed ahead in the kernel (lecture_lib.explorers.ahead): when a slider lands on a position
-  // predicted with every other control where it still is, its frame and readout are shown at once.
-  const controls = new Map();
-  let ahead = null, readoutModel = null, predictedFrames = 0;
-  // a position as lecture_lib.explorers.ahead.key writes it: a number as JavaScript prints it (12 digits), or
-  // for a control moved by index the label there
-  const position = (m, attr) => attr === 'index' ? (m.get('_options_labels') || [])[m.get('index')]
-    : (typeof m.get(attr) === 'number' ? String(parseFloat(m.get(attr).toPrecision(12))) : String(m.get(attr)));
-  const jump = (id, control, attr) => {
-    if (!ahead || waiting || !ahead.frames[id]) return;
-    for (const [other, m] of controls)      // predicted with every other control where it still is
-      if (other !== id && (!m || position(m, ahead.attrs[other]) !== ahead.base[other])) return;
-    const here = position(control, attr);
-    const entry = here === ahead.base[id] ? ahead.current : ahead.frames[id][here];
-    if (!entry) return;
-    img.alt = img.title = entry.alt;
-    paint(entry, entry.view, true, { positions: { ...ahead.base, [id]: here }, attrs: ahead.attrs });
-    acceptReadout = false;            // until the kernel's own frame for this position arrives
-    shownReadout = entry.readout;
-    if (readoutModel) readoutModel.set('value', entry.readout);
+  const decode = (buffer) => {
+    const bytes = ArrayBuffer.isView(buffer) ? new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength) : buffer;
+    return createImageBitmap(new Blob([bytes], { type: 'image/png' })).catch(() => null);
   };
   const learn = async (table, buffers) => {
-    for (const frames of Object.values(table.frames))
-      for (const entry of Object.values(frames)) entry.view = dataView(buffers[entry.buffer]);
-    table.current.view = dataView(buffers[table.current.buffer]);
-    if (ahead && JSON.stringify(ahead.base) === JSON.stringify(table.base)) Object.assign(ahead.frames, table.frames);
-    else ahead = table;
-    for (const [id, attr] of Object.entries(table.attrs)) {
-      if (controls.has(id)) continue;
-      controls.set(id, null);
-      const control = await model.widget_manager.get_model(id);
-      const listener = () => jump(id, control, attr);
-      control.on('change:' + attr, listener);
-      unhook.push(() => control.off('change:' + attr, listener));
-      controls.set(id, control);
-      if (!models.get(id)) models.set(id, control);
+    const entries = [table.current, ...Object.values(table.frames).flatMap((frames) => Object.values(frames))];
+    for (const entry of entries) entry.view = dataView(buffers[entry.buffer]);
+    if (ahead && JSON.stringify(ahead.base) === JSON.stringify(table.base)) {
+      for (const [id, frames] of Object.entries(table.frames)) ahead.frames[id] = { ...ahead.frames[id], ...frames };
+    } else {
+      const old = ahead;
+      ahead = table;      // the kernel sent it after its frame for the base: the model holds the base's background
+      ahead.backgroundData = model.get('background');
+      if (ahead.backgroundData === backdropData) ahead.backdrop = backdrop;
+      // a control's frames assume only the other controls where they are (and the axes): while it moves
+      // itself (a drag, a held key) they stay good, with the old base's frame as one more of its positions
+      // (the kernel sends them once)
+      const sameAxes = old && old.backdrop && old.backgroundData === ahead.backgroundData;
+      if (sameAxes) for (const [id, frames] of Object.entries(old.frames)) {
+        if (!Object.keys(table.base).every((other) => other === id || table.base[other] === old.base[other])) continue;
+        const kept = {};
+        for (const [at, entry] of Object.entries({ ...frames, [old.base[id]]: old.current })) {
+          if (entry.background === undefined && !entry.backdrop) entry.backdrop = old.backdrop;
+          kept[at] = entry;
+        }
+        ahead.frames[id] = { ...kept, ...(table.frames[id] || {}) };
+      }
     }
+    for (const [id, attr] of Object.entries(table.attrs)) watch(id, attr);
+    for (const entry of entries)        // a predicted background, decoded before it is needed
+      if (entry.background !== undefined) decode(buffers[entry.background]).then((bitmap) => { entry.backdrop = bitmap; });
     if (!readoutModel && table.readout) {
       readoutModel = await model.widget_manager.get_model(table.readout);
       shownReadout = readoutModel.get('value');
@@ -521,14 +548,39 @@ function render({ model, el }) {
     }
   };
   model.on('msg:custom', (msg, buffers) => { if (msg && msg.ahead) learn(msg.ahead, buffers || []); });
+
+  // The control in the learner's hand (focused, or under the pointer): the kernel predicts its whole track.
+  let inHand = null;
+  const hold = (event) => {
+    const target = event.target && event.target.closest && event.target.closest('[class*="lecture-control-"]');
+    if (!target) return;
+    const name = [...target.classList].find((c) => c.startsWith('lecture-control-'));
+    const id = name && name.slice('lecture-control-'.length);
+    if (!id || !models.has(id) || id === inHand) return;
+    inHand = id;
+    model.send({ ahead: 'hold', control: id });
+  };
+  for (const type of ['focusin', 'pointerdown', 'pointerover']) {
+    document.addEventListener(type, hold, true);
+    unhook.push(() => document.removeEventListener(type, hold, true));
+  }
+
   const setBackground = () => {
     const data = model.get('background');
     if (!data || !data.byteLength) return;
     const blob = new Blob([data.buffer ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : data], { type: 'image/png' });
-    const next = URL.createObjectURL(blob);
-    waiting = true;
-    img.onload = () => { waiting = false; if (url && url !== next) URL.revokeObjectURL(url); url = next; paintFrame(); };
-    img.src = next;
+    const next = URL.createObjectURL(blob), token = ++backgrounds;
+    waiting = true;       // the kernel's frames wait for their background
+    decode(data).then((bitmap) => {
+      if (token !== backgrounds) { URL.revokeObjectURL(next); return; }      // a newer one came meanwhile
+      backdrop = bitmap; backdropData = data;
+      if (ahead && ahead.backgroundData === data) ahead.backdrop = bitmap;
+      // the <img> under the canvas: the figure's alt text and title, and its picture before the first frame
+      img.onload = () => { if (url && url !== next) URL.revokeObjectURL(url); url = next; };
+      img.src = next;
+      waiting = false;
+      paintFrame();
+    });
   };
   const describe = () => { const text = model.get('alt'); img.alt = text; img.title = text; };
 

@@ -584,6 +584,6 @@ def _to_sympy(name: str, value, *, unknown: str = "symbol"):
             raise ValueError(f"{name}: {error.reason}") from None
     try:
         return sp.sympify(value, strict=True)
-    except (sp.SympifyError, TypeError, ValueError, AttributeError) as error:
+    except (sp.SympifyError, TypeError, ValueError, AttributeError):
         raise ValueError(f"{name} must be a SymPy expression, a number or formula text, got "
                          f"{type(value).__name__}") from None

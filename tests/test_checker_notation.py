@@ -18,7 +18,7 @@ import sympy as sp
 from lecture_lib import symbols
 from lecture_lib.practice import checks, progress
 from lecture_lib.practice.checks import PROBLEMS, check
-from lecture_lib.symbols import B, FLOPs, N_active, N_total, act_values
+from lecture_lib.symbols import B, FLOPs, N_active, N_total
 
 
 @pytest.fixture(autouse=True)

@@ -405,7 +405,7 @@ def test_the_boards_2400_gets_its_own_nudge_in_1_5():
 @pytest.mark.parametrize("typo, suggestion", [("flops", "FLOPs"), ("Flops", "FLOPs"), ("N_activ", "N_active"),
                                               ("memory_bw", "mem_bw"), ("N_Total", "N_total")])
 def test_near_miss_symbol_names_get_a_did_you_mean(typo, suggestion):
-    text = f"FLOPs*N_total*bytes_param/(2*N_active*mem_bw)".replace(
+    text = "FLOPs*N_total*bytes_param/(2*N_active*mem_bw)".replace(
         {"flops": "FLOPs", "Flops": "FLOPs", "N_activ": "N_active", "memory_bw": "mem_bw",
          "N_Total": "N_total"}[typo], typo, 1)
     result = check("1.4", text)

@@ -5,7 +5,7 @@ import sympy as sp
 
 from lecture_lib import collectives, formula, hardware, pipeline
 from lecture_lib import training_layout as tl
-from lecture_lib.symbols import (B_tok, FLOPs, bw_fsdp, bw_link, bw_tp, bytes_grad, bytes_value, d_ff, n_chip, n_dp,
+from lecture_lib.symbols import (B_tok, FLOPs, bw_fsdp, bw_tp, bytes_grad, bytes_value, d_ff, n_chip, n_dp,
                                  n_mats, n_tp)
 
 H100 = hardware.get("H100")

@@ -3,7 +3,6 @@ The capacity row turns red when weights (or weights + KV) exceed the chips' HBM 
 fit; a format the chip lacks is explained; Fast Mode's batch stays below the normal one; numbers
 are humanised ("1,024 tokens", "23 h", "3.1 days")."""
 
-import math
 import re
 
 import ipywidgets as widgets

@@ -4,7 +4,6 @@ import re
 from pathlib import Path
 
 import nbformat
-import pytest
 
 from lecture_lib import hardware, pipeline, roofline, scaling
 from lecture_lib.formula import same

@@ -246,7 +246,7 @@ def _presets():
         "timeline": [pipeline.simulate(schedule="gpipe", stages=4, microbatches=4)],
         "placement": [placement],
         "routing": [moe.random_routing(n_tokens=16, placement=placement, k=2)],
-        "curve": [np.linspace(0.0, 0.5, 8)], "values": [np.arange(8)], "bits": [np.zeros((4, 8), dtype=np.uint8)],
+        "curve": [np.linspace(0.0, 0.5, 8)], "bits": [np.zeros((4, 8), dtype=np.uint8)],
         "blocks": [np.arange(8, dtype=np.uint64)], "y": [np.ones(4)], "z": [np.ones(4)],
         "hardware": [hardware.get("H100")], "m": [models.get("llama-3-70b")],
         "strategy": ["store", "remat", "reversible", "segments"], "schedule": ["gpipe", "1f1b"],

@@ -10,8 +10,8 @@ import pytest
 import sympy as sp
 
 from lecture_lib import collectives, formula, hardware, models, roofline
-from lecture_lib.symbols import (B, FLOPs, FLOPs_attn, FLOPs_expert, L_moe, N_body, N_dense, N_emb, N_expert,
-                                 N_fixed, N_total, bytes_expert, bytes_param, hbm_capacity, k_active, mem_bw,
+from lecture_lib.symbols import (B, FLOPs, FLOPs_attn, FLOPs_expert, L_moe, N_dense, N_expert,
+                                 N_fixed, N_total, bytes_expert, bytes_param, hbm_capacity, mem_bw,
                                  n_chips, n_ep, n_experts, n_redundant, n_tp, n_vocab, r_kv, d_model)
 
 n = sp.Symbol("n", positive=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import CHROMIUM, free_port
+from browser_support import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTER = REPO / "notebooks" / "01_batch_size_cost_and_speed.ipynb"

@@ -2,7 +2,6 @@
 capacity rows, and no e-notation in any explorer readout."""
 
 import html
-import math
 import re
 
 import ipywidgets as widgets

@@ -571,7 +571,6 @@ def _judge_number(problem: Problem, answer) -> tuple[str, str]:
 
 
 def _number_nudge(value: float, expected: float, problem: Problem) -> str:
-    unit = f" in {problem.unit}" if problem.unit else ""
     if value == 0:
         return "Zero cannot be right: this quantity is not zero. Check for a factor that vanished."
     if (value > 0) != (expected > 0):

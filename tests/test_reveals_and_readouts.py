@@ -91,34 +91,99 @@ NOT_SPOILERS = {
 }
 
 
-def _outputs(cell):
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+class ShownWidgets:
+    """What a learner sees of the widgets an executed notebook displays, read from its saved widget
+    state: readouts and other HTML, labels, a figure's text alternative (its titles and readouts),
+    option labels, Output areas; a widget hidden with ``display: none`` (a closed cover, a reveal's
+    details) and everything inside it shows nothing."""
+
+    def __init__(self, notebook):
+        widgets_ = notebook.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+        self.state = widgets_.get("state", {})
+
+    def _model(self, ref):
+        if isinstance(ref, str) and ref.startswith("IPY_MODEL_"):
+            ref = ref[len("IPY_MODEL_"):]
+        return self.state.get(ref) if isinstance(ref, str) else None
+
+    def texts(self, ref) -> list[str]:
+        entry = self._model(ref)
+        if entry is None:
+            return []
+        state = entry.get("state", {})
+        layout = self._model(state.get("layout"))
+        if layout is not None and layout.get("state", {}).get("display") == "none":
+            return []
+        found = []
+        for key in ("value", "description", "tooltip", "alt", "placeholder"):
+            value = state.get(key)
+            if isinstance(value, str) and value.strip() and not entry.get("model_name", "").startswith("Text"):
+                found.append(_plain(value))
+        found += [str(label) for label in state.get("_options_labels", []) or []]
+        for output in state.get("outputs", []) or []:
+            found += list(_output_texts(output, self))
+        for child in state.get("children", []) or []:
+            found += self.texts(child)
+        return found
+
+
+def _output_texts(output, shown=None):
+    if output.get("output_type") == "stream":
+        yield output.get("text", "")
+    data = output.get("data", {})
+    if WIDGET_VIEW in data:
+        if shown is not None:
+            yield from shown.texts(data[WIDGET_VIEW].get("model_id", ""))
+        return
+    if "text/html" in data:
+        page = "".join(data["text/html"])
+        yield _plain(page)
+        yield from (html.unescape(alt) for alt in re.findall(r'alt="([^"]*)"', page))   # a figure's titles
+    elif "text/plain" in data and not "".join(data["text/plain"]).startswith("Prediction:"):
+        yield "".join(data["text/plain"])
+
+
+def _outputs(cell, shown=None):
     for output in cell.get("outputs", []):
-        if output.get("output_type") == "stream":
-            yield output.get("text", "")
-        data = output.get("data", {})
-        if "text/html" in data:
-            yield _plain(data["text/html"])
-        elif "text/plain" in data and not data["text/plain"].startswith("Prediction:"):
-            yield data["text/plain"]
+        yield from _output_texts(output, shown)
+
+
+def predictions_of(notebook) -> dict[str, object]:
+    """Every prediction a chapter makes, by its variable: ``name = predict.factory()``."""
+    found = {}
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            found.update({v: predict.FACTORIES[f] for v, f in re.findall(r"(\w+)\s*=\s*predict\.(\w+)\(\)", cell.source)})
+    return found
+
+
+def answer_patterns(prediction) -> list[re.Pattern]:
+    """The answer's texts as patterns that match a number only whole: "2,500" not inside "12,500", and
+    (unless the answer is in bytes) not a size such as "100 B" params or "100T" tokens."""
+    size = "" if "byte" in prediction.unit else r"(?!\s?[kKMBGT]\b)(?![\s*]*(?:thousand|million|billion|trillion))"
+    return [re.compile(r"(?<![\d.,])" + re.escape(text) + r"(?![\d])" + (size if text[-1].isdigit() else ""))
+            for text in prediction.answer_texts()]
 
 
 def spoilers(notebook, name: str) -> list[str]:
-    """Every output, up to and including each prediction's reveal cell, that states its answer."""
-    found, predictions = [], {}
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            predictions.update(dict(re.findall(r"(\w+)\s*=\s*predict\.(\w+)\(\)", cell.source)))
-    for variable, factory in predictions.items():
-        reveal = next(i for i, c in enumerate(notebook.cells) if c.cell_type == "code" and f"{variable}.reveal()" in c.source)
-        patterns = [re.compile(r"(?<![\d.,])" + re.escape(text) + r"(?![\d])")
-                    for text in predict.FACTORIES[factory]().answer_texts()]
-        for cell in notebook.cells[:reveal + 1]:
+    """Every output a learner sees after Run All (nothing revealed) that states a prediction's answer:
+    printed text, tables, figure titles, readouts and option labels of the widgets, anywhere in the
+    chapter, above or below the reveal; what sits in a closed cover (``Prediction.cover``) is not seen."""
+    found = []
+    shown = ShownWidgets(notebook)
+    for variable, factory in predictions_of(notebook).items():
+        patterns = answer_patterns(factory())
+        for cell in notebook.cells:
             if (name, cell.get("id")) in NOT_SPOILERS:
                 continue
-            for text in _outputs(cell):
+            for text in _outputs(cell, shown):
                 for pattern in patterns:
                     if pattern.search(text):
-                        found.append(f"{variable}: cell {cell.get('id')} shows {pattern.pattern!r} before the reveal")
+                        found.append(f"{variable}: cell {cell.get('id')} shows {pattern.pattern!r} before the reveal: "
+                                     f"{text[max(0, pattern.search(text).start() - 60):pattern.search(text).end() + 20]!r}")
     return found
 
 
@@ -214,6 +279,52 @@ def text_spoilers(notebook, name: str) -> list[str]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
 def test_no_answer_is_written_above_its_question(path):
     assert text_spoilers(nbformat.read(path, as_version=4), path.stem) == []
+
+
+# Text between a question and the end of its reveal's section that contains one of its answer's texts
+# but is not the answer, with why.
+NOT_SPOILERS_BELOW = {
+    ("02_moe_across_racks", "cell-20"): "the presets' link ratios (9× to 18×), the input of the question, not the slowdown",
+}
+
+
+def sentence_spoilers(notebook, name: str) -> list[str]:
+    """Issue 29 §1: markdown from each question down to the end of the section that holds its reveal
+    states no answer, unless it sits in a collapsed ``<details>`` block (one click opens it). A
+    walkthrough with Run All found Ch5's "gives exactly 100×" and Ch6's "1667" in the paragraph right
+    under an unrevealed reveal, and Ch7's crossing depth in the box under its question."""
+    found = []
+    cells = notebook.cells
+    for variable, factory in predictions_of(notebook).items():
+        asked = next(i for i, c in enumerate(cells) if c.cell_type == "code" and f"{variable} = predict." in c.source)
+        reveal = next(i for i, c in enumerate(cells) if c.cell_type == "code" and f"{variable}.reveal()" in c.source)
+        end = next((i for i in range(reveal + 1, len(cells))
+                    if cells[i].cell_type == "markdown" and re.search(r"^##? ", cells[i].source, re.M)), len(cells))
+        patterns = answer_patterns(factory())
+        for cell in cells[asked:end]:
+            if cell.cell_type != "markdown" or (name, cell.get("id")) in NOT_SPOILERS_BELOW:
+                continue
+            source = re.sub(r"<details>.*?</details>", "", cell.source, flags=re.S)
+            heading = re.search(r"^##? .*", source, re.M)
+            if heading and cells.index(cell) > reveal:       # the next section starts inside this cell
+                source = source[:heading.start()]
+            found += [f"{variable}: {cell.get('id')} says {p.pattern!r} before its reveal is pressed"
+                      for p in patterns if p.search(source)]
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
+def test_no_answer_is_written_under_an_unrevealed_reveal(path):
+    assert sentence_spoilers(nbformat.read(path, as_version=4), path.stem) == []
+
+
+def test_chapter7_crossing_depth_is_collapsed_under_its_question():
+    """The Ch7 question "at what depth do the checkpointing and reversible lines cross?" has no guess
+    box; the box under it gave the answer ("fewer than about half a dozen layers") in plain view."""
+    path = next(p for p in NOTEBOOKS if p.stem.startswith("07"))
+    text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+    assert "half a dozen" in text
+    assert "half a dozen" not in re.sub(r"<details>.*?</details>", "", text, flags=re.S)
 
 
 def test_the_text_scan_finds_an_answer_in_a_title():

@@ -362,7 +362,7 @@ def _cover_class():
                 self.bar_text = widgets.HTML(
                     f"<div style='border-left:4px solid #7f7f7f;padding:4px 10px;background:#f6f6f6'>"
                     f"🔒 <b>Covered until you reveal your guess</b> ({html.escape(self._names())}): "
-                    f"{html.escape(what)} would give the answer away.</div>")
+                    f"{html.escape(what)} would give the answer away.</div>", tooltip=what)
                 self.button = widgets.Button(description="Show it anyway", icon="eye",
                                              tooltip="opens this and skips your guess: the answer is revealed too",
                                              layout=widgets.Layout(width="auto"))

@@ -498,3 +498,18 @@ def test_the_scan_reads_widgets_but_not_what_a_closed_cover_hides():
     notebook.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"] = \
         ipywidgets.embed.dependency_state([shown_readout, cover])
     assert any("racks idle 3/4" in f for f in spoilers(notebook, "x"))
+
+
+# Results a chapter's questions ask for, as formulas: the learning objectives name the skill, not these.
+RESULTS_NOT_OBJECTIVES = (r"300 \times \text{sparsity}", "300 × sparsity", "(P-1)/(m+P-1)", "(P − 1)/(m + P − 1)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
+def test_learning_objectives_name_the_skill_not_the_result(path):
+    """Issue 29 §1: Ch1's goals gave "B* ≈ 300 × sparsity" and Ch3's "(P−1)/(m+P−1)" above the questions."""
+    notebook = nbformat.read(path, as_version=4)
+    goals = next(c.source for c in notebook.cells if "After this chapter you can" in c.source)
+    goals = goals[goals.index("After this chapter you can"):]
+    assert [r for r in RESULTS_NOT_OBJECTIVES if r in goals] == []
+    for variable, factory in predictions_of(notebook).items():
+        assert [p.pattern for p in answer_patterns(factory()) if p.search(goals)] == [], variable

@@ -98,11 +98,16 @@ def seconds(value: float, digits: int = 3) -> str:
 
 
 def dollars(value: float, digits: int = 3) -> str:
-    """Money: ``dollars(0.33)`` -> "$0.33"; tiny amounts keep significant digits."""
+    """Money: ``dollars(0.33)`` -> "$0.33", ``dollars(1.2)`` -> "$1.20" (cents always, from a cent to
+    $100); tiny amounts keep significant digits (``dollars(4.567e-5)`` -> "$0.0000457")."""
     value, digits = _checked(value, digits)
     if value >= 100:
         return f"${value:,.0f}"
-    return f"${_significant(value, digits)}"
+    text = _significant(value, digits)
+    if abs(value) >= 0.01 and "×" not in text:
+        decimals = len(text.partition(".")[2])
+        text = f"{value:.{max(2, decimals)}f}"
+    return f"${text}"
 
 
 def rate(value: float, unit: str = "tokens/s", digits: int = 3) -> str:

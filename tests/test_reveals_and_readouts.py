@@ -513,3 +513,83 @@ def test_learning_objectives_name_the_skill_not_the_result(path):
     assert [r for r in RESULTS_NOT_OBJECTIVES if r in goals] == []
     for variable, factory in predictions_of(notebook).items():
         assert [p.pattern for p in answer_patterns(factory()) if p.search(goals)] == [], variable
+
+
+# ------------------------------------------------------------------ issue 29 §2: how numbers are written
+# Countable things a readout or a sentence counts: "1 GPUs" or "2 GPU" is a slip.
+COUNTED = r"(?:GPU|chip|rack|node|system|sequence|request|token|layer|expert|stage|micro-batch|model|step|die)"
+# Vendors' figures quoted digit for digit in a source note (the note gives the exact text it read).
+QUOTED_DIGITS = ("1307.4 TFLOPS", "2614.9 TFLOPS")
+
+
+def formatting_slips(text: str) -> list[str]:
+    """What a learner should never read in a chapter's output (issue 29 §2): e-notation ("50e9 B/s"),
+    a decimal with more than 4 significant digits ("1,357.5 tok/s", "157.18×"), Python's True/False,
+    a count that disagrees with its noun ("1 GPUs"), and money without its cents ("$1.2")."""
+    found = []
+    for match in re.finditer(r"(?<![\w.])\d+(?:\.\d+)?e[+-]?\d+(?!\w)", text, re.I):
+        found.append(("e-notation", match))
+    for match in re.finditer(r"(?<![\w.,:/#-])(\d[\d,]*\.\d+)(?![\d.\w])", text):
+        digits = match.group(1).replace(",", "").replace(".", "").lstrip("0")
+        quoted = any(text[max(0, match.start() - 40):match.end() + 10].find(q) >= 0 for q in QUOTED_DIGITS)
+        if len(digits) > 4 and not text[:match.start()].endswith("arXiv ") and not quoted:
+            found.append(("more than 4 significant digits", match))
+    for match in re.finditer(r"(?<![\w'\"=(])(True|False)(?![\w'\"(])", text):
+        found.append(("True/False", match))
+    for match in re.finditer(rf"(?<![\w.,])(?<![−+≥=-] )(?<!>= )1 {COUNTED}s\b", text):
+        found.append(("plural after 1", match))
+    for match in re.finditer(rf"(?<![\w.,])(?<![−+-] )(?:[2-9]|[1-9]\d+) {COUNTED}\b(?![-/'’])", text):
+        found.append(("singular after a count", match))
+    for match in re.finditer(r"\$\d[\d,]*\.\d(?!\d)", text):
+        found.append(("money without cents", match))
+    return [f"{kind}: {text[max(0, m.start() - 40):m.end() + 15]!r}" for kind, m in found]
+
+
+class AllWidgets(ShownWidgets):
+    """Every widget's text, whether shown now or behind a cover (formatting slips count either way)."""
+
+    def texts(self, ref) -> list[str]:
+        entry = self._model(ref)
+        if entry is None:
+            return []
+        state = entry.get("state", {})
+        found = [_plain(state[key]) for key in ("value", "tooltip", "alt")
+                 if isinstance(state.get(key), str) and not entry.get("model_name", "").startswith("Text")]
+        found += [str(label) for label in state.get("_options_labels", []) or []]
+        for output in state.get("outputs", []) or []:
+            found += list(_output_texts(output, self))
+        for child in state.get("children", []) or []:
+            found += self.texts(child)
+        return found
+
+
+def formatting_slips_in(notebook) -> list[str]:
+    every = AllWidgets(notebook)
+    found = []
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            texts = list(_output_texts(output, every))
+            if "text/latex" in data or "text/markdown" in data and not texts:
+                continue
+            for text in texts:
+                if text.startswith("Figure:") or "<img" in text:
+                    continue
+                found += [f"cell {cell.get('id')}: {slip}" for slip in formatting_slips(text)]
+    return found
+
+
+@pytest.mark.parametrize("text, slip", [
+    ("bandwidth 50e9 B/s", "e-notation"), ("1,357.5 tok/s", "more than 4"), ("157.18×", "more than 4"),
+    ("fits in half the HBM: False", "True/False"), ("128 sequences on 1 GPUs", "plural after 1"),
+    ("the price $1.2", "money without cents"), ("on 8 GPU", "singular after a count")])
+def test_the_formatting_scan_finds_each_slip(text, slip):
+    assert any(slip in found for found in formatting_slips(text)), formatting_slips(text)
+
+
+@pytest.mark.parametrize("text", ["$1.20 per hour", "1,357 tok/s", "157×", "19.4×", "1 GPU", "8 GPUs",
+                                  "0.0125", "is it 2.6 × 10¹⁴?", "commit 911eb569e72cf", "v2.6.1", "3.142 rad"])
+def test_the_formatting_scan_passes_good_numbers(text):
+    assert formatting_slips(text) == []

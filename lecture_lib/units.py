@@ -110,6 +110,15 @@ def dollars(value: float, digits: int = 3) -> str:
     return f"${text}"
 
 
+def factor(value: float, digits: int = 3) -> str:
+    """A ratio as a factor: ``factor(157.18)`` -> "157×", ``factor(19.45)`` -> "19.4×",
+    ``factor(1.25)`` -> "1.25×": ``digits`` significant digits, whole above 100, never e-notation."""
+    value, digits = _checked(value, digits, "factor")
+    if abs(value) >= 100:
+        return f"{value:,.0f}×"
+    return f"{_significant(value, digits)}×"
+
+
 def rate(value: float, unit: str = "tokens/s", digits: int = 3) -> str:
     """A rate such as throughput: ``rate(128e3)`` -> "128 k tokens/s"."""
     value, digits = _checked(value, digits, unit)

@@ -515,10 +515,10 @@ def overtraining() -> Prediction:
         return scaling.overtraining(d_pretrain=BOARD_PRETRAIN_TOKENS, n_active=scaling.LECTURE_N_ACTIVE)
 
     return Prediction("your over-training guess", on_the_board, "× Chinchilla", example="e.g. 3",
-                      also_right=(("the course, the lecture's inputs unrounded (2.59 × 10¹⁴ tokens)",
+                      also_right=(("the course, the lecture's inputs unrounded (259 T tokens)",
                                    lambda: scaling.lecture_estimate()["overtraining"]),),
                       note="The lecture rounds the pre-training tokens to 200 trillion; the same inputs unrounded "
-                           "(500M tokens/s, 2 months, ÷10 models) give 2.59 × 10¹⁴ and so 130×.")
+                           "(500M tokens/s, 2 months, ÷10 models) give 259 T and so 130×.")
 
 
 def kv_bytes_at_price_step() -> Prediction:

@@ -382,8 +382,8 @@ class FastModeExplorer(_RooflineExplorer):
         s_slow, p_slow, _ = self._speed_and_price(r, values, values["batch_normal"] * 4)
         bytes_tok = r["workload"].kv_bytes_per_token(r["kv_bytes"], values["len_ctx"])
         rows = self.deployment_rows(r, values, batch=values["batch_normal"], bytes_tok=bytes_tok) + [
-            ("normal: speed, price", f"{s_normal:,.1f} tok/s, {units.dollars(p_normal)}/M"),
-            ("fast: speed, price", f"{s_fast:,.1f} tok/s, {units.dollars(p_fast)}/M"),
+            ("normal: speed, price", f"{s_normal:,.0f} tok/s, {units.dollars(p_normal)}/M"),
+            ("fast: speed, price", f"{s_fast:,.0f} tok/s, {units.dollars(p_fast)}/M"),
             ("fast / normal speed", f"{units.power_of_ten(s_fast / s_normal)}×"),
             ("fast / normal price", f"{units.power_of_ten(p_fast / p_normal)}×"),
             ("batch ratio normal / fast", f"{units.power_of_ten(values['batch_normal'] / values['batch_fast'])}"),
@@ -454,7 +454,7 @@ class ContextExplorer(_RooflineExplorer):
             ("KV bytes per token", units.bytes_(here_bytes)),
             ("Goldilocks context", units.tokens(golden)),
             ("MFU at your context", f"{mfu_here:.0%}"),
-            ("your context / Goldilocks", f"{values['len_ctx'] / golden:.2f}×"),
+            ("your context / Goldilocks", units.factor(values['len_ctx'] / golden)),
         ]
         return rows, False
 

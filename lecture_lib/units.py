@@ -110,6 +110,15 @@ def dollars(value: float, digits: int = 3) -> str:
     return f"${text}"
 
 
+def counted(n: float, noun: str, plural: str | None = None) -> str:
+    """A whole count with its noun agreeing: ``counted(1, "GPU")`` -> "1 GPU", ``counted(1024, "GPU")``
+    -> "1,024 GPUs" (``plural`` for nouns that do not just take an s)."""
+    value, _ = _checked(n, 3)
+    if not isinstance(noun, str) or not noun:
+        raise ValueError(f"noun must be a word, got {noun!r}")
+    return f"{value:,.0f} {noun if round(value) == 1 else (plural or noun + 's')}"
+
+
 def factor(value: float, digits: int = 3) -> str:
     """A ratio as a factor: ``factor(157.18)`` -> "157×", ``factor(19.45)`` -> "19.4×",
     ``factor(1.25)`` -> "1.25×": ``digits`` significant digits, whole above 100, never e-notation."""

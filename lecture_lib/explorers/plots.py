@@ -303,7 +303,7 @@ def compact_number(value: float, _position=None) -> str:
     for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
         if magnitude >= 10 * scale if suffix == "k" else magnitude >= scale:
             return f"{value / scale:.3g}{suffix}"
-    return f"{value:,.6g}" if magnitude >= 1000 else f"{value:.3g}"
+    return f"{value:,.6g}" if magnitude >= 1000 else _no_e_notation(f"{value:.3g}")   # 1e-16 -> 10⁻¹⁶
 
 
 def readable_ticks(figure) -> None:
@@ -396,6 +396,19 @@ def _axis_words(axis, which) -> tuple[list[str], bool]:
     return labels, any(not _is_number(t) for t in labels)
 
 
+def _no_e_notation(word: str) -> str:
+    """A tick label such as "1e-16" as a learner reads it: "10⁻¹⁶" (issue 29 §2)."""
+    import re
+
+    from lecture_lib import units
+
+    match = re.fullmatch(r"\s*([-+]?\d+(?:\.\d+)?)e([-+]?\d+)\s*", word or "")
+    if not match:
+        return word
+    mantissa, exponent = float(match.group(1)), int(match.group(2))
+    return units.ten_to_the(exponent) if mantissa == 1 else units.power_of_ten(mantissa * 10.0 ** exponent)
+
+
 def _range_text(axis, which) -> str:
     name = plain_text((axis.get_xlabel() if which == "x" else axis.get_ylabel()) or which)
     words, categorical = _axis_words(axis, which)
@@ -403,7 +416,7 @@ def _range_text(axis, which) -> str:
         shown = words if len(words) <= 8 else words[:3] + ["…"] + words[-2:]
         return f"{name}: {', '.join(shown)}"
     if words:
-        return f"{name} from {words[0]} to {words[-1]}"
+        return f"{name} from {_no_e_notation(words[0])} to {_no_e_notation(words[-1])}"
     low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
     scale = axis.get_xscale() if which == "x" else axis.get_yscale()
     return f"{name} from {compact_number(low)} to {compact_number(high)}" + (" (log scale)" if scale == "log" else "")

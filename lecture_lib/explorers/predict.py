@@ -450,7 +450,7 @@ def board_balance_batch() -> Prediction:
                       f"{BOARD_CONTEXT:,} tokens of context, fp8 KV)", with_kv),),
         note="The board's B* ignores the KV fetch. With a KV cache the memory line slopes upward, so the bold "
              "line meets the compute line later: the long-dashed B* with KV in the explorer sits to the right of the "
-             "sparsely dotted weights-only one, and the gap grows with the context length.")
+             "dotted weights-only one, and the gap grows with the context length.")
 
 
 def two_rack_slowdown() -> Prediction:

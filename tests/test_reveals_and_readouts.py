@@ -528,7 +528,8 @@ def formatting_slips(text: str) -> list[str]:
     a count that disagrees with its noun ("1 GPUs"), and money without its cents ("$1.2")."""
     found = []
     for match in re.finditer(r"(?<![\w.])\d+(?:\.\d+)?e[+-]?\d+(?!\w)", text, re.I):
-        found.append(("e-notation", match))
+        if match.group(0) not in NOT_E_NOTATION:
+            found.append(("e-notation", match))
     for match in re.finditer(r"(?<![\w.,:/#-])(\d[\d,]*\.\d+)(?![\d.\w])", text):
         digits = match.group(1).replace(",", "").replace(".", "").lstrip("0")
         quoted = any(text[max(0, match.start() - 40):match.end() + 10].find(q) >= 0 for q in QUOTED_DIGITS)
@@ -579,6 +580,20 @@ def formatting_slips_in(notebook) -> list[str]:
                     continue
                 found += [f"cell {cell.get('id')}: {slip}" for slip in formatting_slips(text)]
     return found
+
+
+ALL_NOTEBOOKS = sorted(NOTEBOOKS[0].parent.glob("0[0-9]_*.ipynb"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=[p.stem[:2] for p in ALL_NOTEBOOKS])
+def test_no_formatting_slip_in_any_chapter_after_run_all(path):
+    """Issue 29 §2: every output of a chapter after Run All, the readouts, figure descriptions and covered
+    outputs included, writes numbers as a learner reads them."""
+    from test_notebooks import execute
+
+    notebook, _ = execute(path)
+    assert formatting_slips_in(notebook) == []
 
 
 @pytest.mark.parametrize("text, slip", [

@@ -110,6 +110,16 @@ def dollars(value: float, digits: int = 3) -> str:
     return f"${text}"
 
 
+def number(value: float, digits: int = 3) -> str:
+    """A plain number a learner reads: at most ``digits`` significant digits below 1,000, whole with
+    thousands separators from 1,000 (``number(1811.34)`` -> "1,811", ``number(10.025, 4)`` -> "10.03"),
+    never e-notation."""
+    value, digits = _checked(value, digits)
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return _significant(value, digits)
+
+
 def counted(n: float, noun: str, plural: str | None = None) -> str:
     """A whole count with its noun agreeing: ``counted(1, "GPU")`` -> "1 GPU", ``counted(1024, "GPU")``
     -> "1,024 GPUs" (``plural`` for nouns that do not just take an s)."""

@@ -366,16 +366,29 @@ def test_no_e_notation_in_any_readout_at_defaults_and_every_extreme(cls):
     explorer = cls()
     try:
         assert not E_NOTATION.search(_plain(explorer.readout.value)), _plain(explorer.readout.value)
+        assert _readout_slips(explorer) == []
         for name, control in explorer.controls.items():
             original = control.value
             for value in _positions(control):
                 control.value = value
                 text = _plain(explorer.readout.value)
                 assert not E_NOTATION.search(text), (name, value, text)
+                assert _readout_slips(explorer) == [], (name, value)        # issue 29 §2: "1 GPUs", "157.18×"
                 assert not re.search(r"\b\d{3,}(\.\d+)? s\b", text), (name, value, text)   # 549 s: write min, h, days
             control.value = original
     finally:
         explorer.view.figure.clear()
+
+
+# A slip in a readout that comes from a file outside this round's explorer work, with where it is.
+KNOWN_ELSEWHERE = {"294.45 tokens": "lecture_lib/measurements.py's note on the MLPerf rows (RealityExplorer)"}
+
+
+def _readout_slips(explorer) -> list[str]:
+    text = _plain(explorer.readout.value)
+    for known in KNOWN_ELSEWHERE:
+        text = text.replace(known, "")
+    return formatting_slips(text)
 
 
 def test_cross_rack_explorer_says_deepseek_does_not_fit_one_hgx_h100():
@@ -527,6 +540,7 @@ def formatting_slips(text: str) -> list[str]:
     a decimal with more than 4 significant digits ("1,357.5 tok/s", "157.18×"), Python's True/False,
     a count that disagrees with its noun ("1 GPUs"), and money without its cents ("$1.2")."""
     found = []
+    text = re.sub(r"“[^”]*”", lambda m: " " * len(m.group(0)), text)     # a quotation is copied as printed
     for match in re.finditer(r"(?<![\w.])\d+(?:\.\d+)?e[+-]?\d+(?!\w)", text, re.I):
         if match.group(0) not in NOT_E_NOTATION:
             found.append(("e-notation", match))
@@ -537,11 +551,11 @@ def formatting_slips(text: str) -> list[str]:
             found.append(("more than 4 significant digits", match))
     for match in re.finditer(r"(?<![\w'\"=(])(True|False)(?![\w'\"(])", text):
         found.append(("True/False", match))
-    for match in re.finditer(rf"(?<![\w.,])(?<![−+≥=-] )(?<!>= )1 {COUNTED}s\b", text):
+    for match in re.finditer(rf"(?<![\w.,])(?<![−+≥=<>-] )(?<!>= )1 {COUNTED}s\b", text):
         found.append(("plural after 1", match))
     for match in re.finditer(rf"(?<![\w.,])(?<![−+-] )(?:[2-9]|[1-9]\d+) {COUNTED}\b(?![-/'’])", text):
         found.append(("singular after a count", match))
-    for match in re.finditer(r"\$\d[\d,]*\.\d(?!\d)", text):
+    for match in re.finditer(r"\$\d[\d,]*\.\d(?![\d ]*×)(?!\d)", text):
         found.append(("money without cents", match))
     return [f"{kind}: {text[max(0, m.start() - 40):m.end() + 15]!r}" for kind, m in found]
 

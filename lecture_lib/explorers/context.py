@@ -287,7 +287,7 @@ class PassExplorer(_Shared):
             ("prefill time per token (len_pass = 100,000)", units.seconds(prefill)),
             ("decode / prefill time per token", f"{units.factor(decode_total / prefill)}  (the price ratio it justifies)"),
             ("decode MFU", f"{decode_compute / decode_total:.0%}  (lecture: ≈ 1/5 from 5× output price)"),
-            ("crossover len_pass", f"{times['crossover']:,.1f} tokens"),
+            ("crossover len_pass", units.tokens(times['crossover'])),
         ]
         return rows, changed
 

@@ -181,10 +181,10 @@ class HeuristicExplorer(base.Explorer):
         top = 6.0 if yours <= 5.7 else base.nice_ceiling(1.1 * yours)
         changed = base.set_limits(self.axis, (self.U[0], self.U[-1]), (0, top))
         rows = [
-            ("true minimum x* ÷ x_equal", f"{gap['x_ratio']:.3f}"),
-            ("sum at x_equal ÷ minimum", f"{gap['penalty']:.3f}  (+{gap['penalty'] - 1:.1%})"),
-            ("falling ÷ rising at the minimum", f"{gap['term_ratio']:.3f}  (= q/p, so p·A = q·B)"),
-            ("your x: sum ÷ minimum", f"{yours / best:.3f}"),
+            ("true minimum x* ÷ x_equal", units.number(gap['x_ratio'])),
+            ("sum at x_equal ÷ minimum", f"{units.number(gap['penalty'], 4)}  (+{gap['penalty'] - 1:.1%})"),
+            ("falling ÷ rising at the minimum", f"{units.number(gap['term_ratio'], 4)}  (= q/p, so p·A = q·B)"),
+            ("your x: sum ÷ minimum", units.number(yours / best, 4)),
         ]
         return rows, changed
 
@@ -284,7 +284,7 @@ class InferenceAwareExplorer(base.Explorer):
             ("cheapest model", f"{units.count(best['n_params'])} params on {units.count(best['tokens'], 'tokens')}"),
             ("its tokens per parameter", f"{best['tokens_per_param']:,.0f}  ({_factor(best['tokens_per_param'] / chin_tpp)} "
                                          "Chinchilla)"),
-            ("its training ÷ inference compute", f"{best['train_flops'] / best['inference_flops']:.2f}"
+            ("its training ÷ inference compute", units.number(best['train_flops'] / best['inference_flops'])
              if demand > 0 else "-"),
             ("Chinchilla-optimal model", f"{units.count(best['chinchilla_n_params'])} params, "
                                          f"{chin_tpp:.1f} tokens/param"),

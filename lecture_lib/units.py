@@ -150,7 +150,7 @@ def tokens(value: float) -> str:
     value, _ = _checked(value, 3)
     if abs(value) >= 1e6:
         return count(value, "tokens")
-    return f"{value:,.0f} tokens"
+    return f"{value:,.0f} {'token' if round(value) == 1 else 'tokens'}"
 
 
 def whole(value: float) -> str:

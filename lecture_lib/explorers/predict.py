@@ -251,6 +251,23 @@ class Prediction:
         colour = "#9467bd" if self.state == "revealed" else "#7f7f7f"
         return f"border-left:4px solid {colour};padding:4px 10px"
 
+    def ask_message_html(self) -> str:
+        """The line under the guess box: short, and never the reveal panel's paragraph again (the two
+        often sit one above the other, in Voila too). Once revealed, only the verdict."""
+        unit = f" {self.unit}" if self.unit else ""
+        if self.problem:
+            return f"{html.escape(self.problem)}; write a plain number ({html.escape(self.example)})."
+        if self.state == "revealed":
+            graded = self.graded()
+            label, actual = graded[0]
+            if self.guess is not None and self.guess > 0 and len(graded) > 1:
+                label, actual = min((pair for pair in graded if pair[1] > 0),
+                                    key=lambda pair: _ratio_log10(self.guess, pair[1]), default=graded[0])
+            return html.escape(verdict(self.guess, actual, against=label if len(graded) > 1 else ""))
+        if self.state == "guessed":
+            return f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved."
+        return "✏️ <b>Enter a guess first</b>: type it here; <b>Reveal</b> is in the reveal panel."
+
     def _render(self) -> None:
         text = f"<div style='{self._style()}'>{self.message_html()}</div>"
         for area in self._details:
@@ -258,24 +275,29 @@ class Prediction:
         for cover in self._covers:
             cover.show(self.state == "revealed")
         for view in self._views:
+            if view.kind == "ask":
+                view.status.value = f"<div style='padding:2px 10px;color:#444'>{self.ask_message_html()}</div>"
+                continue
             view.status.value = text
             view.reveal_button.layout.display = "none" if self.state == "revealed" else None
-            offer_anyway = self.state == "needs_guess" or (self.state == "waiting" and view.kind == "reveal")
-            view.anyway_button.layout.display = None if offer_anyway else "none"
+            view.anyway_button.layout.display = None if self.state in ("waiting", "needs_guess") else "none"
 
     def _view(self, kind: str):
         import ipywidgets as widgets
 
+        # description_width "initial": the label keeps its whole width ("your g…" on the projector, issue 31 §5)
         box = widgets.Text(value="" if self.guess is None else _fmt(self.guess), placeholder=self.example,
-                           description="your guess", continuous_update=True,
-                           layout=widgets.Layout(width="280px"))
+                           description="your guess", continuous_update=True, style={"description_width": "initial"},
+                           layout=widgets.Layout(width="auto", min_width="280px"))
         reveal_button = widgets.Button(description="Reveal", button_style="primary", icon="eye")
         anyway_button = widgets.Button(description="Show anyway", tooltip="reveal without a guess")
         status = widgets.HTML()
         box.observe(lambda change: self.set_guess(change["new"]), names="value")
         reveal_button.on_click(lambda _button: self.press_reveal())
         anyway_button.on_click(lambda _button: self.press_show_anyway())
-        row = [box, reveal_button, anyway_button] if kind == "ask" else [reveal_button, anyway_button]
+        # The guess box alone under the question; Reveal and Show anyway only in the reveal panel, so a page
+        # that shows both (Voila, the projector) has one Reveal button and one paragraph per question.
+        row = [box] if kind == "ask" else [reveal_button, anyway_button]
         view = _view_class()([widgets.HBox(row), status])
         view.kind, view.box, view.status = kind, box, status
         view.reveal_button, view.anyway_button = reveal_button, anyway_button
@@ -284,7 +306,7 @@ class Prediction:
         return view
 
     def ask(self):
-        """The widget under the question: the guess box, Reveal, and (after an empty Reveal) Show anyway."""
+        """The widget under the question: the guess box and a one-line status (never the panel's paragraph)."""
         return self._view("ask")
 
     def reveal(self):

@@ -102,8 +102,24 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
                          && imgs.length >= document.querySelectorAll('.lecture-explorer').length
                          && imgs.every(i => i.complete && i.naturalWidth > 0); }""",
             timeout=180_000, polling=250)
+        # chapter 1 asks one question: its guess box and its reveal panel show one Reveal button between them
+        reveals = page.evaluate("""() => [...document.querySelectorAll('button')]
+                                   .filter(b => b.textContent.trim() === 'Reveal' && b.offsetParent !== null).length""")
+        assert reveals == 1, f"{reveals} Reveal buttons for one question"
+        # a presenter skips the guesses: every cover opens, and what it held back loads
+        covers = page.locator(".lecture-cover-bar button:visible")
+        while covers.count():
+            covers.first.click()
+            page.wait_for_timeout(300)
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('img.lecture-figure')].every(i => i.complete && i.naturalWidth > 0)""",
+            timeout=60_000, polling=250)
         state = page.evaluate("""() => ({
             explorers: document.querySelectorAll('.lecture-explorer').length,
+            heights: [...document.querySelectorAll('.lecture-explorer')].map(e => e.getBoundingClientRect().height),
+            guessLabels: [...document.querySelectorAll('.widget-text label')].filter(l => l.textContent.includes('your'))
+                           .map(l => ({text: l.textContent, clipped: l.scrollWidth > l.clientWidth + 1})),
+
             figures: [...document.querySelectorAll('img.lecture-figure')].map(i => ({
                 natural: i.naturalWidth, shown: i.getBoundingClientRect().width,
                 right: i.getBoundingClientRect().right})),
@@ -118,6 +134,9 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
         # drawn at 1.35x the notebook's 80 dpi: the 9-inch explorer figures are ~970 px wide
         assert max(f["natural"] for f in state["figures"]) >= 900, state
         assert state["text"] >= 20, f"markdown text is {state['text']} px, too small for a projector"
+        # issue 31 §5: every explorer fits the projector's height; the guess box's label is whole
+        assert all(h <= SCREEN["height"] for h in state["heights"]), f"explorers taller than the screen: {state['heights']}"
+        assert state["guessLabels"] and not any(l["clipped"] for l in state["guessLabels"]), state["guessLabels"]
 
         page.evaluate("""() => { const s = document.querySelector('.lecture-explorer .widget-slider');
                                  s.setAttribute('data-present-slider', '1'); }""")

@@ -188,7 +188,7 @@ def _legends_below(figure, legends) -> None:
     """Legends of axes with a neighbour to their right go under their axes (two columns), and the
     figure grows taller by the tallest, so the figure does not grow wide."""
     renderer = figure.canvas.get_renderer()
-    placed = []
+    placed, spans = [], {}
     for axis, legend in legends:
         handles, labels = axis.get_legend_handles_labels()
         legend.remove()
@@ -204,11 +204,19 @@ def _legends_below(figure, legends) -> None:
         left = (max(ends) + box.x0) / 2 if ends else 0.0             # half of each gap to a neighbour
         right = (min(starts) + box.x1) / 2 if starts else 1.0
         room = 2 * min(centre - left, right - centre) * figure.bbox.width
-        for ncols in (min(2, len(labels)), 1):
+        # The only legend of its row may use the figure's whole width, in up to 3 columns: a tall one-column
+        # legend under a pair of panels made Ch1's explorer taller than a projector (issue 31 §5).
+        alone = not any(other is not axis and other.get_position().y0 < box.y1 and other.get_position().y1 > box.y0
+                        for other, _ in legends)
+        tries = [(n, True) for n in (3, 2) if alone and n <= len(labels)] + [(min(2, len(labels)), False), (1, False)]
+        for ncols, wide in tries:
             below = axis.legend(handles, labels, loc="upper center", ncols=ncols, frameon=False, columnspacing=1.2)
-            if ncols == 1 or below.get_window_extent(renderer).width <= room:
+            fits = below.get_window_extent(renderer).width <= (0.96 * figure.bbox.width if wide else room)
+            if ncols == 1 or fits:
                 break
             below.remove()
+        if wide and fits and ncols > 1:
+            spans[axis] = True
         placed.append((axis, below))
     extra = max(lg.get_window_extent(renderer).height for _, lg in placed) / figure.dpi + 2 * LEGEND_GAP
     width, height = figure.get_size_inches()
@@ -220,7 +228,8 @@ def _legends_below(figure, legends) -> None:
     for axis, legend in placed:
         under = axis.xaxis.get_tightbbox(renderer)
         top = (under.y0 - axis.bbox.y0) / axis.bbox.height - LEGEND_GAP * figure.dpi / axis.bbox.height
-        legend.set_bbox_to_anchor((0.5, top), transform=axis.transAxes)
+        middle = (figure.bbox.width / 2 - axis.bbox.x0) / axis.bbox.width if axis in spans else 0.5
+        legend.set_bbox_to_anchor((middle, top), transform=axis.transAxes)
 
 
 def legends_outside(figure, max_width: float | None = None) -> None:

@@ -178,8 +178,9 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
 
 @pytest.mark.browser
 @pytest.mark.xfail(strict=False, reason="issue 31 §5, not done: at 1280x800 chapter 1's explorers are 1158, 692 and "
-                   "973 px tall (2026-12-02) with the covers open; the figure, 8 controls and a 13-row readout stack "
-                   "vertically. Needs the projector layout (readout beside the controls, or a shorter figure).")
+                   "973 px tall (2026-12-02) with the covers open. The batch explorer: title 28 + figure 508 + the "
+                   "controls/readout row 618 px, the readout being 13 rows at 18 px that wrap in its 560 px max width "
+                   "(614 px tall). Needs a projector layout: a wider or two-column readout, or a shorter figure.")
 def test_every_explorer_fits_the_projector_height(voila_app, browser):
     from static_server import offline_context
 

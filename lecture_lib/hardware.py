@@ -279,7 +279,7 @@ NV_RUBIN_ULTRA = ("NVIDIA GTC 2025 (2025-03-18) roadmap, Rubin Ultra NVL576 for 
 NV_RUBIN_ULTRA_CHANGE = ("SemiAnalysis report (2026-06-30, summarised at c114pro.com/chip/175293.html, 2026-07-01): "
                          "the 4-die Rubin Ultra package may be replaced by a 2-die one; the GTC 2025 targets are "
                          f"kept here as announced, {_READ}")
-NV_CX7 = f"DGX/HGX nodes: one 400 Gb/s ConnectX-7 NIC per GPU = 50e9 B/s; {SB_GPU}"
+NV_CX7 = f"DGX/HGX nodes: one 400 Gb/s ConnectX-7 NIC per GPU = 50 GB/s; {SB_GPU}"
 
 AMD_MI300X = ("AMD Instinct MI300X data sheet (amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/"
               "amd-instinct-mi300x-data-sheet.pdf, 2023-12): 192 GB HBM3 at 5.3 TB/s, 1307.4 TFLOPS FP16/BF16 and "
@@ -341,7 +341,7 @@ _CHIP_LIST = [
                  "scale_up_bandwidth": f"NVLink 4: 18 x 25 GB/s each way ('900 GB/s' both ways); {SB_GPU}",
                  "scale_up_domain": f"HGX/DGX H100 node of 8; {SB_GPU}",
                  "scale_out_bandwidth": NV_CX7, "price_per_hour": LAMBDA, "release_year": _LAUNCH},
-        notes="SXM part. Scaling book rounds to 9.9e14 and 3.4e12 in places (R = 295 with 3.35e12). "
+        notes="SXM part. Scaling book rounds to 990 TFLOP/s and 3.4 TB/s in places (R = 295 with 3.35 TB/s). "
               "No FP4.",
     ),
     Chip(
@@ -481,12 +481,12 @@ _CHIP_LIST = [
         scale_up_bandwidth=270e9, scale_up_domain=4096, scale_out_bandwidth=6.25e9,
         price_per_hour=3.22,
         sources={"flops": GC_V4, "hbm_bandwidth": GC_V4, "hbm_capacity": GC_V4,
-                 "scale_up_bandwidth": f"6 ICI links x 4.5e10 B/s one way; {SB_TPU}",
+                 "scale_up_bandwidth": f"6 ICI links × 45 GB/s one way; {SB_TPU}",
                  "scale_up_domain": GC_V4,
-                 "scale_out_bandwidth": _tpu_dcn("DCN about 6.25e9 B/s per TPU"),
+                 "scale_out_bandwidth": _tpu_dcn("DCN about 6.25 GB/s per TPU"),
                  "price_per_hour": GC_PRICE_V4, "release_year": _LAUNCH},
         notes="Google calls it 'TPU v4' (the scaling book 'v4p'). Google labels HBM '32 GiB'; "
-              "stored as 32e9 like every other vendor 'GB'. INT8 runs at the BF16 rate; no FP8.",
+              "stored as 32 × 10⁹ bytes like every other vendor 'GB'. INT8 runs at the BF16 rate; no FP8.",
     ),
     Chip(
         name="TPU v5e", generation="TPU v5", release_year=2023,
@@ -500,7 +500,7 @@ _CHIP_LIST = [
                  "scale_out_bandwidth": _tpu_dcn(f"2 x 100 Gbps per 8-chip host = 25 Gb/s per chip; {GC_V5E}"),
                  "price_per_hour": SB_PRICE, "release_year": _LAUNCH},
         notes="Google's table also prints '800 GiBps'; 819 GB/s is its key-spec figure and the "
-              "scaling book's 8.2e11. No FP8.",
+              "scaling book's 820 GB/s. No FP8.",
     ),
     Chip(
         name="TPU v5p", generation="TPU v5", release_year=2023,
@@ -508,12 +508,12 @@ _CHIP_LIST = [
         hbm_bandwidth=2.765e12, hbm_capacity=95e9,
         scale_up_bandwidth=600e9, scale_up_domain=8960, scale_out_bandwidth=6.25e9,
         price_per_hour=4.20,
-        sources={"flops": f"bf16: {GC_V5P}; int8 9.18e14: {SB_TPU}", "hbm_bandwidth": GC_V5P,
+        sources={"flops": f"bf16: {GC_V5P}; int8 918 TFLOP/s: {SB_TPU}", "hbm_bandwidth": GC_V5P,
                  "hbm_capacity": GC_V5P,
                  "scale_up_bandwidth": f"1200 GBps bidirectional / 2 (6 ports x 100 GB/s); {GC_V5P}",
                  "scale_up_domain": GC_V5P, "scale_out_bandwidth": GC_V5P,
                  "price_per_hour": SB_PRICE, "release_year": _LAUNCH},
-        notes="Scaling book lists 96 GB and 2.8e12; Google's key-spec table 95 GB and 2765 GBps. "
+        notes="Scaling book lists 96 GB and 2.8 TB/s; Google's key-spec table 95 GB and 2765 GBps. "
               "Google lists 'FP8' at the BF16 rate (no native FP8), so fp8 is not listed.",
     ),
     Chip(
@@ -525,9 +525,9 @@ _CHIP_LIST = [
         sources={"flops": GC_V6E, "hbm_bandwidth": GC_V6E, "hbm_capacity": GC_V6E,
                  "scale_up_bandwidth": f"800 GBps bidirectional / 2 (4 ports x 100 GB/s); {GC_V6E}",
                  "scale_up_domain": GC_V6E,
-                 "scale_out_bandwidth": _tpu_dcn("DCN 12.5e9 B/s per chip on v6e"),
+                 "scale_out_bandwidth": _tpu_dcn("DCN 12.5 GB/s per chip on v6e"),
                  "price_per_hour": GC_PRICE_V6E, "release_year": _LAUNCH},
-        notes="Trillium. Scaling book table: 9.20e14 and 1.6e12 (Ch1 text: 9.1e14). "
+        notes="Trillium. Scaling book table: 920 TFLOP/s and 1.6 TB/s (Ch1 text: 910 TFLOP/s). "
               "Google lists 'FP8' at the BF16 rate (no native FP8), so fp8 is not listed.",
     ),
     Chip(
@@ -536,14 +536,14 @@ _CHIP_LIST = [
         hbm_bandwidth=7.4e12, hbm_capacity=192e9,
         scale_up_bandwidth=600e9, scale_up_domain=9216, scale_out_bandwidth=12.5e9,
         price_per_hour=None,
-        sources={"flops": GC_TPU7X, "hbm_bandwidth": f"7.4e12 B/s; {SB_TPU}",
+        sources={"flops": GC_TPU7X, "hbm_bandwidth": f"7.4 TB/s; {SB_TPU}",
                  "hbm_capacity": GC_TPU7X,
                  "scale_up_bandwidth": f"1.2 TBps bidirectional / 2; {GC_IRONWOOD_ICI}",
                  "scale_up_domain": f"9216 = 4 x 4 x 576; {GC_TPU7X}",
-                 "scale_out_bandwidth": _tpu_dcn("DCN 12.5e9 B/s per chip on TPU7x"),
+                 "scale_out_bandwidth": _tpu_dcn("DCN 12.5 GB/s per chip on TPU7x"),
                  "price_per_hour": NO_PRICE, "release_year": _LAUNCH},
-        notes="Ironwood. Google's April 2025 blog said 7.2 TB/s HBM; the scaling book's 7.4e12 is "
-              "used. The scaling book also lists int8 4.61e15; Google publishes only BF16 and FP8.",
+        notes="Ironwood. Google's April 2025 blog said 7.2 TB/s HBM; the scaling book's 7.4 TB/s is "
+              "used. The scaling book also lists int8 4.61 × 10¹⁵ FLOP/s; Google publishes only BF16 and FP8.",
     ),
 ]
 

@@ -98,11 +98,44 @@ def seconds(value: float, digits: int = 3) -> str:
 
 
 def dollars(value: float, digits: int = 3) -> str:
-    """Money: ``dollars(0.33)`` -> "$0.33"; tiny amounts keep significant digits."""
+    """Money: ``dollars(0.33)`` -> "$0.33", ``dollars(1.2)`` -> "$1.20" (cents always, from a cent to
+    $100); tiny amounts keep significant digits (``dollars(4.567e-5)`` -> "$0.0000457")."""
     value, digits = _checked(value, digits)
     if value >= 100:
         return f"${value:,.0f}"
-    return f"${_significant(value, digits)}"
+    text = _significant(value, digits)
+    if abs(value) >= 0.01 and "×" not in text:
+        decimals = len(text.partition(".")[2])
+        text = f"{value:.{max(2, decimals)}f}"
+    return f"${text}"
+
+
+def number(value: float, digits: int = 3) -> str:
+    """A plain number a learner reads: at most ``digits`` significant digits below 1,000, whole with
+    thousands separators from 1,000 (``number(1811.34)`` -> "1,811", ``number(10.025, 4)`` -> "10.03"),
+    never e-notation."""
+    value, digits = _checked(value, digits)
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return _significant(value, digits)
+
+
+def counted(n: float, noun: str, plural: str | None = None) -> str:
+    """A whole count with its noun agreeing: ``counted(1, "GPU")`` -> "1 GPU", ``counted(1024, "GPU")``
+    -> "1,024 GPUs" (``plural`` for nouns that do not just take an s)."""
+    value, _ = _checked(n, 3)
+    if not isinstance(noun, str) or not noun:
+        raise ValueError(f"noun must be a word, got {noun!r}")
+    return f"{value:,.0f} {noun if round(value) == 1 else (plural or noun + 's')}"
+
+
+def factor(value: float, digits: int = 3) -> str:
+    """A ratio as a factor: ``factor(157.18)`` -> "157×", ``factor(19.45)`` -> "19.4×",
+    ``factor(1.25)`` -> "1.25×": ``digits`` significant digits, whole above 100, never e-notation."""
+    value, digits = _checked(value, digits, "factor")
+    if abs(value) >= 100:
+        return f"{value:,.0f}×"
+    return f"{_significant(value, digits)}×"
 
 
 def rate(value: float, unit: str = "tokens/s", digits: int = 3) -> str:
@@ -117,7 +150,7 @@ def tokens(value: float) -> str:
     value, _ = _checked(value, 3)
     if abs(value) >= 1e6:
         return count(value, "tokens")
-    return f"{value:,.0f} tokens"
+    return f"{value:,.0f} {'token' if round(value) == 1 else 'tokens'}"
 
 
 def whole(value: float) -> str:

@@ -551,6 +551,18 @@ class NotebookSession:
     def errors(self) -> list[str]:
         return self.page.evaluate(_ERRORS_JS, self.name)
 
+    def open_covers(self, *, timeout: float = 30.0) -> int:
+        """Press "Show it anyway" on every cover (lecture_lib.explorers.predict), as a learner who skips the
+        guesses would, so the explorers held back until a reveal are on the page. Returns how many were pressed."""
+        pressed = 0
+        deadline = time.monotonic() + timeout
+        buttons = self.page.locator(".lecture-cover-bar button:visible")
+        while buttons.count() and time.monotonic() < deadline:
+            buttons.first.click()
+            pressed += 1
+            self.page.wait_for_timeout(200)
+        return pressed
+
     def figure_names(self) -> list[dict]:
         """What a screen reader gets for each explorer figure: the element's tag and its ``title``
         (the image widget's tooltip, set by the explorer to a text summary on every redraw)."""

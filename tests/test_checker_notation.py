@@ -338,3 +338,13 @@ def test_a_correct_answer_shared_by_two_problems_is_never_refused(monkeypatch):
         answer = expected(group[0])
         for pid in group:
             assert check(pid, answer).correct, pid
+
+
+def test_a_sentence_gets_no_did_you_mean_but_a_typo_does():
+    """Issue 29 §2: 'batch equals stuff' in 1.4 got "Did you mean x_equal (for equals)?"."""
+    from lecture_lib.practice.checks import check
+
+    sentence = check("1.4", "batch equals stuff").message
+    assert "Did you mean" not in sentence and "x_equal" not in sentence
+    typo = check("1.4", "N_activ").message
+    assert "Did you mean N_active" in typo

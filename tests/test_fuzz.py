@@ -103,6 +103,7 @@ NOT_DATA = {
     "plan.main": "command-line entry point; tests/test_plan.py runs it with good and bad arguments",
     "practice.flashcards.export": "writes the Anki file behind flashcards.main (tests/test_flashcards.py); its inputs are fuzzed through cards()",
     "practice.progress.record": "check()'s notebook hook: never raises by design (tests/test_progress.py), like checks.check",
+    "explorers.predict.cover": "a widget over Prediction objects and other widgets (tests/test_reveals_and_readouts.py)",
 }
 
 # Parameters where None is a documented value although the parameter has no default.
@@ -256,7 +257,7 @@ def _presets():
         "compute_dtype": ["bf16"], "fmt": ["bf16"], "x": [np.linspace(-1.0, 1.0, 64).reshape(4, 16)], "n_params": [1e9], "target_loss": [2.5], "values": [np.arange(8, dtype=np.uint64)],
         "unit": [hardware.get("H100"), hardware.get_system("GB200 NVL72")], "deployment": [collectives.deployment(hardware.get("H100"), n_chips=8)],
         "levels": [[(8, 450e9), (2, 400e9)]],
-        "layout": ["dp", "tp", "ep"], "bytes_total": [1e9],
+        "layout": ["dp", "tp", "ep"], "bytes_total": [1e9], "noun": ["GPU"],
         # hf_config.read_config / from_hf_config: a config dict, the same as a file path and as JSON text.
         "source": [dict(HF_CONFIG), _hf_config_file()], "text": ["2k", "2*B", json.dumps(HF_CONFIG)],
     }

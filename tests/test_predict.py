@@ -38,11 +38,11 @@ def test_run_all_shows_enter_a_guess_first_and_never_the_answer(name):
     assert "Enter a guess first" in panel.status.value
     assert "Answer" not in panel.status.value and not calls     # not even computed
     assert panel.anyway_button.layout.display != "none"
-    assert ask.anyway_button.layout.display == "none"          # the question itself stays uncluttered
+    assert "Enter a guess first" in ask.status.value and "Answer" not in ask.status.value
     panel.reveal_button.click()                                  # Reveal without a guess asks for one
     assert prediction.state == "needs_guess" and not calls
     assert "Enter a guess first" in panel.status.value and "Enter a guess first" in ask.status.value
-    assert ask.anyway_button.layout.display != "none"
+    assert panel.anyway_button.layout.display != "none"
 
 
 @pytest.mark.parametrize("name", sorted(predict.FACTORIES))
@@ -62,11 +62,12 @@ def test_a_guess_then_reveal_compares_in_every_view():
     ask.box.value = "1,000"
     assert prediction.state == "guessed" and "1,000" in panel.status.value
     assert "Answer" not in panel.status.value
-    ask.reveal_button.click()
+    panel.reveal_button.click()
     for view in (ask, panel):
         # graded against the nearer of its two answers: the lecture's 300 × sparsity = 2,400
         assert "You guessed 1,000" in view.status.value and "off by 2.4×" in view.status.value
-        assert "2,500" in view.status.value and "2,400" in view.status.value
+    assert "2,500" in panel.status.value and "2,400" in panel.status.value
+    assert "Answer" not in ask.status.value            # the answer is written once, in the panel
     ask.box.value = "2500"                    # editing the box afterwards changes neither state nor verdict
     assert prediction.state == "revealed" and prediction.guess == 1000
     assert "You guessed 1,000" in panel.status.value
@@ -128,3 +129,35 @@ def test_verdict_words():
     assert "ballpark" in predict.verdict(100, 200)
     assert "off by 100×" in predict.verdict(1, 100)
     assert "No guess" in predict.verdict(None, 5)
+
+
+@pytest.mark.parametrize("name", sorted(predict.FACTORIES))
+def test_the_question_and_its_panel_show_one_reveal_button_and_one_paragraph(name):
+    """Issue 31 §5: in Voila (the projector) an ask() cell and a reveal() cell showed two Reveal buttons and
+    the same paragraph twice; the guess box's label was cut to "your g…"."""
+    import ipywidgets as widgets
+
+    prediction = predict.FACTORIES[name]()
+    ask, panel = prediction.ask(), prediction.reveal()
+
+    def buttons(view):
+        found, stack = [], [view]
+        while stack:
+            widget = stack.pop()
+            if isinstance(widget, widgets.Button) and widget.layout.display != "none":
+                found.append(widget.description)
+            stack += list(getattr(widget, "children", ()))
+        return found
+
+    for state in ("waiting", "guessed", "needs_guess", "revealed"):
+        if state == "guessed":
+            prediction.set_guess("1")
+        elif state == "needs_guess":
+            prediction.set_guess("")
+            prediction.press_reveal()
+        elif state == "revealed":
+            prediction.set_guess("1")
+            prediction.press_reveal()
+        assert buttons(ask) == [] and buttons(panel).count("Reveal") <= 1, state
+        assert ask.status.value != panel.status.value, state
+    assert ask.box.style.description_width == "initial" and ask.box.description == "your guess"

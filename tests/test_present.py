@@ -128,8 +128,24 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
                          && imgs.length >= document.querySelectorAll('.lecture-explorer').length
                          && imgs.every(i => i.complete && i.naturalWidth > 0); }""",
             timeout=180_000, polling=250)
+        # chapter 1 asks one question: its guess box and its reveal panel show one Reveal button between them
+        reveals = page.evaluate("""() => [...document.querySelectorAll('button')]
+                                   .filter(b => b.textContent.trim() === 'Reveal' && b.offsetParent !== null).length""")
+        assert reveals == 1, f"{reveals} Reveal buttons for one question"
+        # a presenter skips the guesses: every cover opens, and what it held back loads
+        covers = page.locator(".lecture-cover-bar button:visible")
+        while covers.count():
+            covers.first.click()
+            page.wait_for_timeout(300)
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('img.lecture-figure')].every(i => i.complete && i.naturalWidth > 0)""",
+            timeout=60_000, polling=250)
         state = page.evaluate("""() => ({
             explorers: document.querySelectorAll('.lecture-explorer').length,
+            heights: [...document.querySelectorAll('.lecture-explorer')].map(e => e.getBoundingClientRect().height),
+            guessLabels: [...document.querySelectorAll('.widget-text label')].filter(l => l.textContent.includes('your'))
+                           .map(l => ({text: l.textContent, clipped: l.scrollWidth > l.clientWidth + 1})),
+
             figures: [...document.querySelectorAll('img.lecture-figure')].map(i => ({
                 natural: i.naturalWidth, shown: i.getBoundingClientRect().width,
                 right: i.getBoundingClientRect().right})),
@@ -144,6 +160,9 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
         # drawn at 1.35x the notebook's 80 dpi: the 9-inch explorer figures are ~970 px wide
         assert max(f["natural"] for f in state["figures"]) >= 900, state
         assert state["text"] >= 20, f"markdown text is {state['text']} px, too small for a projector"
+        # issue 31 §5: the guess box's label is whole ("your g…" before)
+        assert state["guessLabels"] and not any(l["clipped"] for l in state["guessLabels"]), state["guessLabels"]
+        print(f"explorer heights at 1280x800: {state['heights']} px")
 
         page.evaluate("""() => { const s = document.querySelector('.lecture-explorer .widget-slider');
                                  s.setAttribute('data-present-slider', '1'); }""")
@@ -230,3 +249,33 @@ def test_each_closed_page_load_leaves_no_kernel_behind(tmp_path):
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+@pytest.mark.browser
+@pytest.mark.xfail(strict=False, reason="issue 31 §5, not done: at 1280x800 chapter 1's explorers are 1158, 692 and "
+                   "973 px tall (2026-12-02) with the covers open. The batch explorer: title 28 + figure 508 + the "
+                   "controls/readout row 618 px, the readout being 13 rows at 18 px that wrap in its 560 px max width "
+                   "(614 px tall). Needs a projector layout: a wider or two-column readout, or a shorter figure.")
+def test_every_explorer_fits_the_projector_height(voila_app, browser):
+    from static_server import offline_context
+
+    url, _log = voila_app
+    context, _blocked = offline_context(browser, viewport=SCREEN)
+    page = context.new_page()
+    try:
+        page.goto(url, timeout=120_000)
+        page.wait_for_function("() => document.querySelectorAll('.lecture-cover-bar button').length > 0",
+                               timeout=180_000, polling=250)
+        covers = page.locator(".lecture-cover-bar button:visible")
+        while covers.count():
+            covers.first.click()
+            page.wait_for_timeout(300)
+        page.wait_for_function(
+            """() => [...document.querySelectorAll('img.lecture-figure')].length > 0 &&
+                     [...document.querySelectorAll('img.lecture-figure')].every(i => i.complete && i.naturalWidth > 0)""",
+            timeout=60_000, polling=250)
+        heights = page.evaluate("""() => [...document.querySelectorAll('.lecture-explorer')]
+                                     .map(e => e.getBoundingClientRect().height)""")
+        assert heights and all(h <= SCREEN["height"] for h in heights), f"explorers taller than the screen: {heights}"
+    finally:
+        context.close()

@@ -85,6 +85,11 @@ def test_predict_questions_are_a_prompt_and_a_collapsed_answer(site):
     assert page.count('<details class="lecture-predict">') >= 1
     assert "Enter a guess first" not in page and "Show anyway" not in page, "a static page has no guess box"
     assert re.search(r'<details class="lecture-predict"><summary>Reveal: ', page), "the prose's 'Reveal' opens it"
+    # issue 29: what would give the answer away (chapter 1's batch explorer) is collapsed until clicked
+    cover = re.search(r'<details class="lecture-predict lecture-cover"><summary>Covered until you have made your '
+                      r'guess: the batch explorer[^<]*</summary>(.*?)</details>', page, re.S)
+    assert cover and "lecture-figure" in cover.group(1), "the covered explorer is inside, one click away"
+    assert "Show it anyway" not in page
 
 
 def test_every_image_has_a_text_alternative(site):

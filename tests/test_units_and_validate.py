@@ -45,7 +45,9 @@ def test_integer_and_choice():
 
 
 @pytest.mark.parametrize("value, text", [(4e-5, "$0.00004"), (4.567e-5, "$0.0000457"), (1.2e-9, "$1.2 × 10⁻⁹"),
-                                         (0.33, "$0.33"), (0, "$0")])
+                                         (0.33, "$0.33"), (0, "$0"), (1.2, "$1.20"), (3.5, "$3.50"),
+                                         (5, "$5.00"), (0.5, "$0.50"), (0.0307, "$0.0307"), (12.25, "$12.25"),
+                                         (99.999, "$100.00"), (250, "$250")])
 def test_tiny_dollar_amounts_keep_their_significant_digits(value, text):
     assert units.dollars(value) == text
 

@@ -16,7 +16,8 @@ HTML, readable offline, with no kernel and no network.
   cells' outputs dropped. Links between notebooks point at the pages; links to anything the site
   does not hold (the solutions) are reduced to their text.
 * A predict-then-reveal question (``lecture_lib.explorers.predict``) becomes its prompt and a collapsed
-  ``<details>`` answer; every static figure gets a text alternative (its titles and axis labels).
+  ``<details>`` answer, and a cover over outputs that would give the answer (``Prediction.cover``) a
+  collapsed ``<details>`` holding them; every static figure gets a text alternative (its titles and axis labels).
 * ``index.html`` lists the chapters and the exercise pages.
 
 Usage: ``python tools/build_site.py [--output site] [--chapters 00 01 ...]``.
@@ -136,6 +137,17 @@ class StaticWidgets:
         parts = [self.render(ref) for ref in children]
         body = "".join(parts)
         listing = f'<ul class="lecture-static-controls">{"".join(controls)}</ul>' if controls else ""
+        if "lecture-cover" in classes.split():
+            # a cover over an answer (lecture_lib.explorers.predict): collapsed until clicked, as the answer is
+            bar = next((self.model(ref) for ref in children
+                        if "lecture-cover-bar" in (self.model(ref) or {}).get("state", {}).get("_dom_classes", [])), None)
+            what = next((str((self.model(ref) or {}).get("state", {}).get("tooltip") or "")
+                         for ref in (bar or {}).get("state", {}).get("children", [])
+                         if (self.model(ref) or {}).get("model_name") == "HTMLModel"), "") or "what follows"
+            summary = f"Covered until you have made your guess: {what} would give the answer away. Click to open."
+            inside = "".join(self.render(ref) for ref in children if self.model(ref) is not bar)
+            return (f"<details class='lecture-predict lecture-cover'><summary>{html.escape(summary)}</summary>"
+                    f"{inside}</details>")
         if "lecture-explorer" in classes:
             return (f'<div class="lecture-static {html.escape(classes)}">{body}'
                     '<div class="lecture-static-note">A snapshot at the default settings: run the chapter '

@@ -56,7 +56,9 @@ def pixel_ratio() -> float:
 
 PIXEL_RATIO = pixel_ratio()
 STATUS_COLORS = {"bad": "#c62828", "ok": "#2e7d32", "note": "#8a5a00"}
-STATUS_MARKS = {"bad": "✗ ", "ok": "✓ ", "note": "ℹ "}   # a mark as well as a colour (never colour alone); glyphs DejaVu Sans has
+# A mark as well as a colour (never colour alone); glyphs DejaVu Sans has. A note is "⚠" in text presentation
+# (U+FE0E): "ℹ" read as a stray letter i beside a value (issue 29 §2).
+STATUS_MARKS = {"bad": "✗ ", "ok": "✓ ", "note": "⚠\ufe0e "}
 
 
 
@@ -64,7 +66,7 @@ def readout_table(rows: list[tuple]) -> str:
     """HTML for the readout panel: label/value pairs, values in bold.
 
     A row may carry a third item, a status: "bad" (red, ✗: e.g. the weights do not fit in HBM),
-    "ok" (green, ✓) or "note" (amber, ℹ: a setting the explorer had to interpret).
+    "ok" (green, ✓) or "note" (amber, ⚠: a setting the explorer had to interpret).
     """
     body = []
     for label, value, *status in rows:

@@ -205,14 +205,27 @@ class ContextCostExplorer(_Shared):
                                          len_ctx=values["len_ctx"], bytes_tok=here)
         implied = context.infer_kv_bytes_on(chip, crossover_context=threshold, n_active=workload.n_active,
                                             compute_dtype=fmt)
+        # The chip's own ratio of multiplies to bytes (312 for GB200 in fp8) is not the lecture's round 300: where
+        # they differ, each number the lecture also states carries the lecture's value beside it (issue 29 §2).
+        per_multiply = hardware.BYTES_PER_VALUE[fmt]
+        ratio = roofline.hardware_ratio(chip, fmt, per_multiply)
+        lecture_large = large * ratio / context.LECTURE_RATIO
+        lecture_implied = context.infer_kv_bytes(crossover_context=threshold, n_active=workload.n_active,
+                                                 bytes_per_multiply=per_multiply)
+        differs = round(ratio) != context.LECTURE_RATIO
+        at_300 = f"; at the lecture's ratio of {context.LECTURE_RATIO}" if differs else ""
         rows = self.deployment_rows(values, workload, chip, fmt) + [
             ("KV bytes read per token at your context", units.bytes_(here)),
             ("kink at this batch", "none: memory-bound at every context" if kink == 0 else units.tokens(kink)),
-            ("crossover at a large batch (Goldilocks)", units.tokens(large)),
-            ("cost at your context / cost at 1K tokens", f"{step_here['t'] * per_million / floor:.2f}×"),
+            ("crossover at a large batch (Goldilocks)",
+             units.tokens(large) + (f"  ({chip.name}'s ratio {ratio:.0f}{at_300}: {units.tokens(lecture_large)})"
+                                    if differs else "")),
+            ("cost at your context / cost at 1K tokens", units.factor(step_here['t'] * per_million / floor)),
             (f"{sheet.model}: price step", f"input ×{sheet.long_input / sheet.input:g}, output "
                                            f"×{sheet.long_output / sheet.output:g} above {threshold:,} tokens"),
-            ("KV bytes/token if that step is the crossover", f"{units.bytes_(implied)} ({fmt} multiplies)"),
+            ("KV bytes/token if that step is the crossover",
+             f"{units.bytes_(implied)} ({fmt} multiplies{at_300}: {units.bytes_(lecture_implied)})" if differs
+             else f"{units.bytes_(implied)} ({fmt} multiplies)"),
             ("$ per M tokens at your context", units.dollars(step_here["t"] * per_million)),
         ]
         return rows, changed
@@ -275,9 +288,9 @@ class PassExplorer(_Shared):
             ("KV bytes read per token of context", units.bytes_(bytes_tok)),
             ("decode time per token", units.seconds(decode_total)),
             ("prefill time per token (len_pass = 100,000)", units.seconds(prefill)),
-            ("decode / prefill time per token", f"{decode_total / prefill:.1f}×  (the price ratio it justifies)"),
+            ("decode / prefill time per token", f"{units.factor(decode_total / prefill)}  (the price ratio it justifies)"),
             ("decode MFU", f"{decode_compute / decode_total:.0%}  (lecture: ≈ 1/5 from 5× output price)"),
-            ("crossover len_pass", f"{times['crossover']:,.1f} tokens"),
+            ("crossover len_pass", units.tokens(times['crossover'])),
         ]
         return rows, changed
 
@@ -398,7 +411,7 @@ class PriceSheetLab(base.Explorer):
                      ("input step pays for contexts up to", f"{lab['covers']:,.0f} tokens")]
         else:
             rows += [("price step", "none: flat up to the maximum context, so no crossover to read")]
-        rows += [("output / input price", f"{sheet.output_to_input:.2f}×  (lecture: 5×)"),
+        rows += [("output / input price", f"{units.factor(sheet.output_to_input)}  (lecture: 5×)"),
                  ("decode MFU / prefill MFU", f"{lab['decode_mfu']:.0%}  (lecture: ≈ 20%)")]
         if lab["cache_read_discount"]:
             rows.append(("cache hit vs recompute", f"{lab['cache_read_discount']:.0f}× cheaper  (lecture: ≈ 10×)"))

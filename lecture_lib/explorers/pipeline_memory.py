@@ -139,7 +139,7 @@ class MemoryExplorer(base.Explorer):
                                      f"{'≤' if total <= hbm else '>'} {units.bytes_(hbm * GB)} HBM",
              "ok" if total <= hbm else "bad"),
             ("KV share of the total", f"{kv[i] / total:.1%}"),
-            ("global batch B, GPUs E·P", f"{batch:,.0f} sequences on {values['E'] * p:,} GPUs"),
+            ("global batch B, GPUs E·P", f"{units.counted(batch, 'sequence')} on {units.counted(values['E'] * p, 'GPU')}"),
             ("P = 1 → 16: weights, KV", f"÷{weights[0] / weights[-1]:.0f}, ×{kv[-1] / kv[0]:.3g}"),
             (f"largest b that fits at P = {p}", f"{b_max:,.0f} sequences" if b_max > 0 else "none: weights alone overflow"),
             ("KV bytes per token", units.bytes_(values["bytes_tok"])),

@@ -188,7 +188,7 @@ def _legends_below(figure, legends) -> None:
     """Legends of axes with a neighbour to their right go under their axes (two columns), and the
     figure grows taller by the tallest, so the figure does not grow wide."""
     renderer = figure.canvas.get_renderer()
-    placed = []
+    placed, spans = [], {}
     for axis, legend in legends:
         handles, labels = axis.get_legend_handles_labels()
         legend.remove()
@@ -204,11 +204,19 @@ def _legends_below(figure, legends) -> None:
         left = (max(ends) + box.x0) / 2 if ends else 0.0             # half of each gap to a neighbour
         right = (min(starts) + box.x1) / 2 if starts else 1.0
         room = 2 * min(centre - left, right - centre) * figure.bbox.width
-        for ncols in (min(2, len(labels)), 1):
+        # The only legend of its row may use the figure's whole width, in up to 3 columns: a tall one-column
+        # legend under a pair of panels made Ch1's explorer taller than a projector (issue 31 §5).
+        alone = not any(other is not axis and other.get_position().y0 < box.y1 and other.get_position().y1 > box.y0
+                        for other, _ in legends)
+        tries = [(n, True) for n in (3, 2) if alone and n <= len(labels)] + [(min(2, len(labels)), False), (1, False)]
+        for ncols, wide in tries:
             below = axis.legend(handles, labels, loc="upper center", ncols=ncols, frameon=False, columnspacing=1.2)
-            if ncols == 1 or below.get_window_extent(renderer).width <= room:
+            fits = below.get_window_extent(renderer).width <= (0.96 * figure.bbox.width if wide else room)
+            if ncols == 1 or fits:
                 break
             below.remove()
+        if wide and fits and ncols > 1:
+            spans[axis] = True
         placed.append((axis, below))
     extra = max(lg.get_window_extent(renderer).height for _, lg in placed) / figure.dpi + 2 * LEGEND_GAP
     width, height = figure.get_size_inches()
@@ -220,7 +228,8 @@ def _legends_below(figure, legends) -> None:
     for axis, legend in placed:
         under = axis.xaxis.get_tightbbox(renderer)
         top = (under.y0 - axis.bbox.y0) / axis.bbox.height - LEGEND_GAP * figure.dpi / axis.bbox.height
-        legend.set_bbox_to_anchor((0.5, top), transform=axis.transAxes)
+        middle = (figure.bbox.width / 2 - axis.bbox.x0) / axis.bbox.width if axis in spans else 0.5
+        legend.set_bbox_to_anchor((middle, top), transform=axis.transAxes)
 
 
 def legends_outside(figure, max_width: float | None = None) -> None:
@@ -303,7 +312,7 @@ def compact_number(value: float, _position=None) -> str:
     for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
         if magnitude >= 10 * scale if suffix == "k" else magnitude >= scale:
             return f"{value / scale:.3g}{suffix}"
-    return f"{value:,.6g}" if magnitude >= 1000 else f"{value:.3g}"
+    return f"{value:,.6g}" if magnitude >= 1000 else _no_e_notation(f"{value:.3g}")   # 1e-16 -> 10⁻¹⁶
 
 
 def readable_ticks(figure) -> None:
@@ -396,6 +405,19 @@ def _axis_words(axis, which) -> tuple[list[str], bool]:
     return labels, any(not _is_number(t) for t in labels)
 
 
+def _no_e_notation(word: str) -> str:
+    """A tick label such as "1e-16" as a learner reads it: "10⁻¹⁶" (issue 29 §2)."""
+    import re
+
+    from lecture_lib import units
+
+    match = re.fullmatch(r"\s*([-+]?\d+(?:\.\d+)?)e([-+]?\d+)\s*", word or "")
+    if not match:
+        return word
+    mantissa, exponent = float(match.group(1)), int(match.group(2))
+    return units.ten_to_the(exponent) if mantissa == 1 else units.power_of_ten(mantissa * 10.0 ** exponent)
+
+
 def _range_text(axis, which) -> str:
     name = plain_text((axis.get_xlabel() if which == "x" else axis.get_ylabel()) or which)
     words, categorical = _axis_words(axis, which)
@@ -403,7 +425,7 @@ def _range_text(axis, which) -> str:
         shown = words if len(words) <= 8 else words[:3] + ["…"] + words[-2:]
         return f"{name}: {', '.join(shown)}"
     if words:
-        return f"{name} from {words[0]} to {words[-1]}"
+        return f"{name} from {_no_e_notation(words[0])} to {_no_e_notation(words[-1])}"
     low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
     scale = axis.get_xscale() if which == "x" else axis.get_yscale()
     return f"{name} from {compact_number(low)} to {compact_number(high)}" + (" (log scale)" if scale == "log" else "")

@@ -35,7 +35,7 @@ import numpy as np
 
 from lecture_lib import units
 
-__all__ = ["Prediction", "parse_guess", "verdict", "FACTORIES"]
+__all__ = ["Prediction", "cover", "parse_guess", "verdict", "FACTORIES"]
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
@@ -145,6 +145,7 @@ class Prediction:
     problem: str = field(default="", init=False)        # why the last text typed could not be read
     _views: list = field(default_factory=list, init=False, repr=False)
     _details: list = field(default_factory=list, init=False, repr=False)
+    _covers: list = field(default_factory=list, init=False, repr=False)
 
     def __repr__(self) -> str:   # never shows the answer
         return f"Prediction({self.name!r}, state={self.state!r})"
@@ -235,33 +236,68 @@ class Prediction:
         self._details.append(area)
         return area
 
+    def cover(self, *items, what: str = "what follows"):
+        """A cover over outputs that would give the answer away (a figure, a readout, a table, a
+        sentence): visibly held back, with one button to open it, until the prediction is revealed.
+
+        ``items`` are widgets, explorers or anything ``display`` can show; more can be printed into
+        the cover with ``with cover: ...``. Leave the cover as the cell's last expression (or
+        ``display`` it). Its button is the reveal panel's Show anyway: opening a cover skips the
+        guess, so the reveal panel and every other cover of this prediction open with it. ``what``
+        names what is held back ("the schedule chart"), shown on the cover."""
+        return cover(self, *items, what=what)
+
     def _style(self) -> str:
         colour = "#9467bd" if self.state == "revealed" else "#7f7f7f"
         return f"border-left:4px solid {colour};padding:4px 10px"
+
+    def ask_message_html(self) -> str:
+        """The line under the guess box: short, and never the reveal panel's paragraph again (the two
+        often sit one above the other, in Voila too). Once revealed, only the verdict."""
+        unit = f" {self.unit}" if self.unit else ""
+        if self.problem:
+            return f"{html.escape(self.problem)}; write a plain number ({html.escape(self.example)})."
+        if self.state == "revealed":
+            graded = self.graded()
+            label, actual = graded[0]
+            if self.guess is not None and self.guess > 0 and len(graded) > 1:
+                label, actual = min((pair for pair in graded if pair[1] > 0),
+                                    key=lambda pair: _ratio_log10(self.guess, pair[1]), default=graded[0])
+            return html.escape(verdict(self.guess, actual, against=label if len(graded) > 1 else ""))
+        if self.state == "guessed":
+            return f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved."
+        return "✏️ <b>Enter a guess first</b>: type it here; <b>Reveal</b> is in the reveal panel."
 
     def _render(self) -> None:
         text = f"<div style='{self._style()}'>{self.message_html()}</div>"
         for area in self._details:
             area.layout.display = None if self.state == "revealed" else "none"
+        for cover in self._covers:
+            cover.show(self.state == "revealed")
         for view in self._views:
+            if view.kind == "ask":
+                view.status.value = f"<div style='padding:2px 10px;color:#444'>{self.ask_message_html()}</div>"
+                continue
             view.status.value = text
             view.reveal_button.layout.display = "none" if self.state == "revealed" else None
-            offer_anyway = self.state == "needs_guess" or (self.state == "waiting" and view.kind == "reveal")
-            view.anyway_button.layout.display = None if offer_anyway else "none"
+            view.anyway_button.layout.display = None if self.state in ("waiting", "needs_guess") else "none"
 
     def _view(self, kind: str):
         import ipywidgets as widgets
 
+        # description_width "initial": the label keeps its whole width ("your g…" on the projector, issue 31 §5)
         box = widgets.Text(value="" if self.guess is None else _fmt(self.guess), placeholder=self.example,
-                           description="your guess", continuous_update=True,
-                           layout=widgets.Layout(width="280px"))
+                           description="your guess", continuous_update=True, style={"description_width": "initial"},
+                           layout=widgets.Layout(width="auto", min_width="280px"))
         reveal_button = widgets.Button(description="Reveal", button_style="primary", icon="eye")
         anyway_button = widgets.Button(description="Show anyway", tooltip="reveal without a guess")
         status = widgets.HTML()
         box.observe(lambda change: self.set_guess(change["new"]), names="value")
         reveal_button.on_click(lambda _button: self.press_reveal())
         anyway_button.on_click(lambda _button: self.press_show_anyway())
-        row = [box, reveal_button, anyway_button] if kind == "ask" else [reveal_button, anyway_button]
+        # The guess box alone under the question; Reveal and Show anyway only in the reveal panel, so a page
+        # that shows both (Voila, the projector) has one Reveal button and one paragraph per question.
+        row = [box] if kind == "ask" else [reveal_button, anyway_button]
         view = _view_class()([widgets.HBox(row), status])
         view.kind, view.box, view.status = kind, box, status
         view.reveal_button, view.anyway_button = reveal_button, anyway_button
@@ -270,7 +306,7 @@ class Prediction:
         return view
 
     def ask(self):
-        """The widget under the question: the guess box, Reveal, and (after an empty Reveal) Show anyway."""
+        """The widget under the question: the guess box and a one-line status (never the panel's paragraph)."""
         return self._view("ask")
 
     def reveal(self):
@@ -295,6 +331,108 @@ def _view_class():
 
 
 _VIEW = None
+
+
+def cover(*args, what: str = "what follows"):
+    """``cover(prediction, ..., *items, what=...)``: a cover that opens once **every** prediction
+    given is revealed (a table that states two answers); see :meth:`Prediction.cover`."""
+    from lecture_lib import validate
+
+    predictions = [arg for arg in args if isinstance(arg, Prediction)]
+    items = [arg for arg in args if not isinstance(arg, Prediction)]
+    if not predictions:
+        raise ValueError("cover needs at least one Prediction to wait for")
+    if not isinstance(what, str) or not what.strip():
+        raise ValueError(f"what must be a short text naming what is covered, got {validate._describe(what)}")
+    made = _cover_class()(predictions, items, what.strip())
+    for prediction in predictions:
+        prediction._covers.append(made)
+        prediction._render()
+    return made
+
+
+_COVER = None
+COVER_CLASS = "lecture-cover"
+
+
+def _cover_class():
+    """The Cover widget: a bar saying what is held back and a button to open it, over a box holding
+    the covered outputs (hidden until the reveal). Its plain-text form is the bar, so a front end
+    without widgets and the tests reading an executed notebook see "Covered ...", not the answer."""
+    import ipywidgets as widgets
+
+    global _COVER
+    if _COVER is None:
+        class Cover(widgets.VBox):
+            def __init__(self, predictions, items, what):
+                self.predictions, self.what = predictions, what
+                self.output = widgets.Output()
+                self._explorers = [item for item in items if hasattr(item, "widget") and hasattr(item, "controls")]
+                shown = []
+                for item in items:
+                    if isinstance(item, widgets.Widget):
+                        shown.append(item)
+                    elif item in self._explorers:
+                        shown.append(item.widget)
+                    else:
+                        with self.output:
+                            from IPython.display import display
+
+                            display(item)
+                self.content = widgets.VBox(shown + [self.output], layout=widgets.Layout(display="none"))
+                self.content.add_class("lecture-cover-content")
+                self.bar_text = widgets.HTML(
+                    f"<div style='border-left:4px solid #7f7f7f;padding:4px 10px;background:#f6f6f6'>"
+                    f"🔒 <b>Covered until you reveal your guess</b> ({html.escape(self._names())}): "
+                    f"{html.escape(what)} would give the answer away.</div>", tooltip=what)
+                self.button = widgets.Button(description="Show it anyway", icon="eye",
+                                             tooltip="opens this and skips your guess: the answer is revealed too",
+                                             layout=widgets.Layout(width="auto"))
+                self.button.on_click(lambda _button: [p.press_show_anyway() for p in predictions])
+                self.bar = widgets.HBox([self.bar_text, self.button])
+                self.bar.add_class("lecture-cover-bar")
+                super().__init__([self.bar, self.content])
+                self.add_class(COVER_CLASS)
+
+            def _names(self) -> str:
+                return "; ".join(p.name for p in self.predictions)
+
+            def show(self, _opened: bool = False) -> None:
+                opened = all(p.state == "revealed" for p in self.predictions)
+                self.content.layout.display = None if opened else "none"
+                self.bar.layout.display = "none" if opened else None
+
+            @property
+            def opened(self) -> bool:
+                return self.content.layout.display != "none"
+
+            def __enter__(self):
+                return self.output.__enter__()
+
+            def __exit__(self, *exc):
+                return self.output.__exit__(*exc)
+
+            def _ipython_display_(self):
+                from IPython.display import Javascript, display
+
+                from .sliders import ARIA_VALUETEXT_SCRIPT
+
+                display(self._repr_mimebundle_(), raw=True)    # the widget, then the explorers' keyboard fixes
+                if self._explorers:
+                    display(Javascript(ARIA_VALUETEXT_SCRIPT))
+
+            def _repr_mimebundle_(self, **kwargs):
+                data = super()._repr_mimebundle_(**kwargs) or {}
+                data["text/plain"] = repr(self)     # whole: the tests read it
+                return data
+
+            def __repr__(self) -> str:
+                if self.opened:
+                    return f"Cover (opened): {self.what}"
+                return f"Covered until you reveal your guess ({self._names()}): {self.what}"
+
+        _COVER = Cover
+    return _COVER
 
 
 # ==================================================================================== the chapters
@@ -334,7 +472,7 @@ def board_balance_batch() -> Prediction:
                       f"{BOARD_CONTEXT:,} tokens of context, fp8 KV)", with_kv),),
         note="The board's B* ignores the KV fetch. With a KV cache the memory line slopes upward, so the bold "
              "line meets the compute line later: the long-dashed B* with KV in the explorer sits to the right of the "
-             "sparsely dotted weights-only one, and the gap grows with the context length.")
+             "dotted weights-only one, and the gap grows with the context length.")
 
 
 def two_rack_slowdown() -> Prediction:
@@ -399,10 +537,10 @@ def overtraining() -> Prediction:
         return scaling.overtraining(d_pretrain=BOARD_PRETRAIN_TOKENS, n_active=scaling.LECTURE_N_ACTIVE)
 
     return Prediction("your over-training guess", on_the_board, "× Chinchilla", example="e.g. 3",
-                      also_right=(("the course, the lecture's inputs unrounded (2.59 × 10¹⁴ tokens)",
+                      also_right=(("the course, the lecture's inputs unrounded (259 T tokens)",
                                    lambda: scaling.lecture_estimate()["overtraining"]),),
                       note="The lecture rounds the pre-training tokens to 200 trillion; the same inputs unrounded "
-                           "(500M tokens/s, 2 months, ÷10 models) give 2.59 × 10¹⁴ and so 130×.")
+                           "(500M tokens/s, 2 months, ÷10 models) give 259 T and so 130×.")
 
 
 def kv_bytes_at_price_step() -> Prediction:
@@ -466,11 +604,26 @@ def deepseek_decode_share() -> Prediction:
                       source="the course's measurement table (a published figure divided by the course's bound)")
 
 
+def layout_capacity() -> Prediction:
+    """Ch9: how many times more DeepSeek-V3 sequences fit on one HGX H200 at 8,192 tokens of context
+    under DP attention + EP than under plain tensor parallelism (the course's planner)."""
+    from lecture_lib import plan
+
+    def dp_over_tp() -> float:
+        numbers = plan.plan("deepseek-v3", "HGX H200", price_per_gpu_hour=3.5, len_ctx=8192).numbers["capacity"]
+        return numbers["dp_ep_max_batch"] / numbers["tp_max_batch"]
+
+    return Prediction("sequences that fit, DP attention + EP over TP (DeepSeek-V3, one HGX H200)", dp_over_tp,
+                      "times as many", example="e.g. 2",
+                      source="the course's planner (its DeepSeek-V3 and HGX H200 presets, 8,192 tokens)")
+
+
 FACTORIES = {
     "board_balance_batch": board_balance_batch, "two_rack_slowdown": two_rack_slowdown,
     "decode_idle": decode_idle, "training_bubble": training_bubble, "kv_shrink_factor": kv_shrink_factor,
     "overtraining": overtraining, "kv_bytes_at_price_step": kv_bytes_at_price_step,
     "cipher_avalanche": cipher_avalanche, "network_avalanche": network_avalanche,
     "batch1_share": batch1_share, "deepseek_decode_share": deepseek_decode_share,
+    "layout_capacity": layout_capacity,
 }
 """Every chapter's prediction, by name (the tests walk it)."""

@@ -194,7 +194,7 @@ class ActivationMemoryExplorer(base.Explorer):
                  f"(+{flops[strategy] / flops['standard'] - 1:.0%})") for strategy in reversible.STRATEGIES]
         rows += [
             ("best checkpoint segment √(L/c)", f"{k_best:.2f} layers"),
-            ("standard / reversible memory", f"{at_depth['standard'] / at_depth['reversible']:,.1f}×"),
+            ("standard / reversible memory", units.factor(at_depth['standard'] / at_depth['reversible'])),
             (f"{chip.name} HBM", f"{units.bytes_(chip.hbm_capacity)}: standard "
                                  f"{'fits' if at_depth['standard'] <= chip.hbm_capacity else 'does not fit'}",
              "ok" if at_depth["standard"] <= chip.hbm_capacity else "bad"),

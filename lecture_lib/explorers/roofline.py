@@ -199,14 +199,17 @@ class BatchExplorer(_RooflineExplorer):
             # B* lines get dash patterns of their own (sparse dots, long dashes), so that the legend's
             # look-alike pass (plots.distinguish_lines) leaves them as drawn in both panels and the text
             # can name them: they would otherwise share a pattern with the KV or memory curve.
-            lines["balance_weights" + suffix] = axis.axvline(1, color=COLORS["balance"], ls=(0, (1, 3)), lw=1.2,
-                                                             alpha=0.6, label="B* (weights only)")
+            lines["balance_weights" + suffix] = axis.axvline(1, color=COLORS["balance"], ls=(0, (1, 2)), lw=2.0,
+                                                             label="B* (weights only)")
             lines["balance" + suffix] = axis.axvline(1, color=COLORS["balance"], ls=(0, (8, 3)), lw=1.5,
                                                      label="B* with KV")
             lines["marker" + suffix] = axis.axvline(1, color=COLORS["marker"], lw=1.0, label="your B")
         # An MoE step reads only the experts its tokens touch (Chapter 8 measures it) (roofline.PARAMS_READ)
-        lines["weights_read"], = latency.plot([], [], color=COLORS["weights"], ls=(0, (1, 1.5)), lw=2.2, alpha=0.55,
-                                              label="weight fetch, only the experts touched")
+        # On a linear axis to 10k its drop (below ~100 sequences) is a few pixels wide, so a triangle marks
+        # its value at B = 1; it is hidden, legend entry too, where there are no experts (dense, the board's).
+        lines["weights_read"], = latency.plot([], [], color=COLORS["weights"], ls=(0, (1, 1.5)), lw=2.2, clip_on=False,
+                                              marker="v", markevery=[0], ms=8,
+                                              label="weight fetch, only the experts touched (▼: at B = 1)")
         latency.legend(loc="upper left", framealpha=0.9, frameon=True)
         self.no_fit = [NoFitShade(axis, view) for axis in (latency, cost)]
         self.lines = lines
@@ -246,6 +249,14 @@ class BatchExplorer(_RooflineExplorer):
         read = (T_WEIGHTS(N_total=roofline.params_read(model, tokens=b), bytes_param=r["bytes_param"],
                           mem_bw=r["mem_bw"]) if moe else np.full_like(b, np.nan))
         self.lines["weights_read"].set_data(b, read * ms)
+        changed_legend = self.lines["weights_read"].get_visible() != moe
+        self.lines["weights_read"].set_visible(moe)
+        legend = self.axes[0].get_legend() if hasattr(self, "axes") else None
+        if legend is not None:
+            for handle, text in zip(legend.legend_handles, legend.get_texts()):
+                if text.get_text().startswith("weight fetch, only the experts touched"):
+                    handle.set_visible(moe)
+                    text.set_visible(moe)
         for suffix in ("", "_cost"):
             self.lines["balance" + suffix].set_visible(shown_kv)
             self.lines["balance" + suffix].set_xdata([with_kv if shown_kv else 1.0] * 2)
@@ -262,7 +273,7 @@ class BatchExplorer(_RooflineExplorer):
                                                            price_chip_hour=price)
         y_latency = base.nice_ceiling(1.1 * total[-1] * ms)   # the bold bound (and every term under it) stays on
         y_cost = base.nice_ceiling(6 * cost_floor)
-        changed = base.set_limits(self.axes[0], (0, x_max), (0, y_latency))
+        changed = base.set_limits(self.axes[0], (0, x_max), (0, y_latency)) | changed_legend
         changed |= base.set_limits(self.axes[1], (0, x_max), (0, y_cost))
         # The largest batch that fits: Chapter 4's E4.4 solved for the batch, on one stage of n chips.
         start = pm.max_micro_batch(hbm_capacity=r["hbm_capacity"], n_total=workload.n_total,
@@ -383,8 +394,8 @@ class FastModeExplorer(_RooflineExplorer):
         s_slow, p_slow, _ = self._speed_and_price(r, values, values["batch_normal"] * 4)
         bytes_tok = r["workload"].kv_bytes_per_token(r["kv_bytes"], values["len_ctx"])
         rows = self.deployment_rows(r, values, batch=values["batch_normal"], bytes_tok=bytes_tok) + [
-            ("normal: speed, price", f"{s_normal:,.1f} tok/s, {units.dollars(p_normal)}/M"),
-            ("fast: speed, price", f"{s_fast:,.1f} tok/s, {units.dollars(p_fast)}/M"),
+            ("normal: speed, price", f"{s_normal:,.0f} tok/s, {units.dollars(p_normal)}/M"),
+            ("fast: speed, price", f"{s_fast:,.0f} tok/s, {units.dollars(p_fast)}/M"),
             ("fast / normal speed", f"{units.power_of_ten(s_fast / s_normal)}×"),
             ("fast / normal price", f"{units.power_of_ten(p_fast / p_normal)}×"),
             ("batch ratio normal / fast", f"{units.power_of_ten(values['batch_normal'] / values['batch_fast'])}"),
@@ -455,7 +466,7 @@ class ContextExplorer(_RooflineExplorer):
             ("KV bytes per token", units.bytes_(here_bytes)),
             ("Goldilocks context", units.tokens(golden)),
             ("MFU at your context", f"{mfu_here:.0%}"),
-            ("your context / Goldilocks", f"{values['len_ctx'] / golden:.2f}×"),
+            ("your context / Goldilocks", units.factor(values['len_ctx'] / golden)),
         ]
         return rows, False
 

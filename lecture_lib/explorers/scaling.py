@@ -19,6 +19,12 @@ from .plots import COLORS
 
 PHASE_COLORS = {"inference": COLORS["kv"], "pretrain": COLORS["compute"], "RL": COLORS["memory"],
                 "chinchilla": COLORS["marker"]}
+def _factor(ratio: float) -> str:
+    """A factor to 3 significant digits at most, never more: "132×", "6.5×"."""
+    return f"{ratio:,.0f}×" if ratio >= 100 else f"{ratio:.3g}×"
+
+
+LECTURE_D_INFERENCE = float(f"{scaling.lecture_estimate()['D_inference']:.3g}")   # 2.59 × 10¹⁴ = 259 T tokens
 LECTURE_OVERTRAINING_SAID = 100   # "a hundred times" (lecture 01:32:13): 200T / 2T
 
 
@@ -72,8 +78,8 @@ class OvertrainingExplorer(base.Explorer):
                       yticks=positions, yticklabels=[self.LABELS[p] for p in self.PHASES],
                       xlabel="tokens", title="token budget of one model")
         self.bar_labels = [bars_axis.text(1.0, y, "", va="center", ha="left", fontsize=9) for y in positions]
-        self.lecture_marker = bars_axis.axvline(2.6e14, color=COLORS["total"], ls=":", lw=1,
-                                                label=f"lecture: ≈{units.power_of_ten(2.6e14, 'tokens', digits=2)}")
+        self.lecture_marker = bars_axis.axvline(LECTURE_D_INFERENCE, color=COLORS["total"], ls=":", lw=1,
+                                                label=f"lecture: {units.count(LECTURE_D_INFERENCE, 'tokens')}")
         bars_axis.legend(loc="lower right")
         ratio_axis.set(xscale="log", yscale="log", xlim=self.N_RANGE, ylim=(1e-2, 1e7),
                        xlabel="active parameters N", ylabel="D_pretrain / (20 N)",
@@ -175,10 +181,10 @@ class HeuristicExplorer(base.Explorer):
         top = 6.0 if yours <= 5.7 else base.nice_ceiling(1.1 * yours)
         changed = base.set_limits(self.axis, (self.U[0], self.U[-1]), (0, top))
         rows = [
-            ("true minimum x* ÷ x_equal", f"{gap['x_ratio']:.3f}"),
-            ("sum at x_equal ÷ minimum", f"{gap['penalty']:.4f}  (+{gap['penalty'] - 1:.2%})"),
-            ("falling ÷ rising at the minimum", f"{gap['term_ratio']:.3f}  (= q/p, so p·A = q·B)"),
-            ("your x: sum ÷ minimum", f"{yours / best:.4f}"),
+            ("true minimum x* ÷ x_equal", units.number(gap['x_ratio'])),
+            ("sum at x_equal ÷ minimum", f"{units.number(gap['penalty'], 4)}  (+{gap['penalty'] - 1:.1%})"),
+            ("falling ÷ rising at the minimum", f"{units.number(gap['term_ratio'], 4)}  (= q/p, so p·A = q·B)"),
+            ("your x: sum ÷ minimum", units.number(yours / best, 4)),
         ]
         return rows, changed
 
@@ -202,7 +208,7 @@ def _demand_free_curves(fit_name: str, target_n: float, inefficiency: float):
 class InferenceAwareExplorer(base.Explorer):
     """Lifetime inference demand -> the cheapest model that reaches a target loss (Sardana et al.
     2023, arXiv 2401.00448), against the Chinchilla-optimal model of the same loss; the lecture's
-    100B-on-260T model is marked."""
+    100B-on-259T model is marked."""
 
     title = "The inference-aware optimum: smaller models, more tokens per parameter (Sardana et al. 2023)"
 
@@ -212,7 +218,9 @@ class InferenceAwareExplorer(base.Explorer):
         return {
             "fit": sliders.dropdown("loss fit", list(scaling.FITS), scaling.DEFAULT_FIT),
             "target_n": sliders.log_slider("target: loss of a Chinchilla-optimal N", 1e11, 1e9, 1e13),
-            "demand": sliders.log_slider("lifetime inference tokens", 2.6e14, 1e9, 1e17),
+            # the lecture's D_inference, 500M tokens/s for two months over 10 models (scaling.lecture_estimate),
+            # to the 3 digits every other place in the chapter writes it: 259 T
+            "demand": sliders.log_slider("lifetime inference tokens", LECTURE_D_INFERENCE, 1e9, 1e17),
             "inefficiency": sliders.slider("inference inefficiency", 3.0, 1.0, 6.0, 0.25),
         }
 
@@ -227,7 +235,7 @@ class InferenceAwareExplorer(base.Explorer):
         estimate = scaling.lecture_estimate()
         self.lecture_point = (estimate["D_inference"], estimate["D_pretrain"] / scaling.LECTURE_N_ACTIVE)
         curve_axis.plot(*self.lecture_point, "*", color=COLORS["balance"], ms=13,
-                        label="lecture: 100B on 260T (≈100×)")
+                        label=f"lecture: 100B on {units.count(estimate['D_inference'], 'tokens')} (≈100×)")
         self.your_point, = curve_axis.plot([], [], "o", color=COLORS["weights"], ms=8, label="optimum at your demand")
         curve_axis.legend(loc="upper left")
         cost_axis.set(xscale="log", yscale="log", xlabel="active parameters N (all reach the target loss)",
@@ -272,17 +280,17 @@ class InferenceAwareExplorer(base.Explorer):
                                        max(2e5, _decades(1, np.nanmax(tpp) * 1.5)[1])))
         chin_tpp = best["chinchilla_tokens_per_param"]
         rows = [
-            ("target loss", f"{target:.4f} nats/token ({fit.name})"),
+            ("target loss", f"{target:.3f} nats/token ({fit.name})"),
             ("cheapest model", f"{units.count(best['n_params'])} params on {units.count(best['tokens'], 'tokens')}"),
-            ("its tokens per parameter", f"{best['tokens_per_param']:,.0f}  ({best['tokens_per_param'] / chin_tpp:,.1f}× "
+            ("its tokens per parameter", f"{best['tokens_per_param']:,.0f}  ({_factor(best['tokens_per_param'] / chin_tpp)} "
                                          "Chinchilla)"),
-            ("its training ÷ inference compute", f"{best['train_flops'] / best['inference_flops']:.2f}"
+            ("its training ÷ inference compute", units.number(best['train_flops'] / best['inference_flops'])
              if demand > 0 else "-"),
             ("Chinchilla-optimal model", f"{units.count(best['chinchilla_n_params'])} params, "
                                          f"{chin_tpp:.1f} tokens/param"),
             ("total compute: cheapest vs Chinchilla", f"{units.power_of_ten(best['total_flops'])} vs {units.power_of_ten(best['chinchilla_total_flops'], 'FLOPs')}"),
             ("saving", f"{best['saving']:.1%}"),
-            ("lecture's model (100B on 260T)", f"{self.lecture_point[1]:,.0f} tokens/param "
+            (f"lecture's model (100B on {units.count(scaling.lecture_estimate()['D_inference'], 'tokens')})", f"{self.lecture_point[1]:,.0f} tokens/param "
                                                f"({self.lecture_point[1] / 20:.0f}× of 20)"),
         ]
         return rows, changed

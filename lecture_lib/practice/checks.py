@@ -682,9 +682,13 @@ def _did_you_mean(unknown: list[str], names) -> str:
                 folded = difflib.get_close_matches(name.casefold(), list(by_fold), n=1, cutoff=0.75)
                 close = [by_fold[folded[0]]] if folded else []
             match = close[0] if close else None
+            # A typo keeps a symbol's first letter ("N_activ", "flops"); "equals" is an English word, not x_equal.
+            if match is not None and name.lstrip("_")[:1].casefold() != match.lstrip("_")[:1].casefold():
+                match = None
         if match is not None:
             guesses.append(f"{match} (for {name})" if len(unknown) > 1 else match)
-    if not guesses:
+    # Words with no symbol near them ("batch equals stuff") are prose, not typos: suggest nothing.
+    if not guesses or len(guesses) * 2 < len(unknown):
         return ""
     return f" Did you mean {', '.join(guesses)}?"
 

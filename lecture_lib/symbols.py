@@ -312,13 +312,34 @@ class UnknownNames(ParseError):
         super().__init__(f"uses {', '.join(self.names)}, which the course does not define")
 
 
-READS = ("products with * (or ×, ·, a space or nothing: 2B, 2(B+1)), / for division, powers with ** or ^ "
-         "(or ², ³, ⁻¹), roots with sqrt(...) or √, and the course's symbol names")
+READS = ("products with * (or ×, ·, a space or nothing: 2B, 2(B+1)), / (or ÷) for division, powers with ** or ^ "
+         "(or superscripts: ², ⁻¹, ᴮ), roots with sqrt(...) or √, round or square brackets, and the course's symbol names")
 """The notations :func:`parse` reads, as the error for unreadable text lists them."""
 
-_AS_ASCII = str.maketrans({"−": "-", "×": "*", "·": "*", "⋅": "*", "∗": "*"})
-_SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
-_SUPERSCRIPT_POWER = re.compile("⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_AS_ASCII = str.maketrans({"−": "-", "×": "*", "·": "*", "⋅": "*", "∗": "*", "÷": "/", "[": "(", "]": ")"})
+
+
+def _superscripts() -> dict[str, str]:
+    """Every superscript character whose compatibility form is one ASCII letter, digit or sign (``ᴮ`` -> ``B``,
+    ``ⁿ`` -> ``n``, ``⁻`` -> ``-``, ``⁽`` -> ``(``): what a keyboard's or a phone's superscript gives, from the
+    Unicode blocks that hold them (Latin-1's ², ³, ¹; spacing modifiers; phonetic extensions; superscripts)."""
+    import unicodedata
+
+    blocks = [(0xB2, 0xB9), (0x2B0, 0x2FF), (0x1D2C, 0x1DBF), (0x2070, 0x209F), (0x2C7D, 0x2C7D)]
+    found = {}
+    for code in (code for first, last in blocks for code in range(first, last + 1)):
+        character = chr(code)
+        plain = unicodedata.normalize("NFKC", character)
+        if (unicodedata.decomposition(character).startswith("<super>") and len(plain) == 1
+                and plain in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+-=()"):
+            found[character] = plain
+    found["⁻"] = "-"
+    return found
+
+
+_SUPERSCRIPT = _superscripts()
+_SUPERSCRIPT_TEXT = str.maketrans(_SUPERSCRIPT)
+_SUPERSCRIPT_POWER = re.compile("[" + re.escape("".join(_SUPERSCRIPT)) + "]+")
 _ROOT = "__root__"   # stands for √ while the text is tokenized (no answer can use it: underscore names are refused)
 
 
@@ -329,10 +350,12 @@ def _is_call(name: str) -> bool:
 
 def _as_ascii(text: str) -> str:
     """``text`` with maths typography in Python's spelling: − as -, × · ⋅ ∗ as *, a run of
-    superscripts as a bracketed power (``B²`` -> ``B**(2)``, ``10⁻³`` -> ``10**(-3)``), any Unicode
+    superscripts as a bracketed power (``B²`` -> ``B**(2)``, ``10⁻³`` -> ``10**(-3)``, ``xᴮ`` -> ``x**(B)``: Python
+    would otherwise read a superscript letter as a plain one and make ``xᴮ`` the name ``xB``), ÷ as /, square
+    brackets as round ones (grouping: nothing is ever indexed), any Unicode
     space (a non-breaking one pasted from a page) as a space, and √ as a placeholder name
     :func:`_powers_and_roots` turns into ``sqrt(...)``."""
-    text = _SUPERSCRIPT_POWER.sub(lambda run: f"**({run.group().translate(_SUPERSCRIPT)})", text.translate(_AS_ASCII))
+    text = _SUPERSCRIPT_POWER.sub(lambda run: f"**({run.group().translate(_SUPERSCRIPT_TEXT)})", text.translate(_AS_ASCII))
     return re.sub(r"\s+", " ", text).replace("√", f" {_ROOT} ")
 
 
@@ -441,12 +464,12 @@ def parse(text, *, unknown: str = "error") -> sp.Expr:
     - products: ``*``, ``×``, ``·`` (also ``⋅``, ``∗``), or nothing: ``2B``, ``4 B``, ``2(B+1)``,
       ``(a+b)(a-b)``;
     - powers: ``**`` or ``^``, both with power's precedence and grouping right to left (``2^3^2`` is
-      512, ``-B^2`` is ``-(B**2)``, ``2*B^2`` is ``2*(B**2)``), or superscripts (``B²``, ``10⁻³``);
+      512, ``-B^2`` is ``-(B**2)``, ``2*B^2`` is ``2*(B**2)``), or superscripts (``B²``, ``10⁻³``, ``2ᴮ``);
     - roots: ``sqrt(x)`` or ``√``, which applies to the bracket, number, name or call right after it
       (``√B``, ``√(B+1)``, ``2√B``);
-    - the minus sign ``−`` (U+2212) as ``-``.
+    - the minus sign ``−`` (U+2212) as ``-``, ``÷`` as ``/``, and square brackets as round ones.
 
-    Everything else (attributes, method calls, subscripts, strings, comparisons, lambdas...) is refused
+    Everything else (attributes, method calls, strings, comparisons, lambdas...) is refused
     with a :class:`ParseError`, as is text longer than :data:`MAX_TEXT`, deeper than :data:`MAX_DEPTH`,
     an integer of more than :data:`MAX_DIGITS` digits, or a power with a numeric exponent above
     :data:`MAX_EXPONENT`. The text only ever becomes a syntax tree (``ast.parse``) whose allowed nodes

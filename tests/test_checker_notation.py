@@ -71,10 +71,20 @@ def expected(problem_id):
     ("B^−2", B**-2),
     ("2\u00a0B", 2 * B),
     ("FLOPs × N_total / (2 · N_active)", FLOPs * N_total / (2 * N_active)),
+    ("2ᴮ", 2**B),                                     # a superscript letter is a power, not the name "2B" or "xB"
+    ("N_totalᴮ", N_total**B),
+    ("(B+1)ⁿ⁻¹", (B + 1)**(sp.Symbol("n", positive=True) - 1)),
+    ("B⁽²⁺¹⁾", B**3),
+    ("B ÷ 2", B / 2),
+    ("FLOPs ÷ (2N_active)", FLOPs / (2 * N_active)),
+    ("[B+1]²", (B + 1)**2),
+    ("2[B+1]", 2 * (B + 1)),
+    ("N_total[1 − (1 − 1/N_total)^B]", N_total * (1 - (1 - 1 / N_total)**B)),
 ])
 def test_each_notation_reads_as_meant(text, meant):
-    assert sp.simplify(symbols.parse(text) - meant) == 0
-    assert symbols.parse(text) == meant
+    parsed = symbols.parse(text, unknown="symbol")
+    assert sp.simplify(parsed - meant) == 0
+    assert parsed == meant
 
 
 def test_a_caret_and_a_double_star_read_alike_everywhere():
@@ -86,6 +96,9 @@ def test_the_examples_of_the_issue_are_judged_correct():
     assert check("7.7", "(act_values + 2)^2/(4*act_values)").correct
     assert check("7.7", "(act_values + 2)²/(4 act_values)").correct
     assert check("8.1", "n_experts*(1 - (1 - k_active/n_experts)^B)").correct
+    assert check("8.1", "n_experts·(1 − (1 − k_active/n_experts)ᴮ)").correct        # found by a learner's walk
+    assert check("8.1", "n_experts[1 − (1 − k_active/n_experts)^B]").correct
+    assert check("1.4", "FLOPs·N_total·bytes_param ÷ (2 N_active·mem_bw)").correct
 
 
 @pytest.mark.parametrize("text, words", [
@@ -139,6 +152,10 @@ def written(expression: sp.Expr, notation: str) -> str:
         return re.sub(r"sqrt\((\w+)\)", r"√\1", text).replace("sqrt(", "√(")
     if notation == "minus":
         return text.replace("-", "−")
+    if notation == "divide":
+        return text.replace("/", " ÷ ")
+    if notation == "square":
+        return text.replace("(", "[").replace(")", "]")
     if notation == "board":   # all at once, as a board writes it
         return written_board(text)
     raise ValueError(f"notation must be one of {NOTATIONS}, got {notation!r}")
@@ -156,7 +173,8 @@ def written_board(text: str) -> str:
     return re.sub(r"(?<!\*)\*(?!\*)", "·", text).replace("**", "^").replace("-", "−")
 
 
-NOTATIONS = ("python", "caret", "times", "dot", "implicit", "superscript", "root", "minus", "board")
+NOTATIONS = ("python", "caret", "times", "dot", "implicit", "superscript", "root", "minus", "divide", "square",
+             "board")
 EXPRESSION_PROBLEMS = [pid for pid in checks.problem_ids() if PROBLEMS[pid].kind == "expression"]
 
 

@@ -28,6 +28,7 @@ Run from a shell: ``python -m lecture_lib.plan deepseek-v3 "HGX H200" --price 3.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import html
 import json
 import math
@@ -83,11 +84,14 @@ class Plan:
     rows: list = field(default_factory=list)
     title: str = ""
     decode_settings: dict = field(default_factory=dict)     # what the headline decode figures were computed with
+    pipeline: dict = field(default_factory=lambda: {"pp": 1, "fit_layout": None})   # pipeline stages, if any
+    notes: str | None = None                                 # the model notes as this plan used them
 
     def decode_step(self, batch: float) -> dict:
-        """``roofline.decode_bound`` at ``batch`` with exactly the plan's layout, formats and context:
-        the curve a chart of this plan draws passes through its headline numbers."""
-        return roofline.decode_bound(self.model, self.deployment, batch=batch, **self.decode_settings)
+        """``roofline.decode_bound`` at ``batch`` with exactly the plan's layout, formats and context (over
+        pipeline stages, :func:`pipeline_step`): the curve a chart of this plan draws passes through its headline
+        numbers."""
+        return pipeline_step(self.model, self.deployment, batch=batch, **self.pipeline, **self.decode_settings)
 
     def add(self, section: str, key: str, label: str, value, text: str, source: str = "") -> None:
         self.rows.append(Row(section, key, label, value, text, source))
@@ -374,11 +378,13 @@ def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
     ``tp`` splits attention and dense layers, ``pp`` the layers into stages, ``ep`` the routed experts; DP is what
     remains, ``n / (tp · pp)`` replicas. Returns ``(step_layout, fit_layout, degrees, notes)``:
 
-    - ``step_layout``, for the step time: ``roofline.Layout(attention_tp=tp)``. With ``pp`` stages and ``pp``
-      micro-batches in flight, each device reads its share of the weights once per micro-batch, so a cycle
-      reads what a tp-way replica reads in one step: the same time as DP replicas of tp devices (Chapter 3).
-    - ``fit_layout``, for what each device holds: ``Layout(attention_tp=tp · pp)`` (a stage holds 1/pp of the
-      layers).
+    - ``step_layout``, for the step time of one *stage group* of ``n / pp`` devices (``tp × dp``; the whole
+      deployment without pipeline stages): ``roofline.Layout(attention_tp=tp)``, or "tp" when dp = 1. With
+      ``pp`` stages and ``pp`` micro-batches in flight, a token passes every stage in turn and each device reads
+      its stage's weights once per micro-batch, so a cycle takes what one tp-wide copy of the whole model takes
+      for one micro-batch of ``B / pp`` sequences (Chapter 3; :func:`pipeline_step`).
+    - ``fit_layout``, for what each device holds: ``Layout(attention_tp=tp · pp, pipeline_stages=pp)`` (a stage
+      holds 1/pp of the layers and their KV; KV heads are split over the tp devices of a stage only).
     - Checks: tp · pp divides the GPUs; attention heads by tp; KV heads by tp, or tp by the KV heads (then each
       KV head is replicated tp / KV-heads times, as vLLM and TensorRT-LLM do, and the notes say so); layers by
       pp; routed experts by ep, and ep by the GPUs; with DP replicas an MoE model's experts span every GPU
@@ -429,9 +435,50 @@ def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
             raise ValueError(f"ep must be 1 for a dense model (it has no routed experts), got {ep}")
     if pp > 1:
         notes.append(f"PP: {pp} stages need at least {pp} micro-batches in flight; the step time is one cycle")
-    step = roofline.LAYOUTS["tp"] if tp == n else roofline.Layout(attention_tp=tp)
-    fit = roofline.LAYOUTS["tp"] if tp * pp == n else roofline.Layout(attention_tp=tp * pp)
+    step = roofline.LAYOUTS["tp"] if dp == 1 else roofline.Layout(attention_tp=tp)
+    if pp == 1:
+        fit = step
+    else:
+        fit = roofline.Layout(attention_tp=tp * pp, pipeline_stages=pp)
     return step, fit, {"tp": tp, "pp": pp, "ep": ep, "dp": dp}, notes
+
+
+def stage_group(deployment, pp: int) -> collectives.Deployment:
+    """The ``n / pp`` devices one token's micro-batch meets at each pipeline stage (``deployment`` itself for
+    ``pp = 1``): the unit :func:`pipeline_step` bounds a cycle on."""
+    pp = validate.integer("pp", pp, maximum=MAX_GPUS)
+    n = deployment.n_chips
+    if pp == 1:
+        return deployment
+    if n % pp:
+        raise ValueError(f"pp must divide the {n} GPUs, got {pp}")
+    count = n // pp
+    per_domain = math.gcd(count, deployment.chips_per_domain)
+    return dataclasses.replace(deployment, name=f"{count} x {deployment.chip.name} (one of {pp} stages)",
+                               chips_per_domain=per_domain, n_domains=count // per_domain)
+
+
+def pipeline_step(model, deployment, *, batch, pp: int = 1, layout=None, fit_layout=None, **settings) -> dict:
+    """``roofline.decode_bound`` for ``batch`` sequences over ``pp`` pipeline stages (Chapter 3).
+
+    With ``pp`` micro-batches in flight, a cycle is one micro-batch of ``max(B / pp, 1)`` sequences passing every
+    stage in turn: :func:`roofline.decode_bound` on one stage group (:func:`stage_group`, ``layout`` the
+    ``step_layout`` of :func:`explicit_layout`) at that micro-batch. The cycle yields ``B · τ`` tokens, so
+    tokens/s is ``pp`` times the group's for ``B ≥ pp``; at batch 1 the latency floor is one token through every
+    stage, one group's floor (stages take turns, they do not split one token's time). What each device holds comes
+    from ``fit_layout`` on the whole deployment. ``pp = 1`` is :func:`roofline.decode_bound` itself."""
+    if pp == 1:
+        return roofline.decode_bound(model, deployment, batch=batch, layout=layout, **settings)
+    micro = max(batch / pp, 1.0)
+    out = roofline.decode_bound(model, stage_group(deployment, pp), batch=micro, layout=layout, **settings)
+    held = roofline.device_memory(model, deployment, layout=fit_layout, batch=batch, len_ctx=settings["len_ctx"],
+                                  weight_dtype=settings["weight_dtype"],
+                                  expert_weight_dtype=settings.get("expert_weight_dtype"),
+                                  kv_dtype=settings.get("kv_dtype", "bf16"))
+    rate = out["tokens_per_s"] * batch / micro
+    return dict(out, tokens_per_s=rate, tokens_per_s_per_seq=rate / batch, n_chips=deployment.n_chips,
+                fits=held["fits"], weights_per_device=held["weights"], kv_per_device=held["kv"],
+                layout=held["layout"], micro_batch=micro)
 
 
 def _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype):
@@ -483,6 +530,12 @@ def _layout_label(layout, model=None) -> str:
     return f"TP{chosen.attention_tp} per domain + DP" + ("" if dense else ", EP")
 
 
+def _degrees_text(degrees: dict) -> str:
+    """"TP 2 × DP 4", "TP 1 × PP 8": the degrees above 1 (TP always)."""
+    return " × ".join([f"TP {degrees['tp']}"] + [f"{key.upper()} {degrees[key]}" for key in ("pp", "dp")
+                                                  if degrees[key] > 1])
+
+
 def _layouts_for(deployment) -> dict:
     """The layouts a plan compares: ``{"tp", "dp_ep"}``, plus TP inside each scale-up domain with data
     parallelism across domains when there are several (``roofline.Layout(attention_tp=chips_per_domain)``)."""
@@ -490,6 +543,53 @@ def _layouts_for(deployment) -> dict:
     if deployment.n_domains > 1:
         out["tp_domain"] = roofline.Layout(attention_tp=deployment.chips_per_domain)
     return out
+
+
+def _cheapest_tp(model, deployment, *, refused, len_ctx, batch, latency_target, bytes_w, bytes_e, kv_dtype,
+                 settings) -> tuple:
+    """The auto layout of a model split by tensor parallelism: of the TP widths that divide the GPUs, stay inside
+    one scale-up domain and pass :func:`explicit_layout`'s checks, the one with the most output tokens/s per GPU
+    at its operating batch (the cheapest per token), DP replicas for the rest; the widest on a tie, and the widest
+    when none fits. TP wider than needed copies KV heads (more devices than heads) and shares no more work, so on
+    a pod a narrower TP with more replicas is often cheaper (issue 30). Returns :func:`explicit_layout`'s four
+    values, with a note saying why."""
+    n = deployment.n_chips
+    widths = [w for w in range(n, 0, -1) if n % w == 0 and w <= deployment.chips_per_domain]
+    tried = []
+    for width in widths:
+        try:
+            step_layout, fit_layout, degrees, notes = explicit_layout(model, deployment, tp=width)
+        except ValueError:
+            continue
+        fit = _fits_batch(model, deployment, fit_layout, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e,
+                          kv_dtype=kv_dtype)
+
+        def step(b, layout=step_layout):
+            return roofline.decode_bound(model, deployment, batch=b, layout=layout, **settings)
+
+        operating = _operating_batch(step, fit=fit, batch=batch, latency_target=latency_target)[0]
+        rate = step(operating)["tokens_per_s"] / n if operating else 0.0
+        tried.append((rate, width, (step_layout, fit_layout, degrees, notes)))
+    if not tried:
+        raise ValueError(f"n_chips: no tensor-parallel width that divides the {n} GPUs within a scale-up domain of "
+                         f"{deployment.chips_per_domain} passes the model's head counts; give another GPU count")
+    rate, width, (step_layout, fit_layout, degrees, notes) = max(tried)
+    if len(tried) == 1:
+        why = f"TP {width} × DP {n // width}: the only TP width the model's heads and the GPUs allow"
+    elif rate == 0:
+        why = f"TP {width} × DP {n // width}: the widest TP the model's heads allow; no width fits"
+    else:
+        others = ", ".join(f"TP {w}: {units.rate(r) if r else 'does not fit'}"
+                           for r, w, _ in sorted(tried, key=lambda t: -t[1]) if w != width)
+        why = (f"TP {width} × DP {n // width}: the most tokens/s per GPU ({units.rate(rate)}) of the TP widths "
+               f"that divide the GPUs within a scale-up domain ({others})")
+    if refused is not None and width != n:
+        why += f"; TP over all {n} GPUs would not divide the model's heads"
+    elif width != n and n > deployment.chips_per_domain:
+        why += f"; TP stays inside a scale-up domain of {deployment.chips_per_domain}"
+    if width == n:
+        return step_layout, fit_layout, degrees, notes
+    return step_layout, fit_layout, degrees, notes + [why]
 
 
 # --- the plan ---------------------------------------------------------------------------------------
@@ -576,6 +676,20 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     tau = validate.scalar("tokens_per_step", tokens_per_step, maximum=64)
     if tau < 1:
         raise ValueError(f"tokens_per_step must be >= 1, got {tokens_per_step!r}")
+    weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype, attention_dtype = (
+        None if value is None else format_name(value, label) for label, value in (
+            ("weight_dtype", weight_dtype), ("expert_weight_dtype", expert_weight_dtype), ("kv_dtype", kv_dtype),
+            ("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
+            ("attention_dtype", attention_dtype)))
+    for label, value in (("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
+                         ("attention_dtype", attention_dtype)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{label} must be a format name the chip computes in "
+                             f"({', '.join(sorted(deployment.chip.flops))}), got {value!r}")
+    weight_dtype, compute_dtype, formats_why = default_formats(model, deployment.chip, weight_dtype=weight_dtype,
+                                                               compute_dtype=compute_dtype)
+    bytes_w, bytes_e, compute = _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype,
+                                         compute_dtype, expert_compute_dtype)
     explicit = any(degree is not None for degree in (tp, pp, ep))
     auto = isinstance(layout, str) and layout == "auto"
     layout_notes, degrees = [], None
@@ -592,35 +706,23 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
             n_all = deployment.n_chips
             try:   # every layer split over all n GPUs: the same checks as an explicit tp = n
                 layout_notes = explicit_layout(model, deployment, tp=n_all)[3]
+                refused = None
             except ValueError as error:
                 if not auto:
                     raise ValueError(f"n_chips: every layer is split over all {n_all} GPUs (TP {n_all}), and "
                                      f"{error}; give tp (DP is what remains) or another GPU count") from None
-                # auto: the widest TP the model's heads allow, DP replicas for the rest
-                for width in range(n_all - 1, 0, -1):
-                    if n_all % width:
-                        continue
-                    try:
-                        chosen, fit_layout, degrees, layout_notes = explicit_layout(model, deployment, tp=width)
-                    except ValueError:
-                        continue
-                    layout_notes = layout_notes + [f"TP {width} × DP {n_all // width}: TP over all {n_all} GPUs "
-                                                   f"would not divide the model's heads"]
-                    break
-    weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype, attention_dtype = (
-        None if value is None else format_name(value, label) for label, value in (
-            ("weight_dtype", weight_dtype), ("expert_weight_dtype", expert_weight_dtype), ("kv_dtype", kv_dtype),
-            ("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
-            ("attention_dtype", attention_dtype)))
-    for label, value in (("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
-                         ("attention_dtype", attention_dtype)):
-        if value is not None and not isinstance(value, str):
-            raise ValueError(f"{label} must be a format name the chip computes in "
-                             f"({', '.join(sorted(deployment.chip.flops))}), got {value!r}")
-    weight_dtype, compute_dtype, formats_why = default_formats(model, deployment.chip, weight_dtype=weight_dtype,
-                                                               compute_dtype=compute_dtype)
-    bytes_w, bytes_e, compute = _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype,
-                                         compute_dtype, expert_compute_dtype)
+                refused = str(error)
+            if auto:
+                chosen, fit_layout, degrees, layout_notes = _cheapest_tp(
+                    model, deployment, refused=refused, len_ctx=len_ctx, batch=batch, latency_target=latency_target,
+                    bytes_w=bytes_w, bytes_e=bytes_e, kv_dtype=kv_dtype,
+                    settings=dict(weight_dtype=bytes_w, expert_weight_dtype=bytes_e, compute_dtype=compute,
+                                  expert_compute_dtype=expert_compute_dtype, attention_dtype=attention_dtype,
+                                  kv_dtype=kv_dtype, tokens_per_step=tau, len_ctx=len_ctx))
+    if degrees is None and chosen is not None:   # the layout used, as degrees (issue 30: JSON gives it always)
+        width = deployment.n_chips if chosen.attention_tp is None else chosen.attention_tp
+        degrees = {"tp": width, "pp": 1, "ep": deployment.n_chips if model.is_moe else 1,
+                   "dp": deployment.n_chips // width}
     expert_compute = expert_compute_dtype
     chip, n = deployment.chip, deployment.n_chips
     result = Plan(model, deployment, title=(title or "").strip()[:200])
@@ -654,13 +756,16 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     add("inputs", "target", "target", latency_target if latency_target is not None else batch,
         (f"latency ≤ {units.seconds(latency_target)} per token" if latency_target is not None
          else f"fixed batch of {units.whole(batch)}" if batch is not None else "throughput (largest batch that fits)"))
-    add("inputs", "layout", "headline layout", None if chosen is None else chosen.name, _layout_label(chosen, model)
+    add("inputs", "layout", "headline layout", None if chosen is None else fit_layout.name,
+        (_degrees_text(degrees) if degrees is not None and degrees["pp"] > 1 else _layout_label(chosen, model))
         + (" (one big chip: weights and KV split evenly, an optimistic bound)" if chosen is None else "")
         + (" (chosen for this model and system)" if auto else ""))
     if degrees is not None:
         add("inputs", "parallel", "parallel degrees", degrees,
             f"TP {degrees['tp']} × PP {degrees['pp']} × DP {degrees['dp']}" + (f", EP {degrees['ep']}" if model.is_moe
                                                                                else ""), "plan.explicit_layout")
+    else:
+        add("inputs", "parallel", "parallel degrees", None, "none: pooled, the devices act as one big chip")
     for index, note in enumerate(layout_notes):
         add("inputs", f"parallel_note_{index}", "layout note", None, note, "plan.explicit_layout")
 
@@ -670,11 +775,22 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
         "models.Model.kv_bytes_per_token")
     add("capacity", "hbm_per_gpu", "HBM per GPU", chip.hbm_capacity, units.bytes_(chip.hbm_capacity),
         "hardware.Chip.hbm_capacity")
-    for name, lay in {"pooled": None, **_layouts_for(deployment)}.items():
+    compared = {"pooled": None, **_layouts_for(deployment)}
+    if chosen is not None and fit_layout not in compared.values():
+        compared["headline"] = fit_layout
+    widths = {"tp": n, "tp_domain": deployment.chips_per_domain, "dp_ep": 1}
+    for name, lay in compared.items():
+        label = (f"headline ({_degrees_text(degrees)})" if name == "headline" else _layout_label(lay, model))
+        if name in widths and n > 1:
+            try:   # a layout this model's heads refuse is shown refused, not with numbers (issue 30)
+                explicit_layout(model, deployment, tp=widths[name])
+            except ValueError as error:
+                add("capacity", f"{name}_max_batch", f"{label}: largest batch at this context", None,
+                    f"refused: {error}", "plan.explicit_layout")
+                continue
         held = roofline.device_memory(model, deployment, layout=lay, weight_dtype=bytes_w,
                                       expert_weight_dtype=bytes_e, kv_dtype=kv_dtype)
         fit = _fits_batch(model, deployment, lay, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e, kv_dtype=kv_dtype)
-        label = _layout_label(lay, model)
         add("capacity", f"{name}_weights_per_gpu", f"{label}: weights per GPU", held["weights"],
             f"{units.bytes_(held['weights'])} ({'fits' if held['fits'] else 'does NOT fit'})",
             "roofline.device_memory")
@@ -707,13 +823,11 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                   tokens_per_step=tau, layout=chosen)
     result.decode_settings = dict(common, len_ctx=len_ctx)
 
+    pp = degrees["pp"] if degrees is not None else 1
+    result.pipeline = {"pp": pp, "fit_layout": fit_layout}
+
     def step(b):
-        out = roofline.decode_bound(model, deployment, batch=b, len_ctx=len_ctx, **common)
-        if fit_layout is not chosen:   # pipeline stages: each device holds 1/pp of the layers
-            held = roofline.device_memory(model, deployment, layout=fit_layout, batch=b, len_ctx=len_ctx,
-                                          weight_dtype=bytes_w, expert_weight_dtype=bytes_e, kv_dtype=kv_dtype)
-            out = dict(out, fits=held["fits"], weights_per_device=held["weights"])
-        return out
+        return result.decode_step(b)
 
     b_star = roofline.balance_batch(chip, weight_bytes=bytes_avg, compute_dtype=compute, sparsity=model.sparsity)
     bytes_read_tok = model.kv_bytes_read_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
@@ -762,7 +876,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     # Prefill -----------------------------------------------------------------------------------------
     pre = roofline.prefill_bound(model, deployment, len_in=len_ctx, hit_rate=hit, compute_dtype=compute,
                                  expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
-                                 layout=chosen, weight_dtype=bytes_w,
+                                 layout=fit_layout, weight_dtype=bytes_w,
                                  expert_weight_dtype=bytes_e)
     add("prefill", "t_prefill", "time to prefill the context", pre["t_prefill"],
         units.seconds(pre["t_prefill"]) + ("" if pre["fits"] else " (if it fitted: the weights do not)"),
@@ -777,7 +891,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     if len_in is not None:
         first = roofline.prefill_bound(model, deployment, len_in=len_in, hit_rate=hit, compute_dtype=compute,
                                        expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
-                                       layout=chosen, weight_dtype=bytes_w, expert_weight_dtype=bytes_e)
+                                       layout=fit_layout, weight_dtype=bytes_w, expert_weight_dtype=bytes_e)
         ttft = first["t_prefill"]
         add("requests", "ttft", "time to first token (one request alone)", ttft, units.seconds(ttft),
             "roofline.prefill_bound(len_in)")
@@ -799,10 +913,14 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                 units.rate(serving / len_out, "requests/s"), "the line above / len_out")
 
     # Cost --------------------------------------------------------------------------------------------
-    cost_in = roofline.cost_per_token(step_time=pre["t_prefill"], batch=len_ctx, n_chips=n,
-                                      price_chip_hour=price) * PER_MILLION
-    add("cost", "usd_per_million_input", "$ per million input tokens", cost_in, units.dollars(cost_in),
-        "roofline.cost_per_token (COST_OF_STEP) with the prefill time")
+    if fit >= 1:
+        cost_in = roofline.cost_per_token(step_time=pre["t_prefill"], batch=len_ctx, n_chips=n,
+                                          price_chip_hour=price) * PER_MILLION
+        add("cost", "usd_per_million_input", "$ per million input tokens", cost_in, units.dollars(cost_in),
+            "roofline.cost_per_token (COST_OF_STEP) with the prefill time")
+    else:   # no price for a deployment that does not fit (issue 30)
+        add("cost", "usd_per_million_input", "$ per million input tokens", None,
+            "none: the deployment does not fit (the weights, or one sequence's KV)")
     if operating:
         cost_out = roofline.cost_per_token(step_time=at["t"], batch=operating * tau, n_chips=n,
                                            price_chip_hour=price) * PER_MILLION
@@ -810,7 +928,15 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
             "roofline.cost_per_token (COST_OF_STEP) at the operating batch")
 
     # Layouts compared ---------------------------------------------------------------------------------
-    if stages > 1:
+    if pp > 1:
+        idle = pipeline.decode_idle_fraction(stages=pp, microbatches=1)
+        need = pipeline.MIN_DECODE_MICROBATCHES(P=pp)
+        add("layouts", "pp_decode_idle_one_micro", f"PP {pp} (as given): idle with 1 micro-batch", idle,
+            f"{idle:.0%} of the time", "pipeline.decode_idle_fraction")
+        add("layouts", "pp_micro_batches_needed", "PP: micro-batches needed to keep every stage busy", need,
+            units.whole(need) + " (the decode figures assume them; a token passes every stage in turn, so the "
+            "latency floor is one stage group's)", "pipeline.MIN_DECODE_MICROBATCHES")
+    elif stages > 1:
         idle = pipeline.decode_idle_fraction(stages=stages, microbatches=1)
         need = pipeline.MIN_DECODE_MICROBATCHES(P=stages)
         add("layouts", "pp_decode_idle_one_micro", f"PP over {stages} domains: idle with 1 micro-batch", idle,

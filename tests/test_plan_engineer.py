@@ -1,0 +1,105 @@
+"""Issue 30, the engineer's walk: a practitioner planned three real configs (phi-4 bf16 dense, Qwen3-30B-A3B MoE,
+Qwen3-32B-AWQ) and found these; each test failed before its fix."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engineer_configs import PHI_4, QWEN3_30B_A3B, QWEN3_32B_AWQ
+from lecture_lib import collectives, hardware, roofline
+from lecture_lib import plan as planner
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _plan(config, system="H100", **kwargs):
+    args = dict(price_per_gpu_hour=2, len_ctx=8192) | kwargs
+    return planner.plan(config, system, **args)
+
+
+# --- 1. pipeline stages ---------------------------------------------------------------------------
+
+def test_pp8_on_phi4_holds_the_pooled_capacity_not_the_tp8_row_its_kv_heads_refuse():
+    """PP8 × TP1: each GPU holds 5 of phi-4's 40 layers with all 10 KV heads, so nothing is copied and the batch
+    that fits is the pooled one (before: 203, the TP8 row, a layout the 10 KV heads refuse)."""
+    p = _plan(PHI_4, n_chips=8, pp=8)
+    got = p.numbers
+    assert got["decode"]["fit_limit"] == pytest.approx(got["capacity"]["pooled_max_batch"], rel=0.02)
+    assert got["decode"]["fit_limit"] > 1.5 * 203       # the TP8 figure it gave before
+    assert got["capacity"]["tp_max_batch"] is None      # and the TP8 row itself is refused (10 KV heads)
+    assert "PP 8" in p.section("inputs")[[r.key for r in p.section("inputs")].index("layout")].text
+
+
+def test_pp8_on_an_moe_model_copies_no_kv_and_its_floor_is_one_gpus():
+    """Qwen3-30B-A3B (4 KV heads) on 8 H100s with PP8: no KV copies (TP1 per stage), and a token passes all
+    stages in turn, so the latency floor is one GPU's (before: 900 µs, the DP+EP floor, and the TP8 capacity)."""
+    pp8 = _plan(QWEN3_30B_A3B, n_chips=8, pp=8)
+    one = _plan(QWEN3_30B_A3B, n_chips=1)
+    assert pp8.numbers["decode"]["latency_floor"] == pytest.approx(one.numbers["decode"]["latency_floor"])
+    assert pp8.numbers["decode"]["latency_floor"] > 1.5e-3
+    d = collectives.deployment(hardware.get("H100"), n_chips=8)
+    fit_layout = pp8.pipeline["fit_layout"]
+    assert roofline.device_memory(pp8.model, d, layout=fit_layout, batch=1, len_ctx=100)["r_kv"] == 1
+    assert pp8.numbers["decode"]["fit_limit"] == pytest.approx(pp8.numbers["capacity"]["pooled_max_batch"],
+                                                               rel=0.02)
+
+
+def test_pp_given_is_described_not_called_unneeded():
+    p = _plan(PHI_4, n_chips=8, pp=8)
+    texts = " ".join(row.text for row in p.section("layouts"))
+    assert "none needed" not in texts
+    assert p.numbers["layouts"]["pp_micro_batches_needed"] == 8
+
+
+def test_pp_throughput_is_pp_micro_batches_of_one_stage_group():
+    """A cycle is one micro-batch of B/pp passing every stage: pp × the stage group's tokens/s."""
+    p = _plan(PHI_4, n_chips=8, pp=8, batch=64)
+    one = planner.plan(PHI_4, "H100", n_chips=1, price_per_gpu_hour=2, len_ctx=8192, batch=8)
+    assert p.numbers["decode"]["step_time"] == pytest.approx(one.numbers["decode"]["step_time"])
+    assert p.numbers["decode"]["tokens_per_s"] == pytest.approx(8 * one.numbers["decode"]["tokens_per_s"])
+    assert p.decode_step(64)["t"] == p.numbers["decode"]["step_time"]
+
+
+# --- 2. refused layouts, and no price for what does not fit ------------------------------------------
+
+def test_the_capacity_table_shows_a_layout_the_heads_refuse_as_refused():
+    """phi-4 (10 KV heads) on 4 TPU v5e chips: TP4 is refused by the plan's own checks, so its row says so
+    (before: 28 sequences)."""
+    p = planner.plan(PHI_4, "TPU v5e", n_chips=4, price_per_gpu_hour=1.2, len_ctx=4096)
+    row = next(r for r in p.section("capacity") if r.key == "tp_max_batch")
+    assert row.value is None and row.text.startswith("refused:") and "10 KV heads" in row.text
+    assert "tp_weights_per_gpu" not in p.numbers["capacity"]
+    # the headline layout (TP 2 × DP 2) is in the table too
+    assert p.numbers["capacity"]["headline_max_batch"] == p.numbers["decode"]["fit_limit"]
+
+
+def test_a_deployment_that_does_not_fit_has_no_price():
+    """The headline does not fit (operating batch none): no $ per million input tokens (before: $0.0507)."""
+    p = planner.plan(PHI_4, "TPU v5e", n_chips=4, price_per_gpu_hour=1.2, len_ctx=4096)
+    assert p.numbers["decode"]["batch"] is None
+    assert p.numbers["cost"]["usd_per_million_input"] is None
+    assert "usd_per_million_output" not in p.numbers["cost"]
+    assert "does not fit" in p.to_dict()["cost"]["usd_per_million_input"]["text"]
+
+
+# --- 3. the auto layout on a pod ----------------------------------------------------------------------
+
+def test_auto_layout_on_a_tpu_pod_picks_the_cheapest_valid_tp_and_says_why():
+    """Qwen3-32B-AWQ on TPU v5e-256: TP 64 × DP 4 copied each of the 8 KV heads 8× (46.7 tok/s per chip); the auto
+    layout now takes the TP width with the most tokens/s per chip, here TP 8 (as --tp 8 gives)."""
+    auto = planner.plan(QWEN3_32B_AWQ, "TPU v5e-256", price_per_gpu_hour=1.2, len_ctx=8192)
+    tp8 = planner.plan(QWEN3_32B_AWQ, "TPU v5e-256", price_per_gpu_hour=1.2, len_ctx=8192, tp=8)
+    assert auto.numbers["inputs"]["parallel"] == {"tp": 8, "pp": 1, "ep": 1, "dp": 32}
+    assert auto.numbers["decode"]["tokens_per_s_per_gpu"] == pytest.approx(tp8.numbers["decode"]["tokens_per_s_per_gpu"])
+    tp64 = planner.plan(QWEN3_32B_AWQ, "TPU v5e-256", price_per_gpu_hour=1.2, len_ctx=8192, tp=64)
+    assert auto.numbers["cost"]["usd_per_million_output"] < tp64.numbers["cost"]["usd_per_million_output"] / 5
+    notes = " ".join(r.text for r in auto.rows if r.key.startswith("parallel_note"))
+    assert "most tokens/s per GPU" in notes and "TP 64" in notes
+
+
+def test_auto_tp_on_one_hgx_is_still_all_eight():
+    p = planner.plan("llama-3-70b", "HGX H100", price_per_gpu_hour=2, len_ctx=4096)
+    assert p.numbers["inputs"]["parallel"] == {"tp": 8, "pp": 1, "ep": 1, "dp": 1}

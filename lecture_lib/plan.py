@@ -112,7 +112,7 @@ class Plan:
         """``{"title", "notes", section: {key: {"label", "value", "text", "source"}}}``, sections in order. Strict
         JSON: a value that is not a finite number (an infinite balance batch) is None, with ``"reason"`` (the
         row's text) beside it."""
-        out: dict = {"title": self.heading, "notes": self.model.notes}
+        out: dict = {"title": self.heading, "notes": self.model_notes}
         for name in SECTIONS:
             out[name] = {}
             for row in self.section(name):
@@ -124,6 +124,11 @@ class Plan:
 
     def to_json(self, indent: int = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    @property
+    def model_notes(self) -> str:
+        """The model's notes as this plan used them (a format given in place of the config's says so)."""
+        return self.model.notes if self.notes is None else self.notes
 
     @property
     def heading(self) -> str:
@@ -140,8 +145,8 @@ class Plan:
             lines += ["", TITLES[name] + (f"  [{CHAPTERS[name]}]" if name in CHAPTERS else ""),
                       "-" * (width + 40)]
             lines += [f"  {row.label.ljust(width)}  {row.text}" for row in rows]
-        if self.model.notes:
-            lines += ["", "Model notes", "-" * (width + 40), "  " + self.model.notes]
+        if self.model_notes:
+            lines += ["", "Model notes", "-" * (width + 40), "  " + self.model_notes]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -209,6 +214,23 @@ def config_title(model) -> str | None:
         path = os.path.abspath(os.fspath(model))
         folder = path if os.path.isdir(path) else os.path.dirname(path)
         return os.path.basename(folder.rstrip(os.sep)) or None
+    return None
+
+
+def config_max_context(model) -> int | None:
+    """The longest context a config says its model takes: ``max_position_embeddings`` (of ``text_config`` for a
+    multimodal config), or None (a preset, a ``models.Model``, or a config without it)."""
+    if not _looks_like_config(model):
+        return None
+    try:
+        config = hf_config.parse_config_text(model) if isinstance(model, str) and model.strip().startswith("{") \
+            else hf_config.read_config(model)
+    except ValueError:
+        return None
+    for where in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
+        value = where.get("max_position_embeddings")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
     return None
 
 
@@ -294,6 +316,42 @@ FORMAT_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float3
 _COMPUTE_PREFERENCE = ("bf16", "fp16", "fp8", "int8", "fp32", "fp4")
 
 
+#: Weight formats with scales, by name, read as a config's ``quantization_config`` would be (:func:`hf_config._scheme`,
+#: so the bytes are the config reader's): ``{name: (quantization_config, the format its matmuls wish for)}``.
+#: "int4" is AWQ/GPTQ int4 in groups of 128 ("int4-g64": groups of 64), an fp16 scale and a 4-bit zero point each.
+QUANTIZED_FORMATS = {"nvfp4": ({"quant_method": "modelopt", "quant_algo": "NVFP4"}, "fp4"),
+                     "mxfp4": ({"quant_method": "mxfp4"}, "fp4"),
+                     "int4": ({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}, None)}
+_QUANT_ALIASES = {"awq": "int4", "gptq": "int4", "w4a16": "int4"}
+
+
+def quantized_format(value) -> tuple | None:
+    """``(name, bytes per value, description, compute wish)`` for a named format with scales
+    (:data:`QUANTIZED_FORMATS`; "int4-g64" picks the group size), else None."""
+    if not isinstance(value, str):
+        return None
+    key = "".join(value.lower().split()).replace("-", "").replace("_", "")
+    key = _QUANT_ALIASES.get(key, key)
+    group = re.fullmatch(r"int4g(\d{1,5})", key)
+    if group:
+        key, size = "int4", int(group.group(1))
+    elif key in QUANTIZED_FORMATS:
+        size = None
+    else:
+        return None
+    config, wish = QUANTIZED_FORMATS[key]
+    if size is not None:
+        if size < 1:
+            return None
+        config = dict(config, group_size=size)
+    description, per_value = hf_config._scheme(hf_config._Quant(config, "format"), 2)[:2]
+    return key if size is None else f"int4-g{size}", per_value, description, wish
+
+
+def _format_names() -> str:
+    return ", ".join(sorted(models.BYTES_PER_VALUE) + sorted(QUANTIZED_FORMATS))
+
+
 def format_name(value, name: str = "value"):
     """A number format as plans read it everywhere (weights, experts, KV, compute, attention): a name, with case,
     spaces, hyphens and underscores ignored and :data:`FORMAT_ALIASES` applied ("FP8", "bfloat16"), or a byte
@@ -304,14 +362,16 @@ def format_name(value, name: str = "value"):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return models._bytes_per(name, value)
     if not isinstance(value, str):
-        raise ValueError(f"{name} must be a format name ({', '.join(sorted(models.BYTES_PER_VALUE))}) or bytes per "
-                         f"value, got {validate._describe(value)}")
+        raise ValueError(f"{name} must be a format name ({_format_names()}) or bytes per value, got "
+                         f"{validate._describe(value)}")
     key = "".join(value.lower().split()).replace("-", "").replace("_", "")
     key = FORMAT_ALIASES.get(key, key)
     if key in models.BYTES_PER_VALUE:
         return key
-    raise ValueError(f"{name} must be a format name ({', '.join(sorted(models.BYTES_PER_VALUE))}) or bytes per "
-                     f"value, got {value!r}")
+    quantized = quantized_format(value)
+    if quantized is not None:   # a stored format with scales: its bytes per value (no chip computes in it)
+        return quantized[1]
+    raise ValueError(f"{name} must be a format name ({_format_names()}) or bytes per value, got {value!r}")
 
 
 def _best_compute(chip, wanted=None) -> str:
@@ -337,6 +397,7 @@ def default_formats(model, chip, *, weight_dtype=None, compute_dtype=None) -> tu
             raise ValueError(f"chip must be a chip preset ({', '.join(hardware.chip_names())}), got {chip!r}") from None
     if not isinstance(chip, hardware.Chip):
         raise ValueError(f"chip must be a hardware.Chip or its name, got {validate._describe(chip)}")
+    quantized = quantized_format(weight_dtype)
     weight_dtype = None if weight_dtype is None else format_name(weight_dtype, "weight_dtype")
     compute_dtype = None if compute_dtype is None else format_name(compute_dtype, "compute_dtype")
     if weight_dtype is not None:
@@ -360,7 +421,13 @@ def default_formats(model, chip, *, weight_dtype=None, compute_dtype=None) -> tu
             why.append(f"weights in {weight_dtype.upper()}: {chip.name} has no FP8, so the best format it has")
     else:
         wanted = weight_dtype if isinstance(weight_dtype, str) else None
-        why.append("weights as given")
+        if quantized is not None:
+            wanted = quantized[3]
+            given = f"{quantized[2]}, {quantized[1]:.5g} bytes per value"
+        else:
+            given = _fmt(weight_dtype)
+        stated = getattr(model, "weight_format", "")
+        why.append(f"weights as given ({given})" + (f", not the config's ({stated})" if stated else ""))
     if compute_dtype is None:
         compute_dtype = _best_compute(chip, wanted)
         if wanted is not None and compute_dtype != wanted:
@@ -646,6 +713,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     Bad input is a ``ValueError`` naming the parameter.
     """
     title = name if name is not None else (config_title(model) if _looks_like_config(model) else None)
+    max_context = config_max_context(model) if isinstance(model, (str, dict, os.PathLike)) else None
     if title is not None and (not isinstance(title, str) or not title.strip()):
         raise ValueError(f"name must be a non-empty string, got {validate._describe(name)}")
     model = resolve_model(model)
@@ -676,6 +744,9 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     tau = validate.scalar("tokens_per_step", tokens_per_step, maximum=64)
     if tau < 1:
         raise ValueError(f"tokens_per_step must be >= 1, got {tokens_per_step!r}")
+    weights_named = quantized_format(weight_dtype)
+    experts_named = quantized_format(expert_weight_dtype)
+    weights_given = weight_dtype
     weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype, attention_dtype = (
         None if value is None else format_name(value, label) for label, value in (
             ("weight_dtype", weight_dtype), ("expert_weight_dtype", expert_weight_dtype), ("kv_dtype", kv_dtype),
@@ -686,8 +757,9 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
         if value is not None and not isinstance(value, str):
             raise ValueError(f"{label} must be a format name the chip computes in "
                              f"({', '.join(sorted(deployment.chip.flops))}), got {value!r}")
-    weight_dtype, compute_dtype, formats_why = default_formats(model, deployment.chip, weight_dtype=weight_dtype,
-                                                               compute_dtype=compute_dtype)
+    weight_dtype, compute_dtype, formats_why = default_formats(
+        model, deployment.chip, weight_dtype=weights_given if weights_named else weight_dtype,
+        compute_dtype=compute_dtype)
     bytes_w, bytes_e, compute = _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype,
                                          compute_dtype, expert_compute_dtype)
     explicit = any(degree is not None for degree in (tp, pp, ep))
@@ -726,6 +798,10 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     expert_compute = expert_compute_dtype
     chip, n = deployment.chip, deployment.n_chips
     result = Plan(model, deployment, title=(title or "").strip()[:200])
+    stated = model.notes.rfind("Weights")
+    if weights_given is not None and stated >= 0:   # the config's format is not the one in use: say so
+        result.notes = (model.notes[:stated] + "Not used by this plan: the config's w" + model.notes[stated + 1:]
+                        + f" This plan's weights: {formats_why.split(';')[0].removeprefix('weights ')}.")
     add = result.add
 
     # Inputs -------------------------------------------------------------------------------------
@@ -739,12 +815,21 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     add("inputs", "price_per_gpu_hour", "price per GPU-hour", price, units.dollars(price))
     add("inputs", "len_ctx", "context per sequence", len_ctx, units.tokens(len_ctx))
     add("inputs", "formats", "weights / experts / KV / compute", None,
-        f"{_fmt(weight_dtype)} / {_fmt(expert_weight_dtype or weight_dtype)} / {_fmt(kv_dtype)} / {compute}"
+        f"{_fmt(weight_dtype, weights_named)} / "
+        f"{_fmt(expert_weight_dtype, experts_named) if expert_weight_dtype else _fmt(weight_dtype, weights_named)} / "
+        f"{_fmt(kv_dtype)} / {compute}"
         + (f" (experts {expert_compute})" if expert_compute else ""))
     add("inputs", "formats_why", "why these formats", None, formats_why, "plan.default_formats")
     add("inputs", "memory_utilization", "HBM for weights and KV", utilization,
         f"{utilization:.0%} of each GPU's {units.bytes_(full.chip.hbm_capacity)}: {units.bytes_(chip.hbm_capacity)}"
         f" (the rest is the runtime's reserve for activations and graphs; vLLM's gpu_memory_utilization)")
+    longest = max(len_ctx, len_in + len_out if len_in is not None else 0)
+    if max_context is not None and longest > max_context:
+        add("inputs", "context_warning", "WARNING: past the model's context", {"max_position_embeddings": max_context,
+                                                                               "longest_context": longest},
+            f"{units.tokens(longest)} is more than the {units.tokens(max_context)} the config allows "
+            f"(max_position_embeddings): the model is not built for it, though the bound computes it anyway",
+            "config.json max_position_embeddings")
     if len_in is not None:
         add("inputs", "lengths", "request lengths", {"input": len_in, "output": len_out},
             f"{units.tokens(len_in)} in, {units.tokens(len_out)} out (decode context: "
@@ -981,7 +1066,10 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     return result
 
 
-def _fmt(value) -> str:
+def _fmt(value, named=None) -> str:
+    """A format as the plan prints it: its name, or a named format with scales and its bytes, or the bytes."""
+    if named is not None:
+        return f"{named[0]} ({value:.5g} bytes)"
     return value if isinstance(value, str) else f"{value:g} bytes"
 
 
@@ -1091,7 +1179,8 @@ def _format(flag: str):
         except ValueError:
             pass
         try:
-            return format_name(text, flag)
+            value = format_name(text, flag)
+            return text if quantized_format(text) is not None else value   # plan() names it and picks its compute
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
     return parse
@@ -1117,8 +1206,11 @@ _LENGTHS = """lengths:
   With --input-len and --output-len, --context defaults to their mean decode context, input + output / 2, and
   the plan adds time to first token, end-to-end latency and output tokens/s with prefill included.
 formats (--weights, --expert-weights, --kv, --compute, --attention), case-insensitive:
-  """ + ", ".join(sorted(models.BYTES_PER_VALUE)) + """ (also bfloat16, float16, float8), or bytes per value
-  (e.g. 0.53125 for MXFP4 with its scales). --compute and --attention must be formats the chip computes in.
+  """ + ", ".join(sorted(models.BYTES_PER_VALUE)) + """ (also bfloat16, float16, float8), or bytes per value.
+  Stored formats with their scales (--weights, --expert-weights; bytes as a config's quantization_config gives
+  them): """ + ", ".join(f"{key} ({quantized_format(key)[1]:.5g})" for key in sorted(QUANTIZED_FORMATS)) + """;
+  int4 is AWQ/GPTQ in groups of 128 (int4-g64 for groups of 64; awq and gptq name it too).
+  --compute and --attention must be formats the chip computes in.
   Without --weights a plan uses the format the config states, else FP8, else the chip's best (A100, TPUs: BF16)."""
 
 
@@ -1204,7 +1296,8 @@ def main(argv=None) -> int:
 
 def _sweep_row(context: float, swept: Plan) -> dict:
     decode, cost = swept.numbers["decode"], swept.numbers["cost"]
-    row = {"context": context, "largest_batch": decode.get("fit_limit"), "batch": decode.get("batch"),
+    limit = swept.numbers["inputs"].get("context_warning")
+    row = {"context": context, "past_max_position_embeddings": bool(limit), "largest_batch": decode.get("fit_limit"), "batch": decode.get("batch"),
            "step_time": decode.get("step_time"), "tokens_per_s_per_gpu": decode.get("tokens_per_s_per_gpu"),
            "tokens_per_s_per_user": decode.get("tokens_per_s_per_user"),
            "usd_per_million_output": cost.get("usd_per_million_output")}
@@ -1218,7 +1311,8 @@ def _sweep_table(sweep) -> str:
     for context, swept in sweep:
         row = _sweep_row(context, swept)
         have = row["batch"] is not None
-        lines.append((units.tokens(context), units.whole(row["batch"]) if have else "none (does not fit)",
+        lines.append((units.tokens(context) + (" (past the model's limit)" if row["past_max_position_embeddings"]
+                                               else ""), units.whole(row["batch"]) if have else "none (does not fit)",
                       units.seconds(row["step_time"]) if have else "-",
                       units.rate(row["tokens_per_s_per_gpu"]) if have else "-",
                       units.rate(row["tokens_per_s_per_user"]) if have else "-",

@@ -103,3 +103,65 @@ def test_auto_layout_on_a_tpu_pod_picks_the_cheapest_valid_tp_and_says_why():
 def test_auto_tp_on_one_hgx_is_still_all_eight():
     p = planner.plan("llama-3-70b", "HGX H100", price_per_gpu_hour=2, len_ctx=4096)
     assert p.numbers["inputs"]["parallel"] == {"tp": 8, "pp": 1, "ep": 1, "dp": 1}
+
+
+# --- 5. past the model's max_position_embeddings -------------------------------------------------
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "lecture_lib.plan", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+
+
+def test_a_context_past_max_position_embeddings_is_warned_in_text_json_and_sweeps(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PHI_4))
+    p = _plan(PHI_4, n_chips=8, len_ctx=32768)
+    assert p.numbers["inputs"]["context_warning"] == {"max_position_embeddings": 16384, "longest_context": 32768}
+    assert "16,384" in p.text() and "WARNING" in p.text()
+    assert "context_warning" not in _plan(PHI_4, n_chips=8, len_ctx=8192).numbers["inputs"]
+    assert "context_warning" in _plan(PHI_4, n_chips=8, len_in=16000, len_out=1000).numbers["inputs"]
+    out = _cli(str(path), "H100", "--gpus", "8", "--price", "2", "--context", "8192", "--sweep-context",
+               "8192,32768", "--json")
+    assert out.returncode == 0, out.stderr
+    sweep = json.loads(out.stdout)["sweep_context"]
+    assert [row["past_max_position_embeddings"] for row in sweep] == [False, True]
+    text = _cli(str(path), "H100", "--gpus", "8", "--price", "2", "--context", "32768").stdout
+    assert "max_position_embeddings" in text
+
+
+# --- 6. named formats with scales -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name, bytes_", [("int4", 0.5 + 2.5 / 128), ("int4-g64", 0.5 + 2.5 / 64),
+                                          ("awq", 0.5 + 2.5 / 128), ("NVFP4", 0.5625), ("mxfp4", 0.53125)])
+def test_named_formats_with_scales_are_the_config_readers_bytes(name, bytes_):
+    assert planner.format_name(name, "weight_dtype") == pytest.approx(bytes_)
+    p = planner.plan(PHI_4, "B200", price_per_gpu_hour=2, len_ctx=8192, weight_dtype=name)
+    assert p.numbers["capacity"]["pooled_weights_per_gpu"] == pytest.approx(p.model.params_total * bytes_)
+
+
+def test_the_cli_takes_int4_nvfp4_and_mxfp4_and_lists_them_in_help(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PHI_4))
+    for name, compute in (("int4", "bf16"), ("nvfp4", "fp4"), ("mxfp4", "fp4")):
+        out = _cli(str(path), "B200", "--price", "2", "--context", "8192", "--weights", name, "--json")
+        assert out.returncode == 0, out.stderr       # before: "must be a format name (bf16, ...) or bytes per value"
+        got = json.loads(out.stdout)
+        assert got["inputs"]["formats"]["text"].startswith(name) and got["inputs"]["formats"]["text"].endswith(compute)
+    help_text = _cli("--help").stdout
+    assert "int4" in help_text and "nvfp4" in help_text and "mxfp4" in help_text
+
+
+def test_given_weights_are_what_the_notes_say_is_used():
+    """Before: the notes said "Weights: bfloat16 (torch_dtype)." as if in use under --weights fp8."""
+    p = planner.plan(PHI_4, "H100", price_per_gpu_hour=2, len_ctx=8192, weight_dtype="fp8")
+    assert "Not used by this plan: the config's weights: bfloat16 (torch_dtype)." in p.model_notes
+    assert "This plan's weights: as given (fp8)" in p.model_notes
+    assert p.to_dict()["notes"] == p.model_notes and p.model_notes in p.text()
+    assert "Not used" not in planner.plan(PHI_4, "H100", price_per_gpu_hour=2, len_ctx=8192).model_notes
+
+
+def test_the_explorer_takes_format_names_and_names_system_counts():
+    from lecture_lib.explorers import plan as px
+    assert px.PlanExplorer(model="llama-3.1-8b", system="2 × B200", weights="MXFP4").values["weights"] == 0.53125
+    with pytest.raises(ValueError, match=r"system .*N one of 1, 2, 4, 8.*'3 × H100'"):
+        px.PlanExplorer(model="llama-3.1-8b", system="3 × H100")

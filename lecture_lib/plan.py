@@ -1031,8 +1031,12 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     else:
         add("layouts", "pp_decode_idle_one_micro", "pipeline stages", None,
             "none needed: one scale-up domain holds the model's devices")
+    a2a_step = 0.0
     if model.is_moe and n == 1:
         add("layouts", "cross_rack_fraction", "expert all-to-all", None, "none: one GPU holds every expert")
+    elif model.is_moe and n // pp == 1:
+        add("layouts", "cross_rack_fraction", "expert all-to-all", None,
+            "none: each pipeline stage's GPU holds every expert of its layers")
     elif model.is_moe:
         per_token = moe.a2a_bytes_per_token(model, bytes_per_value=moe.ACTIVATION_BYTES["fp8"])
         tokens_gpu = (operating or 1) * tau / n
@@ -1041,16 +1045,20 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                                  scale_up_bw=chip.scale_up_bandwidth, scale_out_bw=scale_out)
         one = moe.a2a_layer_time(tokens_per_gpu=tokens_gpu, bytes_per_token=per_token, racks=1,
                                  scale_up_bw=chip.scale_up_bandwidth, scale_out_bw=scale_out)
-        per_step = a2a["total"] * model.n_moe_layers
+        per_step = a2a_step = a2a["total"] * model.n_moe_layers
         add("layouts", "cross_rack_fraction", "EP: share of dispatched tokens that leave their domain",
             a2a["cross_fraction"], f"{a2a['cross_fraction']:.0%}", "moe.CROSS_RACK_FRACTION")
         add("layouts", "a2a_per_step", "EP: all-to-all time per decode step (FP8 dispatch)", per_step,
-            units.seconds(per_step) + (f" ({per_step / at['t']:.0%} of the step bound)" if operating else ""),
+            units.seconds(per_step) + (f" ({per_step / at['t']:.0%} of the step bound; not in it)" if operating else ""),
             "moe.a2a_layer_time × MoE layers")
         add("layouts", "a2a_slowdown", "EP: all-to-all against one domain", a2a["total"] / one["total"],
             f"{a2a['total'] / one['total']:.1f}×", "moe.a2a_layer_time(racks) / moe.a2a_layer_time(racks=1)")
     else:
         add("layouts", "cross_rack_fraction", "expert all-to-all", None, "none: a dense model routes no tokens")
+
+    # Communication: reported beside the step bound, not in it (Chapter 8's collectives) ---------------
+    if operating:
+        _communication(add, model, deployment, degrees, at=at, batch=operating, tau=tau, a2a_step=a2a_step)
 
     # Reality -----------------------------------------------------------------------------------------
     if operating:
@@ -1063,7 +1071,48 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                   model=model, regime=regime, fraction=utilization)
     _band(add, "prefill", "prefill", "input tokens/s per GPU", pre["input_tokens_per_s"] / n, model=model,
           regime="compute", fraction=utilization)
+    if chip.name.upper().startswith("TPU"):   # a TPU is a chip, not a GPU (issue 30): the words, not the keys
+        result.rows = [dataclasses.replace(row, label=_chip_words(row.label), text=_chip_words(row.text))
+                       for row in result.rows]
     return result
+
+
+def _chip_words(text: str) -> str:
+    """``text`` with "GPU" said as "chip" (for TPUs)."""
+    return re.sub(r"\bGPU(s?)(?=\b|-)", r"chip\1", text)
+
+
+def _communication(add, model, deployment, degrees, *, at, batch, tau, a2a_step) -> None:
+    """The collectives a decode step needs and the bound leaves out: the step bound assumes they overlap the
+    matmuls and weight reads entirely. TP: two all-reduces per layer of each replica's micro-batch
+    (:func:`collectives.tp_all_reduce_time`, :data:`collectives.TP_ALL_REDUCE_PER_STEP_ALPHA_BETA`, BF16
+    activations, NCCL's LL latencies on GPUs, about 1 µs per ICI hop on TPUs); EP: the all-to-all above
+    (:func:`moe.a2a_layer_time`). The step if none of it overlapped is their sum with the bound."""
+    chip, n = deployment.chip, deployment.n_chips
+    tp_time, tp_text = 0.0, "none"
+    if degrees is not None and degrees["tp"] > 1:
+        tp, tpu = degrees["tp"], chip.name.upper().startswith("TPU")
+        inside = tp <= deployment.chips_per_domain
+        if tpu:
+            base, hop = 0.0, collectives.TPU_ICI_HOP_LATENCY
+        else:
+            base, hop = collectives.nccl_latency("nvlink" if inside else "network")
+        tokens = batch * tau / (degrees["pp"] * degrees["dp"])
+        tp_time = collectives.tp_all_reduce_time(
+            model, tp=tp, batch_tokens=tokens, bytes_per_value=models.BYTES_PER_VALUE["bf16"],
+            link_bandwidth=chip.scale_up_bandwidth if inside else chip.scale_out_bandwidth, hop_latency=hop,
+            base_latency=base)
+        tp_text = (f"{units.seconds(tp_time)} (2 per layer over TP {tp}, {units.whole(tokens)} tokens per replica, "
+                   f"{'ICI' if tpu else 'NVLink' if inside else 'the network'})")
+    add("decode", "tp_all_reduce", "TP all-reduces per step (not in the step bound)", tp_time, tp_text,
+        "collectives.tp_all_reduce_time (TP_ALL_REDUCE_PER_STEP_ALPHA_BETA)")
+    extra = tp_time + a2a_step
+    serial = at["t"] + extra
+    add("decode", "step_time_if_not_overlapped", "step time if communication does not overlap", serial,
+        (f"{units.seconds(serial)}: {extra / at['t']:.0%} more than the step bound, which assumes the "
+         + " and the ".join(part for part, time in (("TP all-reduces", tp_time), ("EP all-to-all", a2a_step)) if time)
+         + " overlap compute and memory entirely")
+        if extra else f"{units.seconds(serial)}: no collectives to add", "step bound + TP all-reduce + EP all-to-all")
 
 
 def _fmt(value, named=None) -> str:
@@ -1098,7 +1147,10 @@ def _operating_batch(step, *, fit: float, batch, latency_target) -> tuple[float 
     if fit < 1:
         return None, "the weights, or one sequence's KV, do not fit"
     if batch is not None:
-        return batch, "as given" + ("" if batch <= fit else "; more than fits")
+        if batch > fit:   # no throughput or price for a batch that does not fit (issue 30)
+            return None, (f"the given batch of {units.whole(batch)} does not fit: at most "
+                          f"{units.whole(math.floor(fit))} at this context")
+        return batch, "as given"
     largest = min(math.floor(fit), MAX_BATCH)
     if latency_target is None:
         return largest, "largest that fits"
@@ -1132,7 +1184,10 @@ def _operating_batch(step, *, fit: float, batch, latency_target) -> tuple[float 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):   # one line on stderr, exit code 2 (argparse's code)
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+        hint = ""
+        if "unrecognized arguments" in message:   # "TPU v5e" typed without quotes arrives as two words
+            hint = (" (a name with spaces needs quotes: e.g. \"TPU v5e\" or 'HGX H100')")
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}{hint}\n")
 
 
 #: The flag behind each of plan()'s parameters, so an error names what the user typed.

@@ -97,7 +97,7 @@ def test_auto_layout_on_a_tpu_pod_picks_the_cheapest_valid_tp_and_says_why():
     tp64 = planner.plan(QWEN3_32B_AWQ, "TPU v5e-256", price_per_gpu_hour=1.2, len_ctx=8192, tp=64)
     assert auto.numbers["cost"]["usd_per_million_output"] < tp64.numbers["cost"]["usd_per_million_output"] / 5
     notes = " ".join(r.text for r in auto.rows if r.key.startswith("parallel_note"))
-    assert "most tokens/s per GPU" in notes and "TP 64" in notes
+    assert "most tokens/s per chip" in notes and "TP 64" in notes
 
 
 def test_auto_tp_on_one_hgx_is_still_all_eight():
@@ -165,3 +165,59 @@ def test_the_explorer_takes_format_names_and_names_system_counts():
     assert px.PlanExplorer(model="llama-3.1-8b", system="2 × B200", weights="MXFP4").values["weights"] == 0.53125
     with pytest.raises(ValueError, match=r"system .*N one of 1, 2, 4, 8.*'3 × H100'"):
         px.PlanExplorer(model="llama-3.1-8b", system="3 × H100")
+
+
+# --- 7. a batch that does not fit, and the layout in the JSON --------------------------------------
+
+def test_a_given_batch_that_does_not_fit_reports_no_throughput():
+    """Before: "10,000 sequences (as given; more than fits)" with tokens/s, $/M output and "fit: no"."""
+    p = _plan(PHI_4, n_chips=8, batch=10000)
+    decode = p.numbers["decode"]
+    assert decode["batch"] is None and "does not fit" in p.section("decode")[-1].text
+    for key in ("tokens_per_s", "tokens_per_s_per_gpu", "step_time", "fits_at_batch"):
+        assert key not in decode
+    assert "usd_per_million_output" not in p.numbers["cost"]
+    assert _plan(PHI_4, n_chips=8, batch=100).numbers["decode"]["batch"] == 100
+
+
+@pytest.mark.parametrize("config, kwargs, degrees", [
+    (PHI_4, dict(n_chips=8), {"tp": 2, "pp": 1, "ep": 1, "dp": 4}),
+    (QWEN3_30B_A3B, dict(n_chips=8), {"tp": 1, "pp": 1, "ep": 8, "dp": 8}),
+    ("llama-3-70b", dict(n_chips=8), {"tp": 8, "pp": 1, "ep": 1, "dp": 1}),
+])
+def test_the_json_gives_the_layout_used_without_explicit_degrees(config, kwargs, degrees):
+    """Before: inputs.parallel was missing unless tp, pp or ep were given."""
+    got = _plan(config, **kwargs).to_dict()
+    assert got["inputs"]["parallel"]["value"] == degrees
+    pooled = _plan(config, layout=None, **kwargs).to_dict()
+    assert pooled["inputs"]["parallel"]["value"] is None and "pooled" in pooled["inputs"]["parallel"]["text"]
+
+
+# --- 4. communication beside the step bound --------------------------------------------------------
+
+def test_the_step_bound_says_what_communication_it_leaves_out_and_how_much():
+    """Before: the EP all-to-all was "33% of the step bound" but never added, and TP all-reduces not modelled."""
+    moe_plan = planner.plan(QWEN3_30B_A3B, "HGX H100", n_systems=2, price_per_gpu_hour=2, len_ctx=8192)
+    got = moe_plan.numbers
+    assert got["decode"]["step_time_if_not_overlapped"] == pytest.approx(
+        got["decode"]["step_time"] + got["layouts"]["a2a_per_step"] + got["decode"]["tp_all_reduce"])
+    assert "not in it" in next(r.text for r in moe_plan.rows if r.key == "a2a_per_step")
+    dense = planner.plan("llama-3-70b", "HGX H100", price_per_gpu_hour=2, len_ctx=8192)
+    d, batch = dense.numbers["decode"], dense.numbers["decode"]["batch"]
+    base, hop = collectives.nccl_latency("nvlink")
+    assert d["tp_all_reduce"] == pytest.approx(collectives.tp_all_reduce_time(
+        dense.model, tp=8, batch_tokens=batch, bytes_per_value=2, link_bandwidth=hardware.get("H100").scale_up_bandwidth,
+        hop_latency=hop, base_latency=base))
+    assert d["step_time_if_not_overlapped"] == pytest.approx(d["step_time"] + d["tp_all_reduce"])
+    assert "overlap" in dense.text()
+
+
+# --- 8. TPUs are chips ------------------------------------------------------------------------------
+
+def test_a_tpu_plan_says_chip_not_gpu_and_an_unquoted_name_gets_a_hint():
+    p = planner.plan(PHI_4, "TPU v5e", n_chips=8, price_per_gpu_hour=1, len_ctx=4096)
+    assert "each chip's 16 GB" in p.text() and "GPU" not in p.text().replace("gpu_memory_utilization", "")
+    assert "hbm_per_gpu" in p.numbers["capacity"]          # the keys stay
+    assert "each GPU's" in planner.plan(PHI_4, "H100", price_per_gpu_hour=1, len_ctx=4096).text()
+    out = _cli("llama-3.1-8b", "TPU", "v5e", "--gpus", "4", "--price", "1", "--context", "4096")
+    assert out.returncode == 2 and '"TPU v5e"' in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -89,9 +89,9 @@ class Plan:
 
     def decode_step(self, batch: float) -> dict:
         """``roofline.decode_bound`` at ``batch`` with exactly the plan's layout, formats and context (over
-        pipeline stages, :func:`pipeline_step`): the curve a chart of this plan draws passes through its headline
+        pipeline stages, :func:`_pipeline_step`): the curve a chart of this plan draws passes through its headline
         numbers."""
-        return pipeline_step(self.model, self.deployment, batch=batch, **self.pipeline, **self.decode_settings)
+        return _pipeline_step(self.model, self.deployment, batch=batch, **self.pipeline, **self.decode_settings)
 
     def add(self, section: str, key: str, label: str, value, text: str, source: str = "") -> None:
         self.rows.append(Row(section, key, label, value, text, source))
@@ -220,6 +220,9 @@ def config_title(model) -> str | None:
 def config_max_context(model) -> int | None:
     """The longest context a config says its model takes: ``max_position_embeddings`` (of ``text_config`` for a
     multimodal config), or None (a preset, a ``models.Model``, or a config without it)."""
+    if not isinstance(model, (str, os.PathLike, dict, models.Model)):
+        raise ValueError(f"model must be a config.json path, its folder, its dict or its JSON text (or a preset name "
+                         f"or models.Model, which give None), got {validate._describe(model)}")
     if not _looks_like_config(model):
         return None
     try:
@@ -325,9 +328,16 @@ QUANTIZED_FORMATS = {"nvfp4": ({"quant_method": "modelopt", "quant_algo": "NVFP4
 _QUANT_ALIASES = {"awq": "int4", "gptq": "int4", "w4a16": "int4"}
 
 
-def quantized_format(value) -> tuple | None:
+def quantized_format(value: str) -> tuple | None:
     """``(name, bytes per value, description, compute wish)`` for a named format with scales
-    (:data:`QUANTIZED_FORMATS`; "int4-g64" picks the group size), else None."""
+    (:data:`QUANTIZED_FORMATS`; "int4-g64" picks the group size), else None. ``value`` is a str."""
+    if not isinstance(value, str):
+        raise ValueError(f"value must be a format name (a str), got {validate._describe(value)}")
+    return _quantized(value)
+
+
+def _quantized(value) -> tuple | None:
+    """:func:`quantized_format` for any value (None for one that is not a str)."""
     if not isinstance(value, str):
         return None
     key = "".join(value.lower().split()).replace("-", "").replace("_", "")
@@ -397,7 +407,7 @@ def default_formats(model, chip, *, weight_dtype=None, compute_dtype=None) -> tu
             raise ValueError(f"chip must be a chip preset ({', '.join(hardware.chip_names())}), got {chip!r}") from None
     if not isinstance(chip, hardware.Chip):
         raise ValueError(f"chip must be a hardware.Chip or its name, got {validate._describe(chip)}")
-    quantized = quantized_format(weight_dtype)
+    quantized = _quantized(weight_dtype)
     weight_dtype = None if weight_dtype is None else format_name(weight_dtype, "weight_dtype")
     compute_dtype = None if compute_dtype is None else format_name(compute_dtype, "compute_dtype")
     if weight_dtype is not None:
@@ -449,7 +459,7 @@ def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
       deployment without pipeline stages): ``roofline.Layout(attention_tp=tp)``, or "tp" when dp = 1. With
       ``pp`` stages and ``pp`` micro-batches in flight, a token passes every stage in turn and each device reads
       its stage's weights once per micro-batch, so a cycle takes what one tp-wide copy of the whole model takes
-      for one micro-batch of ``B / pp`` sequences (Chapter 3; :func:`pipeline_step`).
+      for one micro-batch of ``B / pp`` sequences (Chapter 3; :func:`_pipeline_step`).
     - ``fit_layout``, for what each device holds: ``Layout(attention_tp=tp · pp, pipeline_stages=pp)`` (a stage
       holds 1/pp of the layers and their KV; KV heads are split over the tp devices of a stage only).
     - Checks: tp · pp divides the GPUs; attention heads by tp; KV heads by tp, or tp by the KV heads (then each
@@ -510,9 +520,9 @@ def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
     return step, fit, {"tp": tp, "pp": pp, "ep": ep, "dp": dp}, notes
 
 
-def stage_group(deployment, pp: int) -> collectives.Deployment:
+def _stage_group(deployment, pp: int) -> collectives.Deployment:
     """The ``n / pp`` devices one token's micro-batch meets at each pipeline stage (``deployment`` itself for
-    ``pp = 1``): the unit :func:`pipeline_step` bounds a cycle on."""
+    ``pp = 1``): the unit :func:`_pipeline_step` bounds a cycle on."""
     pp = validate.integer("pp", pp, maximum=MAX_GPUS)
     n = deployment.n_chips
     if pp == 1:
@@ -525,11 +535,11 @@ def stage_group(deployment, pp: int) -> collectives.Deployment:
                                chips_per_domain=per_domain, n_domains=count // per_domain)
 
 
-def pipeline_step(model, deployment, *, batch, pp: int = 1, layout=None, fit_layout=None, **settings) -> dict:
+def _pipeline_step(model, deployment, *, batch, pp: int = 1, layout=None, fit_layout=None, **settings) -> dict:
     """``roofline.decode_bound`` for ``batch`` sequences over ``pp`` pipeline stages (Chapter 3).
 
     With ``pp`` micro-batches in flight, a cycle is one micro-batch of ``max(B / pp, 1)`` sequences passing every
-    stage in turn: :func:`roofline.decode_bound` on one stage group (:func:`stage_group`, ``layout`` the
+    stage in turn: :func:`roofline.decode_bound` on one stage group (:func:`_stage_group`, ``layout`` the
     ``step_layout`` of :func:`explicit_layout`) at that micro-batch. The cycle yields ``B · τ`` tokens, so
     tokens/s is ``pp`` times the group's for ``B ≥ pp``; at batch 1 the latency floor is one token through every
     stage, one group's floor (stages take turns, they do not split one token's time). What each device holds comes
@@ -537,7 +547,7 @@ def pipeline_step(model, deployment, *, batch, pp: int = 1, layout=None, fit_lay
     if pp == 1:
         return roofline.decode_bound(model, deployment, batch=batch, layout=layout, **settings)
     micro = max(batch / pp, 1.0)
-    out = roofline.decode_bound(model, stage_group(deployment, pp), batch=micro, layout=layout, **settings)
+    out = roofline.decode_bound(model, _stage_group(deployment, pp), batch=micro, layout=layout, **settings)
     held = roofline.device_memory(model, deployment, layout=fit_layout, batch=batch, len_ctx=settings["len_ctx"],
                                   weight_dtype=settings["weight_dtype"],
                                   expert_weight_dtype=settings.get("expert_weight_dtype"),
@@ -744,8 +754,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     tau = validate.scalar("tokens_per_step", tokens_per_step, maximum=64)
     if tau < 1:
         raise ValueError(f"tokens_per_step must be >= 1, got {tokens_per_step!r}")
-    weights_named = quantized_format(weight_dtype)
-    experts_named = quantized_format(expert_weight_dtype)
+    weights_named = _quantized(weight_dtype)
+    experts_named = _quantized(expert_weight_dtype)
     weights_given = weight_dtype
     weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype, attention_dtype = (
         None if value is None else format_name(value, label) for label, value in (

@@ -236,8 +236,8 @@ class PlanExplorer(base.Explorer):
             return row.text if row else default
 
         layout = result.numbers["inputs"]["layout"] or "pooled"
-        if ("capacity", f"{layout}_fits") not in by_key:
-            layout = "pooled"
+        if ("capacity", f"{layout}_fits") not in by_key:   # the headline's own row, else the pooled one
+            layout = "headline" if ("capacity", "headline_fits") in by_key else "pooled"
         fits = by_key[("capacity", f"{layout}_fits")].value
         rows = [("headline layout", text("inputs", "layout")),
                 (f"weights fit ({by_key[('capacity', f'{layout}_fits')].label.split(':')[0]})",

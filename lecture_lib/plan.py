@@ -28,6 +28,7 @@ Run from a shell: ``python -m lecture_lib.plan deepseek-v3 "HGX H200" --price 3.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import html
 import json
 import math
@@ -83,11 +84,14 @@ class Plan:
     rows: list = field(default_factory=list)
     title: str = ""
     decode_settings: dict = field(default_factory=dict)     # what the headline decode figures were computed with
+    pipeline: dict = field(default_factory=lambda: {"pp": 1, "fit_layout": None})   # pipeline stages, if any
+    notes: str | None = None                                 # the model notes as this plan used them
 
     def decode_step(self, batch: float) -> dict:
-        """``roofline.decode_bound`` at ``batch`` with exactly the plan's layout, formats and context:
-        the curve a chart of this plan draws passes through its headline numbers."""
-        return roofline.decode_bound(self.model, self.deployment, batch=batch, **self.decode_settings)
+        """``roofline.decode_bound`` at ``batch`` with exactly the plan's layout, formats and context (over
+        pipeline stages, :func:`_pipeline_step`): the curve a chart of this plan draws passes through its headline
+        numbers."""
+        return _pipeline_step(self.model, self.deployment, batch=batch, **self.pipeline, **self.decode_settings)
 
     def add(self, section: str, key: str, label: str, value, text: str, source: str = "") -> None:
         self.rows.append(Row(section, key, label, value, text, source))
@@ -108,7 +112,7 @@ class Plan:
         """``{"title", "notes", section: {key: {"label", "value", "text", "source"}}}``, sections in order. Strict
         JSON: a value that is not a finite number (an infinite balance batch) is None, with ``"reason"`` (the
         row's text) beside it."""
-        out: dict = {"title": self.heading, "notes": self.model.notes}
+        out: dict = {"title": self.heading, "notes": self.model_notes}
         for name in SECTIONS:
             out[name] = {}
             for row in self.section(name):
@@ -120,6 +124,11 @@ class Plan:
 
     def to_json(self, indent: int = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False, allow_nan=False)
+
+    @property
+    def model_notes(self) -> str:
+        """The model's notes as this plan used them (a format given in place of the config's says so)."""
+        return self.model.notes if self.notes is None else self.notes
 
     @property
     def heading(self) -> str:
@@ -136,8 +145,8 @@ class Plan:
             lines += ["", TITLES[name] + (f"  [{CHAPTERS[name]}]" if name in CHAPTERS else ""),
                       "-" * (width + 40)]
             lines += [f"  {row.label.ljust(width)}  {row.text}" for row in rows]
-        if self.model.notes:
-            lines += ["", "Model notes", "-" * (width + 40), "  " + self.model.notes]
+        if self.model_notes:
+            lines += ["", "Model notes", "-" * (width + 40), "  " + self.model_notes]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -205,6 +214,26 @@ def config_title(model) -> str | None:
         path = os.path.abspath(os.fspath(model))
         folder = path if os.path.isdir(path) else os.path.dirname(path)
         return os.path.basename(folder.rstrip(os.sep)) or None
+    return None
+
+
+def config_max_context(model) -> int | None:
+    """The longest context a config says its model takes: ``max_position_embeddings`` (of ``text_config`` for a
+    multimodal config), or None (a preset, a ``models.Model``, or a config without it)."""
+    if not isinstance(model, (str, os.PathLike, dict, models.Model)):
+        raise ValueError(f"model must be a config.json path, its folder, its dict or its JSON text (or a preset name "
+                         f"or models.Model, which give None), got {validate._describe(model)}")
+    if not _looks_like_config(model):
+        return None
+    try:
+        config = hf_config.parse_config_text(model) if isinstance(model, str) and model.strip().startswith("{") \
+            else hf_config.read_config(model)
+    except ValueError:
+        return None
+    for where in (config, config.get("text_config") if isinstance(config.get("text_config"), dict) else {}):
+        value = where.get("max_position_embeddings")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
     return None
 
 
@@ -290,6 +319,49 @@ FORMAT_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float3
 _COMPUTE_PREFERENCE = ("bf16", "fp16", "fp8", "int8", "fp32", "fp4")
 
 
+#: Weight formats with scales, by name, read as a config's ``quantization_config`` would be (:func:`hf_config._scheme`,
+#: so the bytes are the config reader's): ``{name: (quantization_config, the format its matmuls wish for)}``.
+#: "int4" is AWQ/GPTQ int4 in groups of 128 ("int4-g64": groups of 64), an fp16 scale and a 4-bit zero point each.
+QUANTIZED_FORMATS = {"nvfp4": ({"quant_method": "modelopt", "quant_algo": "NVFP4"}, "fp4"),
+                     "mxfp4": ({"quant_method": "mxfp4"}, "fp4"),
+                     "int4": ({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}, None)}
+_QUANT_ALIASES = {"awq": "int4", "gptq": "int4", "w4a16": "int4"}
+
+
+def quantized_format(value: str) -> tuple | None:
+    """``(name, bytes per value, description, compute wish)`` for a named format with scales
+    (:data:`QUANTIZED_FORMATS`; "int4-g64" picks the group size), else None. ``value`` is a str."""
+    if not isinstance(value, str):
+        raise ValueError(f"value must be a format name (a str), got {validate._describe(value)}")
+    return _quantized(value)
+
+
+def _quantized(value) -> tuple | None:
+    """:func:`quantized_format` for any value (None for one that is not a str)."""
+    if not isinstance(value, str):
+        return None
+    key = "".join(value.lower().split()).replace("-", "").replace("_", "")
+    key = _QUANT_ALIASES.get(key, key)
+    group = re.fullmatch(r"int4g(\d{1,5})", key)
+    if group:
+        key, size = "int4", int(group.group(1))
+    elif key in QUANTIZED_FORMATS:
+        size = None
+    else:
+        return None
+    config, wish = QUANTIZED_FORMATS[key]
+    if size is not None:
+        if size < 1:
+            return None
+        config = dict(config, group_size=size)
+    description, per_value = hf_config._scheme(hf_config._Quant(config, "format"), 2)[:2]
+    return key if size is None else f"int4-g{size}", per_value, description, wish
+
+
+def _format_names() -> str:
+    return ", ".join(sorted(models.BYTES_PER_VALUE) + sorted(QUANTIZED_FORMATS))
+
+
 def format_name(value, name: str = "value"):
     """A number format as plans read it everywhere (weights, experts, KV, compute, attention): a name, with case,
     spaces, hyphens and underscores ignored and :data:`FORMAT_ALIASES` applied ("FP8", "bfloat16"), or a byte
@@ -300,14 +372,16 @@ def format_name(value, name: str = "value"):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return models._bytes_per(name, value)
     if not isinstance(value, str):
-        raise ValueError(f"{name} must be a format name ({', '.join(sorted(models.BYTES_PER_VALUE))}) or bytes per "
-                         f"value, got {validate._describe(value)}")
+        raise ValueError(f"{name} must be a format name ({_format_names()}) or bytes per value, got "
+                         f"{validate._describe(value)}")
     key = "".join(value.lower().split()).replace("-", "").replace("_", "")
     key = FORMAT_ALIASES.get(key, key)
     if key in models.BYTES_PER_VALUE:
         return key
-    raise ValueError(f"{name} must be a format name ({', '.join(sorted(models.BYTES_PER_VALUE))}) or bytes per "
-                     f"value, got {value!r}")
+    quantized = quantized_format(value)
+    if quantized is not None:   # a stored format with scales: its bytes per value (no chip computes in it)
+        return quantized[1]
+    raise ValueError(f"{name} must be a format name ({_format_names()}) or bytes per value, got {value!r}")
 
 
 def _best_compute(chip, wanted=None) -> str:
@@ -333,6 +407,7 @@ def default_formats(model, chip, *, weight_dtype=None, compute_dtype=None) -> tu
             raise ValueError(f"chip must be a chip preset ({', '.join(hardware.chip_names())}), got {chip!r}") from None
     if not isinstance(chip, hardware.Chip):
         raise ValueError(f"chip must be a hardware.Chip or its name, got {validate._describe(chip)}")
+    quantized = _quantized(weight_dtype)
     weight_dtype = None if weight_dtype is None else format_name(weight_dtype, "weight_dtype")
     compute_dtype = None if compute_dtype is None else format_name(compute_dtype, "compute_dtype")
     if weight_dtype is not None:
@@ -356,7 +431,13 @@ def default_formats(model, chip, *, weight_dtype=None, compute_dtype=None) -> tu
             why.append(f"weights in {weight_dtype.upper()}: {chip.name} has no FP8, so the best format it has")
     else:
         wanted = weight_dtype if isinstance(weight_dtype, str) else None
-        why.append("weights as given")
+        if quantized is not None:
+            wanted = quantized[3]
+            given = f"{quantized[2]}, {quantized[1]:.5g} bytes per value"
+        else:
+            given = _fmt(weight_dtype)
+        stated = getattr(model, "weight_format", "")
+        why.append(f"weights as given ({given})" + (f", not the config's ({stated})" if stated else ""))
     if compute_dtype is None:
         compute_dtype = _best_compute(chip, wanted)
         if wanted is not None and compute_dtype != wanted:
@@ -374,11 +455,13 @@ def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
     ``tp`` splits attention and dense layers, ``pp`` the layers into stages, ``ep`` the routed experts; DP is what
     remains, ``n / (tp · pp)`` replicas. Returns ``(step_layout, fit_layout, degrees, notes)``:
 
-    - ``step_layout``, for the step time: ``roofline.Layout(attention_tp=tp)``. With ``pp`` stages and ``pp``
-      micro-batches in flight, each device reads its share of the weights once per micro-batch, so a cycle
-      reads what a tp-way replica reads in one step: the same time as DP replicas of tp devices (Chapter 3).
-    - ``fit_layout``, for what each device holds: ``Layout(attention_tp=tp · pp)`` (a stage holds 1/pp of the
-      layers).
+    - ``step_layout``, for the step time of one *stage group* of ``n / pp`` devices (``tp × dp``; the whole
+      deployment without pipeline stages): ``roofline.Layout(attention_tp=tp)``, or "tp" when dp = 1. With
+      ``pp`` stages and ``pp`` micro-batches in flight, a token passes every stage in turn and each device reads
+      its stage's weights once per micro-batch, so a cycle takes what one tp-wide copy of the whole model takes
+      for one micro-batch of ``B / pp`` sequences (Chapter 3; :func:`_pipeline_step`).
+    - ``fit_layout``, for what each device holds: ``Layout(attention_tp=tp · pp, pipeline_stages=pp)`` (a stage
+      holds 1/pp of the layers and their KV; KV heads are split over the tp devices of a stage only).
     - Checks: tp · pp divides the GPUs; attention heads by tp; KV heads by tp, or tp by the KV heads (then each
       KV head is replicated tp / KV-heads times, as vLLM and TensorRT-LLM do, and the notes say so); layers by
       pp; routed experts by ep, and ep by the GPUs; with DP replicas an MoE model's experts span every GPU
@@ -429,9 +512,50 @@ def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
             raise ValueError(f"ep must be 1 for a dense model (it has no routed experts), got {ep}")
     if pp > 1:
         notes.append(f"PP: {pp} stages need at least {pp} micro-batches in flight; the step time is one cycle")
-    step = roofline.LAYOUTS["tp"] if tp == n else roofline.Layout(attention_tp=tp)
-    fit = roofline.LAYOUTS["tp"] if tp * pp == n else roofline.Layout(attention_tp=tp * pp)
+    step = roofline.LAYOUTS["tp"] if dp == 1 else roofline.Layout(attention_tp=tp)
+    if pp == 1:
+        fit = step
+    else:
+        fit = roofline.Layout(attention_tp=tp * pp, pipeline_stages=pp)
     return step, fit, {"tp": tp, "pp": pp, "ep": ep, "dp": dp}, notes
+
+
+def _stage_group(deployment, pp: int) -> collectives.Deployment:
+    """The ``n / pp`` devices one token's micro-batch meets at each pipeline stage (``deployment`` itself for
+    ``pp = 1``): the unit :func:`_pipeline_step` bounds a cycle on."""
+    pp = validate.integer("pp", pp, maximum=MAX_GPUS)
+    n = deployment.n_chips
+    if pp == 1:
+        return deployment
+    if n % pp:
+        raise ValueError(f"pp must divide the {n} GPUs, got {pp}")
+    count = n // pp
+    per_domain = math.gcd(count, deployment.chips_per_domain)
+    return dataclasses.replace(deployment, name=f"{count} x {deployment.chip.name} (one of {pp} stages)",
+                               chips_per_domain=per_domain, n_domains=count // per_domain)
+
+
+def _pipeline_step(model, deployment, *, batch, pp: int = 1, layout=None, fit_layout=None, **settings) -> dict:
+    """``roofline.decode_bound`` for ``batch`` sequences over ``pp`` pipeline stages (Chapter 3).
+
+    With ``pp`` micro-batches in flight, a cycle is one micro-batch of ``max(B / pp, 1)`` sequences passing every
+    stage in turn: :func:`roofline.decode_bound` on one stage group (:func:`_stage_group`, ``layout`` the
+    ``step_layout`` of :func:`explicit_layout`) at that micro-batch. The cycle yields ``B · τ`` tokens, so
+    tokens/s is ``pp`` times the group's for ``B ≥ pp``; at batch 1 the latency floor is one token through every
+    stage, one group's floor (stages take turns, they do not split one token's time). What each device holds comes
+    from ``fit_layout`` on the whole deployment. ``pp = 1`` is :func:`roofline.decode_bound` itself."""
+    if pp == 1:
+        return roofline.decode_bound(model, deployment, batch=batch, layout=layout, **settings)
+    micro = max(batch / pp, 1.0)
+    out = roofline.decode_bound(model, _stage_group(deployment, pp), batch=micro, layout=layout, **settings)
+    held = roofline.device_memory(model, deployment, layout=fit_layout, batch=batch, len_ctx=settings["len_ctx"],
+                                  weight_dtype=settings["weight_dtype"],
+                                  expert_weight_dtype=settings.get("expert_weight_dtype"),
+                                  kv_dtype=settings.get("kv_dtype", "bf16"))
+    rate = out["tokens_per_s"] * batch / micro
+    return dict(out, tokens_per_s=rate, tokens_per_s_per_seq=rate / batch, n_chips=deployment.n_chips,
+                fits=held["fits"], weights_per_device=held["weights"], kv_per_device=held["kv"],
+                layout=held["layout"], micro_batch=micro)
 
 
 def _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype):
@@ -483,6 +607,12 @@ def _layout_label(layout, model=None) -> str:
     return f"TP{chosen.attention_tp} per domain + DP" + ("" if dense else ", EP")
 
 
+def _degrees_text(degrees: dict) -> str:
+    """"TP 2 × DP 4", "TP 1 × PP 8": the degrees above 1 (TP always)."""
+    return " × ".join([f"TP {degrees['tp']}"] + [f"{key.upper()} {degrees[key]}" for key in ("pp", "dp")
+                                                  if degrees[key] > 1])
+
+
 def _layouts_for(deployment) -> dict:
     """The layouts a plan compares: ``{"tp", "dp_ep"}``, plus TP inside each scale-up domain with data
     parallelism across domains when there are several (``roofline.Layout(attention_tp=chips_per_domain)``)."""
@@ -490,6 +620,53 @@ def _layouts_for(deployment) -> dict:
     if deployment.n_domains > 1:
         out["tp_domain"] = roofline.Layout(attention_tp=deployment.chips_per_domain)
     return out
+
+
+def _cheapest_tp(model, deployment, *, refused, len_ctx, batch, latency_target, bytes_w, bytes_e, kv_dtype,
+                 settings) -> tuple:
+    """The auto layout of a model split by tensor parallelism: of the TP widths that divide the GPUs, stay inside
+    one scale-up domain and pass :func:`explicit_layout`'s checks, the one with the most output tokens/s per GPU
+    at its operating batch (the cheapest per token), DP replicas for the rest; the widest on a tie, and the widest
+    when none fits. TP wider than needed copies KV heads (more devices than heads) and shares no more work, so on
+    a pod a narrower TP with more replicas is often cheaper (issue 30). Returns :func:`explicit_layout`'s four
+    values, with a note saying why."""
+    n = deployment.n_chips
+    widths = [w for w in range(n, 0, -1) if n % w == 0 and w <= deployment.chips_per_domain]
+    tried = []
+    for width in widths:
+        try:
+            step_layout, fit_layout, degrees, notes = explicit_layout(model, deployment, tp=width)
+        except ValueError:
+            continue
+        fit = _fits_batch(model, deployment, fit_layout, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e,
+                          kv_dtype=kv_dtype)
+
+        def step(b, layout=step_layout):
+            return roofline.decode_bound(model, deployment, batch=b, layout=layout, **settings)
+
+        operating = _operating_batch(step, fit=fit, batch=batch, latency_target=latency_target)[0]
+        rate = step(operating)["tokens_per_s"] / n if operating else 0.0
+        tried.append((rate, width, (step_layout, fit_layout, degrees, notes)))
+    if not tried:
+        raise ValueError(f"n_chips: no tensor-parallel width that divides the {n} GPUs within a scale-up domain of "
+                         f"{deployment.chips_per_domain} passes the model's head counts; give another GPU count")
+    rate, width, (step_layout, fit_layout, degrees, notes) = max(tried)
+    if len(tried) == 1:
+        why = f"TP {width} × DP {n // width}: the only TP width the model's heads and the GPUs allow"
+    elif rate == 0:
+        why = f"TP {width} × DP {n // width}: the widest TP the model's heads allow; no width fits"
+    else:
+        others = ", ".join(f"TP {w}: {units.rate(r) if r else 'does not fit'}"
+                           for r, w, _ in sorted(tried, key=lambda t: -t[1]) if w != width)
+        why = (f"TP {width} × DP {n // width}: the most tokens/s per GPU ({units.rate(rate)}) of the TP widths "
+               f"that divide the GPUs within a scale-up domain ({others})")
+    if refused is not None and width != n:
+        why += f"; TP over all {n} GPUs would not divide the model's heads"
+    elif width != n and n > deployment.chips_per_domain:
+        why += f"; TP stays inside a scale-up domain of {deployment.chips_per_domain}"
+    if width == n:
+        return step_layout, fit_layout, degrees, notes
+    return step_layout, fit_layout, degrees, notes + [why]
 
 
 # --- the plan ---------------------------------------------------------------------------------------
@@ -546,6 +723,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     Bad input is a ``ValueError`` naming the parameter.
     """
     title = name if name is not None else (config_title(model) if _looks_like_config(model) else None)
+    max_context = config_max_context(model) if isinstance(model, (str, dict, os.PathLike)) else None
     if title is not None and (not isinstance(title, str) or not title.strip()):
         raise ValueError(f"name must be a non-empty string, got {validate._describe(name)}")
     model = resolve_model(model)
@@ -576,6 +754,24 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     tau = validate.scalar("tokens_per_step", tokens_per_step, maximum=64)
     if tau < 1:
         raise ValueError(f"tokens_per_step must be >= 1, got {tokens_per_step!r}")
+    weights_named = _quantized(weight_dtype)
+    experts_named = _quantized(expert_weight_dtype)
+    weights_given = weight_dtype
+    weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype, attention_dtype = (
+        None if value is None else format_name(value, label) for label, value in (
+            ("weight_dtype", weight_dtype), ("expert_weight_dtype", expert_weight_dtype), ("kv_dtype", kv_dtype),
+            ("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
+            ("attention_dtype", attention_dtype)))
+    for label, value in (("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
+                         ("attention_dtype", attention_dtype)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{label} must be a format name the chip computes in "
+                             f"({', '.join(sorted(deployment.chip.flops))}), got {value!r}")
+    weight_dtype, compute_dtype, formats_why = default_formats(
+        model, deployment.chip, weight_dtype=weights_given if weights_named else weight_dtype,
+        compute_dtype=compute_dtype)
+    bytes_w, bytes_e, compute = _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype,
+                                         compute_dtype, expert_compute_dtype)
     explicit = any(degree is not None for degree in (tp, pp, ep))
     auto = isinstance(layout, str) and layout == "auto"
     layout_notes, degrees = [], None
@@ -592,38 +788,30 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
             n_all = deployment.n_chips
             try:   # every layer split over all n GPUs: the same checks as an explicit tp = n
                 layout_notes = explicit_layout(model, deployment, tp=n_all)[3]
+                refused = None
             except ValueError as error:
                 if not auto:
                     raise ValueError(f"n_chips: every layer is split over all {n_all} GPUs (TP {n_all}), and "
                                      f"{error}; give tp (DP is what remains) or another GPU count") from None
-                # auto: the widest TP the model's heads allow, DP replicas for the rest
-                for width in range(n_all - 1, 0, -1):
-                    if n_all % width:
-                        continue
-                    try:
-                        chosen, fit_layout, degrees, layout_notes = explicit_layout(model, deployment, tp=width)
-                    except ValueError:
-                        continue
-                    layout_notes = layout_notes + [f"TP {width} × DP {n_all // width}: TP over all {n_all} GPUs "
-                                                   f"would not divide the model's heads"]
-                    break
-    weight_dtype, expert_weight_dtype, kv_dtype, compute_dtype, expert_compute_dtype, attention_dtype = (
-        None if value is None else format_name(value, label) for label, value in (
-            ("weight_dtype", weight_dtype), ("expert_weight_dtype", expert_weight_dtype), ("kv_dtype", kv_dtype),
-            ("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
-            ("attention_dtype", attention_dtype)))
-    for label, value in (("compute_dtype", compute_dtype), ("expert_compute_dtype", expert_compute_dtype),
-                         ("attention_dtype", attention_dtype)):
-        if value is not None and not isinstance(value, str):
-            raise ValueError(f"{label} must be a format name the chip computes in "
-                             f"({', '.join(sorted(deployment.chip.flops))}), got {value!r}")
-    weight_dtype, compute_dtype, formats_why = default_formats(model, deployment.chip, weight_dtype=weight_dtype,
-                                                               compute_dtype=compute_dtype)
-    bytes_w, bytes_e, compute = _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype,
-                                         compute_dtype, expert_compute_dtype)
+                refused = str(error)
+            if auto:
+                chosen, fit_layout, degrees, layout_notes = _cheapest_tp(
+                    model, deployment, refused=refused, len_ctx=len_ctx, batch=batch, latency_target=latency_target,
+                    bytes_w=bytes_w, bytes_e=bytes_e, kv_dtype=kv_dtype,
+                    settings=dict(weight_dtype=bytes_w, expert_weight_dtype=bytes_e, compute_dtype=compute,
+                                  expert_compute_dtype=expert_compute_dtype, attention_dtype=attention_dtype,
+                                  kv_dtype=kv_dtype, tokens_per_step=tau, len_ctx=len_ctx))
+    if degrees is None and chosen is not None:   # the layout used, as degrees (issue 30: JSON gives it always)
+        width = deployment.n_chips if chosen.attention_tp is None else chosen.attention_tp
+        degrees = {"tp": width, "pp": 1, "ep": deployment.n_chips if model.is_moe else 1,
+                   "dp": deployment.n_chips // width}
     expert_compute = expert_compute_dtype
     chip, n = deployment.chip, deployment.n_chips
     result = Plan(model, deployment, title=(title or "").strip()[:200])
+    stated = model.notes.rfind("Weights")
+    if weights_given is not None and stated >= 0:   # the config's format is not the one in use: say so
+        result.notes = (model.notes[:stated] + "Not used by this plan: the config's w" + model.notes[stated + 1:]
+                        + f" This plan's weights: {formats_why.split(';')[0].removeprefix('weights ')}.")
     add = result.add
 
     # Inputs -------------------------------------------------------------------------------------
@@ -637,12 +825,21 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     add("inputs", "price_per_gpu_hour", "price per GPU-hour", price, units.dollars(price))
     add("inputs", "len_ctx", "context per sequence", len_ctx, units.tokens(len_ctx))
     add("inputs", "formats", "weights / experts / KV / compute", None,
-        f"{_fmt(weight_dtype)} / {_fmt(expert_weight_dtype or weight_dtype)} / {_fmt(kv_dtype)} / {compute}"
+        f"{_fmt(weight_dtype, weights_named)} / "
+        f"{_fmt(expert_weight_dtype, experts_named) if expert_weight_dtype else _fmt(weight_dtype, weights_named)} / "
+        f"{_fmt(kv_dtype)} / {compute}"
         + (f" (experts {expert_compute})" if expert_compute else ""))
     add("inputs", "formats_why", "why these formats", None, formats_why, "plan.default_formats")
     add("inputs", "memory_utilization", "HBM for weights and KV", utilization,
         f"{utilization:.0%} of each GPU's {units.bytes_(full.chip.hbm_capacity)}: {units.bytes_(chip.hbm_capacity)}"
         f" (the rest is the runtime's reserve for activations and graphs; vLLM's gpu_memory_utilization)")
+    longest = max(len_ctx, len_in + len_out if len_in is not None else 0)
+    if max_context is not None and longest > max_context:
+        add("inputs", "context_warning", "WARNING: past the model's context", {"max_position_embeddings": max_context,
+                                                                               "longest_context": longest},
+            f"{units.tokens(longest)} is more than the {units.tokens(max_context)} the config allows "
+            f"(max_position_embeddings): the model is not built for it, though the bound computes it anyway",
+            "config.json max_position_embeddings")
     if len_in is not None:
         add("inputs", "lengths", "request lengths", {"input": len_in, "output": len_out},
             f"{units.tokens(len_in)} in, {units.tokens(len_out)} out (decode context: "
@@ -654,13 +851,16 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     add("inputs", "target", "target", latency_target if latency_target is not None else batch,
         (f"latency ≤ {units.seconds(latency_target)} per token" if latency_target is not None
          else f"fixed batch of {units.whole(batch)}" if batch is not None else "throughput (largest batch that fits)"))
-    add("inputs", "layout", "headline layout", None if chosen is None else chosen.name, _layout_label(chosen, model)
+    add("inputs", "layout", "headline layout", None if chosen is None else fit_layout.name,
+        (_degrees_text(degrees) if degrees is not None and degrees["pp"] > 1 else _layout_label(chosen, model))
         + (" (one big chip: weights and KV split evenly, an optimistic bound)" if chosen is None else "")
         + (" (chosen for this model and system)" if auto else ""))
     if degrees is not None:
         add("inputs", "parallel", "parallel degrees", degrees,
             f"TP {degrees['tp']} × PP {degrees['pp']} × DP {degrees['dp']}" + (f", EP {degrees['ep']}" if model.is_moe
                                                                                else ""), "plan.explicit_layout")
+    else:
+        add("inputs", "parallel", "parallel degrees", None, "none: pooled, the devices act as one big chip")
     for index, note in enumerate(layout_notes):
         add("inputs", f"parallel_note_{index}", "layout note", None, note, "plan.explicit_layout")
 
@@ -670,11 +870,22 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
         "models.Model.kv_bytes_per_token")
     add("capacity", "hbm_per_gpu", "HBM per GPU", chip.hbm_capacity, units.bytes_(chip.hbm_capacity),
         "hardware.Chip.hbm_capacity")
-    for name, lay in {"pooled": None, **_layouts_for(deployment)}.items():
+    compared = {"pooled": None, **_layouts_for(deployment)}
+    if chosen is not None and fit_layout not in compared.values():
+        compared["headline"] = fit_layout
+    widths = {"tp": n, "tp_domain": deployment.chips_per_domain, "dp_ep": 1}
+    for name, lay in compared.items():
+        label = (f"headline ({_degrees_text(degrees)})" if name == "headline" else _layout_label(lay, model))
+        if name in widths and n > 1:
+            try:   # a layout this model's heads refuse is shown refused, not with numbers (issue 30)
+                explicit_layout(model, deployment, tp=widths[name])
+            except ValueError as error:
+                add("capacity", f"{name}_max_batch", f"{label}: largest batch at this context", None,
+                    f"refused: {error}", "plan.explicit_layout")
+                continue
         held = roofline.device_memory(model, deployment, layout=lay, weight_dtype=bytes_w,
                                       expert_weight_dtype=bytes_e, kv_dtype=kv_dtype)
         fit = _fits_batch(model, deployment, lay, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e, kv_dtype=kv_dtype)
-        label = _layout_label(lay, model)
         add("capacity", f"{name}_weights_per_gpu", f"{label}: weights per GPU", held["weights"],
             f"{units.bytes_(held['weights'])} ({'fits' if held['fits'] else 'does NOT fit'})",
             "roofline.device_memory")
@@ -707,13 +918,11 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                   tokens_per_step=tau, layout=chosen)
     result.decode_settings = dict(common, len_ctx=len_ctx)
 
+    pp = degrees["pp"] if degrees is not None else 1
+    result.pipeline = {"pp": pp, "fit_layout": fit_layout}
+
     def step(b):
-        out = roofline.decode_bound(model, deployment, batch=b, len_ctx=len_ctx, **common)
-        if fit_layout is not chosen:   # pipeline stages: each device holds 1/pp of the layers
-            held = roofline.device_memory(model, deployment, layout=fit_layout, batch=b, len_ctx=len_ctx,
-                                          weight_dtype=bytes_w, expert_weight_dtype=bytes_e, kv_dtype=kv_dtype)
-            out = dict(out, fits=held["fits"], weights_per_device=held["weights"])
-        return out
+        return result.decode_step(b)
 
     b_star = roofline.balance_batch(chip, weight_bytes=bytes_avg, compute_dtype=compute, sparsity=model.sparsity)
     bytes_read_tok = model.kv_bytes_read_per_token(kv_dtype, context_len=max(1, int(round(len_ctx))))
@@ -762,7 +971,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     # Prefill -----------------------------------------------------------------------------------------
     pre = roofline.prefill_bound(model, deployment, len_in=len_ctx, hit_rate=hit, compute_dtype=compute,
                                  expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
-                                 layout=chosen, weight_dtype=bytes_w,
+                                 layout=fit_layout, weight_dtype=bytes_w,
                                  expert_weight_dtype=bytes_e)
     add("prefill", "t_prefill", "time to prefill the context", pre["t_prefill"],
         units.seconds(pre["t_prefill"]) + ("" if pre["fits"] else " (if it fitted: the weights do not)"),
@@ -777,7 +986,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     if len_in is not None:
         first = roofline.prefill_bound(model, deployment, len_in=len_in, hit_rate=hit, compute_dtype=compute,
                                        expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
-                                       layout=chosen, weight_dtype=bytes_w, expert_weight_dtype=bytes_e)
+                                       layout=fit_layout, weight_dtype=bytes_w, expert_weight_dtype=bytes_e)
         ttft = first["t_prefill"]
         add("requests", "ttft", "time to first token (one request alone)", ttft, units.seconds(ttft),
             "roofline.prefill_bound(len_in)")
@@ -799,10 +1008,14 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                 units.rate(serving / len_out, "requests/s"), "the line above / len_out")
 
     # Cost --------------------------------------------------------------------------------------------
-    cost_in = roofline.cost_per_token(step_time=pre["t_prefill"], batch=len_ctx, n_chips=n,
-                                      price_chip_hour=price) * PER_MILLION
-    add("cost", "usd_per_million_input", "$ per million input tokens", cost_in, units.dollars(cost_in),
-        "roofline.cost_per_token (COST_OF_STEP) with the prefill time")
+    if fit >= 1:
+        cost_in = roofline.cost_per_token(step_time=pre["t_prefill"], batch=len_ctx, n_chips=n,
+                                          price_chip_hour=price) * PER_MILLION
+        add("cost", "usd_per_million_input", "$ per million input tokens", cost_in, units.dollars(cost_in),
+            "roofline.cost_per_token (COST_OF_STEP) with the prefill time")
+    else:   # no price for a deployment that does not fit (issue 30)
+        add("cost", "usd_per_million_input", "$ per million input tokens", None,
+            "none: the deployment does not fit (the weights, or one sequence's KV)")
     if operating:
         cost_out = roofline.cost_per_token(step_time=at["t"], batch=operating * tau, n_chips=n,
                                            price_chip_hour=price) * PER_MILLION
@@ -810,7 +1023,15 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
             "roofline.cost_per_token (COST_OF_STEP) at the operating batch")
 
     # Layouts compared ---------------------------------------------------------------------------------
-    if stages > 1:
+    if pp > 1:
+        idle = pipeline.decode_idle_fraction(stages=pp, microbatches=1)
+        need = pipeline.MIN_DECODE_MICROBATCHES(P=pp)
+        add("layouts", "pp_decode_idle_one_micro", f"PP {pp} (as given): idle with 1 micro-batch", idle,
+            f"{idle:.0%} of the time", "pipeline.decode_idle_fraction")
+        add("layouts", "pp_micro_batches_needed", "PP: micro-batches needed to keep every stage busy", need,
+            units.whole(need) + " (the decode figures assume them; a token passes every stage in turn, so the "
+            "latency floor is one stage group's)", "pipeline.MIN_DECODE_MICROBATCHES")
+    elif stages > 1:
         idle = pipeline.decode_idle_fraction(stages=stages, microbatches=1)
         need = pipeline.MIN_DECODE_MICROBATCHES(P=stages)
         add("layouts", "pp_decode_idle_one_micro", f"PP over {stages} domains: idle with 1 micro-batch", idle,
@@ -820,8 +1041,12 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     else:
         add("layouts", "pp_decode_idle_one_micro", "pipeline stages", None,
             "none needed: one scale-up domain holds the model's devices")
+    a2a_step = 0.0
     if model.is_moe and n == 1:
         add("layouts", "cross_rack_fraction", "expert all-to-all", None, "none: one GPU holds every expert")
+    elif model.is_moe and n // pp == 1:
+        add("layouts", "cross_rack_fraction", "expert all-to-all", None,
+            "none: each pipeline stage's GPU holds every expert of its layers")
     elif model.is_moe:
         per_token = moe.a2a_bytes_per_token(model, bytes_per_value=moe.ACTIVATION_BYTES["fp8"])
         tokens_gpu = (operating or 1) * tau / n
@@ -830,16 +1055,20 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                                  scale_up_bw=chip.scale_up_bandwidth, scale_out_bw=scale_out)
         one = moe.a2a_layer_time(tokens_per_gpu=tokens_gpu, bytes_per_token=per_token, racks=1,
                                  scale_up_bw=chip.scale_up_bandwidth, scale_out_bw=scale_out)
-        per_step = a2a["total"] * model.n_moe_layers
+        per_step = a2a_step = a2a["total"] * model.n_moe_layers
         add("layouts", "cross_rack_fraction", "EP: share of dispatched tokens that leave their domain",
             a2a["cross_fraction"], f"{a2a['cross_fraction']:.0%}", "moe.CROSS_RACK_FRACTION")
         add("layouts", "a2a_per_step", "EP: all-to-all time per decode step (FP8 dispatch)", per_step,
-            units.seconds(per_step) + (f" ({per_step / at['t']:.0%} of the step bound)" if operating else ""),
+            units.seconds(per_step) + (f" ({per_step / at['t']:.0%} of the step bound; not in it)" if operating else ""),
             "moe.a2a_layer_time × MoE layers")
         add("layouts", "a2a_slowdown", "EP: all-to-all against one domain", a2a["total"] / one["total"],
             f"{a2a['total'] / one['total']:.1f}×", "moe.a2a_layer_time(racks) / moe.a2a_layer_time(racks=1)")
     else:
         add("layouts", "cross_rack_fraction", "expert all-to-all", None, "none: a dense model routes no tokens")
+
+    # Communication: reported beside the step bound, not in it (Chapter 8's collectives) ---------------
+    if operating:
+        _communication(add, model, deployment, degrees, at=at, batch=operating, tau=tau, a2a_step=a2a_step)
 
     # Reality -----------------------------------------------------------------------------------------
     if operating:
@@ -852,10 +1081,54 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                   model=model, regime=regime, fraction=utilization)
     _band(add, "prefill", "prefill", "input tokens/s per GPU", pre["input_tokens_per_s"] / n, model=model,
           regime="compute", fraction=utilization)
+    if chip.name.upper().startswith("TPU"):   # a TPU is a chip, not a GPU (issue 30): the words, not the keys
+        result.rows = [dataclasses.replace(row, label=_chip_words(row.label), text=_chip_words(row.text))
+                       for row in result.rows]
     return result
 
 
-def _fmt(value) -> str:
+def _chip_words(text: str) -> str:
+    """``text`` with "GPU" said as "chip" (for TPUs)."""
+    return re.sub(r"\bGPU(s?)(?=\b|-)", r"chip\1", text)
+
+
+def _communication(add, model, deployment, degrees, *, at, batch, tau, a2a_step) -> None:
+    """The collectives a decode step needs and the bound leaves out: the step bound assumes they overlap the
+    matmuls and weight reads entirely. TP: two all-reduces per layer of each replica's micro-batch
+    (:func:`collectives.tp_all_reduce_time`, :data:`collectives.TP_ALL_REDUCE_PER_STEP_ALPHA_BETA`, BF16
+    activations, NCCL's LL latencies on GPUs, about 1 µs per ICI hop on TPUs); EP: the all-to-all above
+    (:func:`moe.a2a_layer_time`). The step if none of it overlapped is their sum with the bound."""
+    chip, n = deployment.chip, deployment.n_chips
+    tp_time, tp_text = 0.0, "none"
+    if degrees is not None and degrees["tp"] > 1:
+        tp, tpu = degrees["tp"], chip.name.upper().startswith("TPU")
+        inside = tp <= deployment.chips_per_domain
+        if tpu:
+            base, hop = 0.0, collectives.TPU_ICI_HOP_LATENCY
+        else:
+            base, hop = collectives.nccl_latency("nvlink" if inside else "network")
+        tokens = batch * tau / (degrees["pp"] * degrees["dp"])
+        tp_time = collectives.tp_all_reduce_time(
+            model, tp=tp, batch_tokens=tokens, bytes_per_value=models.BYTES_PER_VALUE["bf16"],
+            link_bandwidth=chip.scale_up_bandwidth if inside else chip.scale_out_bandwidth, hop_latency=hop,
+            base_latency=base)
+        tp_text = (f"{units.seconds(tp_time)} (2 per layer over TP {tp}, {units.whole(tokens)} tokens per replica, "
+                   f"{'ICI' if tpu else 'NVLink' if inside else 'the network'})")
+    add("decode", "tp_all_reduce", "TP all-reduces per step (not in the step bound)", tp_time, tp_text,
+        "collectives.tp_all_reduce_time (TP_ALL_REDUCE_PER_STEP_ALPHA_BETA)")
+    extra = tp_time + a2a_step
+    serial = at["t"] + extra
+    add("decode", "step_time_if_not_overlapped", "step time if communication does not overlap", serial,
+        (f"{units.seconds(serial)}: {extra / at['t']:.0%} more than the step bound, which assumes that the "
+         + " and the ".join(part for part, time in (("TP all-reduces", tp_time), ("EP all-to-all", a2a_step)) if time)
+         + " hide entirely behind compute and memory")
+        if extra else f"{units.seconds(serial)}: no collectives to add", "step bound + TP all-reduce + EP all-to-all")
+
+
+def _fmt(value, named=None) -> str:
+    """A format as the plan prints it: its name, or a named format with scales and its bytes, or the bytes."""
+    if named is not None:
+        return f"{named[0]} ({value:.5g} bytes)"
     return value if isinstance(value, str) else f"{value:g} bytes"
 
 
@@ -884,7 +1157,10 @@ def _operating_batch(step, *, fit: float, batch, latency_target) -> tuple[float 
     if fit < 1:
         return None, "the weights, or one sequence's KV, do not fit"
     if batch is not None:
-        return batch, "as given" + ("" if batch <= fit else "; more than fits")
+        if batch > fit:   # no throughput or price for a batch that does not fit (issue 30)
+            return None, (f"the given batch of {units.whole(batch)} does not fit: at most "
+                          f"{units.whole(math.floor(fit))} at this context")
+        return batch, "as given"
     largest = min(math.floor(fit), MAX_BATCH)
     if latency_target is None:
         return largest, "largest that fits"
@@ -918,7 +1194,10 @@ def _operating_batch(step, *, fit: float, batch, latency_target) -> tuple[float 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):   # one line on stderr, exit code 2 (argparse's code)
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+        hint = ""
+        if "unrecognized arguments" in message:   # "TPU v5e" typed without quotes arrives as two words
+            hint = (" (a name with spaces needs quotes: e.g. \"TPU v5e\" or 'HGX H100')")
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}{hint}\n")
 
 
 #: The flag behind each of plan()'s parameters, so an error names what the user typed.
@@ -965,7 +1244,8 @@ def _format(flag: str):
         except ValueError:
             pass
         try:
-            return format_name(text, flag)
+            value = format_name(text, flag)
+            return text if quantized_format(text) is not None else value   # plan() names it and picks its compute
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
     return parse
@@ -991,8 +1271,11 @@ _LENGTHS = """lengths:
   With --input-len and --output-len, --context defaults to their mean decode context, input + output / 2, and
   the plan adds time to first token, end-to-end latency and output tokens/s with prefill included.
 formats (--weights, --expert-weights, --kv, --compute, --attention), case-insensitive:
-  """ + ", ".join(sorted(models.BYTES_PER_VALUE)) + """ (also bfloat16, float16, float8), or bytes per value
-  (e.g. 0.53125 for MXFP4 with its scales). --compute and --attention must be formats the chip computes in.
+  """ + ", ".join(sorted(models.BYTES_PER_VALUE)) + """ (also bfloat16, float16, float8), or bytes per value.
+  Stored formats with their scales (--weights, --expert-weights; bytes as a config's quantization_config gives
+  them): """ + ", ".join(f"{key} ({quantized_format(key)[1]:.5g})" for key in sorted(QUANTIZED_FORMATS)) + """;
+  int4 is AWQ/GPTQ in groups of 128 (int4-g64 for groups of 64; awq and gptq name it too).
+  --compute and --attention must be formats the chip computes in.
   Without --weights a plan uses the format the config states, else FP8, else the chip's best (A100, TPUs: BF16)."""
 
 
@@ -1078,7 +1361,8 @@ def main(argv=None) -> int:
 
 def _sweep_row(context: float, swept: Plan) -> dict:
     decode, cost = swept.numbers["decode"], swept.numbers["cost"]
-    row = {"context": context, "largest_batch": decode.get("fit_limit"), "batch": decode.get("batch"),
+    limit = swept.numbers["inputs"].get("context_warning")
+    row = {"context": context, "past_max_position_embeddings": bool(limit), "largest_batch": decode.get("fit_limit"), "batch": decode.get("batch"),
            "step_time": decode.get("step_time"), "tokens_per_s_per_gpu": decode.get("tokens_per_s_per_gpu"),
            "tokens_per_s_per_user": decode.get("tokens_per_s_per_user"),
            "usd_per_million_output": cost.get("usd_per_million_output")}
@@ -1092,7 +1376,8 @@ def _sweep_table(sweep) -> str:
     for context, swept in sweep:
         row = _sweep_row(context, swept)
         have = row["batch"] is not None
-        lines.append((units.tokens(context), units.whole(row["batch"]) if have else "none (does not fit)",
+        lines.append((units.tokens(context) + (" (past the model's limit)" if row["past_max_position_embeddings"]
+                                               else ""), units.whole(row["batch"]) if have else "none (does not fit)",
                       units.seconds(row["step_time"]) if have else "-",
                       units.rate(row["tokens_per_s_per_gpu"]) if have else "-",
                       units.rate(row["tokens_per_s_per_user"]) if have else "-",

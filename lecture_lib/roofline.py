@@ -428,6 +428,10 @@ class Layout:
     - The routed experts are always spread over all n devices (expert parallelism; tensor-parallel experts
       hold and read the same bytes per device), with ``redundant_experts`` extra expert copies per MoE layer
       (DeepSeek's decode: 32, so (256 + 32) / 144 = 2 per GPU).
+    - ``pipeline_stages``: how many of an attention group's ``attention_tp`` devices are pipeline stages
+      (default 1). A group of ``tp × pp`` devices holds its weights ``tp · pp`` ways, but each KV head is split
+      only over the ``tp`` devices of one stage, so KV heads are copied only where ``tp`` exceeds them
+      (:data:`KV_REPLICATION` with ``n_tp = attention_tp / pipeline_stages``).
 
     ``roofline.LAYOUTS["tp"]`` and ``roofline.LAYOUTS["dp_ep"]`` are the two usual ones; every ``layout=``
     argument also takes their names.
@@ -435,10 +439,15 @@ class Layout:
 
     attention_tp: int | None = None
     redundant_experts: int = 0
+    pipeline_stages: int = 1
 
     def __post_init__(self):
         if self.attention_tp is not None:
             object.__setattr__(self, "attention_tp", validate.integer("attention_tp", self.attention_tp))
+        object.__setattr__(self, "pipeline_stages", validate.integer("pipeline_stages", self.pipeline_stages))
+        if self.pipeline_stages > 1 and (self.attention_tp is None or self.attention_tp % self.pipeline_stages):
+            raise ValueError(f"pipeline_stages must divide attention_tp (the group of tp x pp devices), got "
+                             f"pipeline_stages={self.pipeline_stages}, attention_tp={self.attention_tp}")
         object.__setattr__(self, "redundant_experts",
                            validate.integer("redundant_experts", self.redundant_experts, minimum=0))
 
@@ -446,7 +455,8 @@ class Layout:
     def name(self) -> str:
         dense = "tp" if self.attention_tp is None else ("dp_ep" if self.attention_tp == 1
                                                          else f"dp_tp{self.attention_tp}_ep")
-        return dense + (f"+{self.redundant_experts} redundant" if self.redundant_experts else "")
+        return (dense + (f"_pp{self.pipeline_stages}" if self.pipeline_stages > 1 else "")
+                + (f"+{self.redundant_experts} redundant" if self.redundant_experts else ""))
 
 
 LAYOUTS = {"tp": Layout(), "dp_ep": Layout(attention_tp=1)}
@@ -479,7 +489,7 @@ def _placement(model, deployment, chosen: Layout | None) -> dict:
         raise ValueError(f"layout attention_tp must divide the deployment's {n} devices, got {n_tp}")
     heads = 1 if model.kv_lora_rank else model.n_kv_heads
     return {"n_tp": n_tp, "n_ep": n, "n_chips": n, "n_redundant": chosen.redundant_experts if model.is_moe else 0,
-            "r_kv": KV_REPLICATION(n_tp=n_tp, kv_heads=heads), "device": device}
+            "r_kv": KV_REPLICATION(n_tp=n_tp // chosen.pipeline_stages, kv_heads=heads), "device": device}
 
 
 def _weights_per_device(split: dict, place: dict, bytes_w: float, bytes_e: float, called_as=None) -> float:

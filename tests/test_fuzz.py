@@ -311,6 +311,7 @@ def _explicit():
         "measurements.comparable": dict(row=_first_row()),
         "measurements.reality_band": dict(kind="serving", moe=False, regime="memory"),
         "plan.flag_message": dict(message="len_ctx must be > 0"),
+        "plan.quantized_format": dict(value="int4-g64"),
     }
 
 

@@ -29,8 +29,9 @@ CUSTOM_MODELS: dict = {}
 CHIP_COUNTS = (1, 2, 4, 8)
 #: The weight formats offered: (label, what plan() takes; None: the config's own format, else FP8 or the best).
 WEIGHT_FORMATS = (("as the config states (else fp8)", "auto"), ("bf16", "bf16"), ("fp8", "fp8"), ("fp4", "fp4"),
-                  ("NVFP4 (4.5 bits)", measurements.NVFP4_BYTES), ("MXFP4 (4.25 bits)", 0.53125))
-_FOUR_BIT = {"fp4", measurements.NVFP4_BYTES, 0.53125}
+                  ("NVFP4 (4.5 bits)", measurements.NVFP4_BYTES), ("MXFP4 (4.25 bits)", 0.53125),
+                  ("int4 (AWQ/GPTQ, groups of 128)", planner.quantized_format("int4")[1]))
+_FOUR_BIT = {"fp4", measurements.NVFP4_BYTES, 0.53125}   # int4 runs its matmuls in BF16 or FP8, not FP4
 BATCH_RANGE = (1, 1e6)
 STEP_MS_RANGE = (0.01, 2000)
 RATE_RANGE = (1, 1e6)
@@ -46,6 +47,35 @@ def _unit(system_name: str) -> tuple:
     """(preset name, GPUs or None): "4 × H100" is 4 chips, a system preset None."""
     count, times, chip = system_name.partition(" × ")
     return (chip, int(count)) if times else (system_name, None)
+
+
+def _weights_option(text: str):
+    """The weights menu's value for a format name as plans read it ("MXFP4", "nvfp4", "BF16", "int4"): the option
+    holding the same format or bytes; ``text`` itself when none does (the control then names it)."""
+    values = [value for _, value in WEIGHT_FORMATS]
+    if text in values:
+        return text
+    quantized = planner.quantized_format(text)
+    if quantized is not None:
+        return next((value for value in values if value == quantized[1]), text)
+    try:
+        name = planner.format_name(text, "weights")
+    except ValueError:
+        return text
+    return name if name in values else text
+
+
+def _check_system(text: str) -> None:
+    """``ValueError`` naming ``system`` for "N × CHIP" with a count the menu does not offer, or an unknown chip."""
+    count, times, chip = text.partition(" × ")
+    if not times or text in hardware_choices():
+        return
+    if chip not in hardware.chip_names():
+        raise ValueError(f"system must be a system preset or 'N × CHIP' with CHIP one of "
+                         f"{', '.join(hardware.chip_names())}, got {text!r}")
+    raise ValueError(f"system must be a system preset or 'N × {chip}' with N one of "
+                     f"{', '.join(map(str, CHIP_COUNTS))} (the GPU counts the menu offers; plan() and the command "
+                     f"line take any count), got {text!r}")
 
 
 def _chip(system_name: str):
@@ -119,6 +149,10 @@ class PlanExplorer(base.Explorer):
     def __init__(self, **overrides):
         if "model" in overrides:
             overrides["model"] = register_model(overrides["model"])
+        if isinstance(overrides.get("weights"), str):
+            overrides["weights"] = _weights_option(overrides["weights"])
+        if isinstance(overrides.get("system"), str):
+            _check_system(overrides["system"])
         super().__init__(**overrides)
 
     def add_model(self, model) -> str:
@@ -202,8 +236,8 @@ class PlanExplorer(base.Explorer):
             return row.text if row else default
 
         layout = result.numbers["inputs"]["layout"] or "pooled"
-        if ("capacity", f"{layout}_fits") not in by_key:
-            layout = "pooled"
+        if ("capacity", f"{layout}_fits") not in by_key:   # the headline's own row, else the pooled one
+            layout = "headline" if ("capacity", "headline_fits") in by_key else "pooled"
         fits = by_key[("capacity", f"{layout}_fits")].value
         rows = [("headline layout", text("inputs", "layout")),
                 (f"weights fit ({by_key[('capacity', f'{layout}_fits')].label.split(':')[0]})",

@@ -1,0 +1,223 @@
+"""Issue 30, the engineer's walk: a practitioner planned three real configs (phi-4 bf16 dense, Qwen3-30B-A3B MoE,
+Qwen3-32B-AWQ) and found these; each test failed before its fix."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engineer_configs import PHI_4, QWEN3_30B_A3B, QWEN3_32B_AWQ
+from lecture_lib import collectives, hardware, roofline
+from lecture_lib import plan as planner
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _plan(config, system="H100", **kwargs):
+    args = dict(price_per_gpu_hour=2, len_ctx=8192) | kwargs
+    return planner.plan(config, system, **args)
+
+
+# --- 1. pipeline stages ---------------------------------------------------------------------------
+
+def test_pp8_on_phi4_holds_the_pooled_capacity_not_the_tp8_row_its_kv_heads_refuse():
+    """PP8 × TP1: each GPU holds 5 of phi-4's 40 layers with all 10 KV heads, so nothing is copied and the batch
+    that fits is the pooled one (before: 203, the TP8 row, a layout the 10 KV heads refuse)."""
+    p = _plan(PHI_4, n_chips=8, pp=8)
+    got = p.numbers
+    assert got["decode"]["fit_limit"] == pytest.approx(got["capacity"]["pooled_max_batch"], rel=0.02)
+    assert got["decode"]["fit_limit"] > 1.5 * 203       # the TP8 figure it gave before
+    assert got["capacity"]["tp_max_batch"] is None      # and the TP8 row itself is refused (10 KV heads)
+    assert "PP 8" in p.section("inputs")[[r.key for r in p.section("inputs")].index("layout")].text
+
+
+def test_pp8_on_an_moe_model_copies_no_kv_and_its_floor_is_one_gpus():
+    """Qwen3-30B-A3B (4 KV heads) on 8 H100s with PP8: no KV copies (TP1 per stage), and a token passes all
+    stages in turn, so the latency floor is one GPU's (before: 900 µs, the DP+EP floor, and the TP8 capacity)."""
+    pp8 = _plan(QWEN3_30B_A3B, n_chips=8, pp=8)
+    one = _plan(QWEN3_30B_A3B, n_chips=1)
+    assert pp8.numbers["decode"]["latency_floor"] == pytest.approx(one.numbers["decode"]["latency_floor"])
+    assert pp8.numbers["decode"]["latency_floor"] > 1.5e-3
+    d = collectives.deployment(hardware.get("H100"), n_chips=8)
+    fit_layout = pp8.pipeline["fit_layout"]
+    assert roofline.device_memory(pp8.model, d, layout=fit_layout, batch=1, len_ctx=100)["r_kv"] == 1
+    assert pp8.numbers["decode"]["fit_limit"] == pytest.approx(pp8.numbers["capacity"]["pooled_max_batch"],
+                                                               rel=0.02)
+
+
+def test_pp_given_is_described_not_called_unneeded():
+    p = _plan(PHI_4, n_chips=8, pp=8)
+    texts = " ".join(row.text for row in p.section("layouts"))
+    assert "none needed" not in texts
+    assert p.numbers["layouts"]["pp_micro_batches_needed"] == 8
+
+
+def test_pp_throughput_is_pp_micro_batches_of_one_stage_group():
+    """A cycle is one micro-batch of B/pp passing every stage: pp × the stage group's tokens/s."""
+    p = _plan(PHI_4, n_chips=8, pp=8, batch=64)
+    one = planner.plan(PHI_4, "H100", n_chips=1, price_per_gpu_hour=2, len_ctx=8192, batch=8)
+    assert p.numbers["decode"]["step_time"] == pytest.approx(one.numbers["decode"]["step_time"])
+    assert p.numbers["decode"]["tokens_per_s"] == pytest.approx(8 * one.numbers["decode"]["tokens_per_s"])
+    assert p.decode_step(64)["t"] == p.numbers["decode"]["step_time"]
+
+
+# --- 2. refused layouts, and no price for what does not fit ------------------------------------------
+
+def test_the_capacity_table_shows_a_layout_the_heads_refuse_as_refused():
+    """phi-4 (10 KV heads) on 4 TPU v5e chips: TP4 is refused by the plan's own checks, so its row says so
+    (before: 28 sequences)."""
+    p = planner.plan(PHI_4, "TPU v5e", n_chips=4, price_per_gpu_hour=1.2, len_ctx=4096)
+    row = next(r for r in p.section("capacity") if r.key == "tp_max_batch")
+    assert row.value is None and row.text.startswith("refused:") and "10 KV heads" in row.text
+    assert "tp_weights_per_gpu" not in p.numbers["capacity"]
+    # the headline layout (TP 2 × DP 2) is in the table too
+    assert p.numbers["capacity"]["headline_max_batch"] == p.numbers["decode"]["fit_limit"]
+
+
+def test_a_deployment_that_does_not_fit_has_no_price():
+    """The headline does not fit (operating batch none): no $ per million input tokens (before: $0.0507)."""
+    p = planner.plan(PHI_4, "TPU v5e", n_chips=4, price_per_gpu_hour=1.2, len_ctx=4096)
+    assert p.numbers["decode"]["batch"] is None
+    assert p.numbers["cost"]["usd_per_million_input"] is None
+    assert "usd_per_million_output" not in p.numbers["cost"]
+    assert "does not fit" in p.to_dict()["cost"]["usd_per_million_input"]["text"]
+
+
+# --- 3. the auto layout on a pod ----------------------------------------------------------------------
+
+def test_auto_layout_on_a_tpu_pod_picks_the_cheapest_valid_tp_and_says_why():
+    """Qwen3-32B-AWQ on TPU v5e-256: TP 64 × DP 4 copied each of the 8 KV heads 8× (46.7 tok/s per chip); the auto
+    layout now takes the TP width with the most tokens/s per chip, here TP 8 (as --tp 8 gives)."""
+    auto = planner.plan(QWEN3_32B_AWQ, "TPU v5e-256", price_per_gpu_hour=1.2, len_ctx=8192)
+    tp8 = planner.plan(QWEN3_32B_AWQ, "TPU v5e-256", price_per_gpu_hour=1.2, len_ctx=8192, tp=8)
+    assert auto.numbers["inputs"]["parallel"] == {"tp": 8, "pp": 1, "ep": 1, "dp": 32}
+    assert auto.numbers["decode"]["tokens_per_s_per_gpu"] == pytest.approx(tp8.numbers["decode"]["tokens_per_s_per_gpu"])
+    tp64 = planner.plan(QWEN3_32B_AWQ, "TPU v5e-256", price_per_gpu_hour=1.2, len_ctx=8192, tp=64)
+    assert auto.numbers["cost"]["usd_per_million_output"] < tp64.numbers["cost"]["usd_per_million_output"] / 5
+    notes = " ".join(r.text for r in auto.rows if r.key.startswith("parallel_note"))
+    assert "most tokens/s per chip" in notes and "TP 64" in notes
+
+
+def test_auto_tp_on_one_hgx_is_still_all_eight():
+    p = planner.plan("llama-3-70b", "HGX H100", price_per_gpu_hour=2, len_ctx=4096)
+    assert p.numbers["inputs"]["parallel"] == {"tp": 8, "pp": 1, "ep": 1, "dp": 1}
+
+
+# --- 5. past the model's max_position_embeddings -------------------------------------------------
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "lecture_lib.plan", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+
+
+def test_a_context_past_max_position_embeddings_is_warned_in_text_json_and_sweeps(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PHI_4))
+    p = _plan(PHI_4, n_chips=8, len_ctx=32768)
+    assert p.numbers["inputs"]["context_warning"] == {"max_position_embeddings": 16384, "longest_context": 32768}
+    assert "16,384" in p.text() and "WARNING" in p.text()
+    assert "context_warning" not in _plan(PHI_4, n_chips=8, len_ctx=8192).numbers["inputs"]
+    assert "context_warning" in _plan(PHI_4, n_chips=8, len_in=16000, len_out=1000).numbers["inputs"]
+    out = _cli(str(path), "H100", "--gpus", "8", "--price", "2", "--context", "8192", "--sweep-context",
+               "8192,32768", "--json")
+    assert out.returncode == 0, out.stderr
+    sweep = json.loads(out.stdout)["sweep_context"]
+    assert [row["past_max_position_embeddings"] for row in sweep] == [False, True]
+    text = _cli(str(path), "H100", "--gpus", "8", "--price", "2", "--context", "32768").stdout
+    assert "max_position_embeddings" in text
+
+
+# --- 6. named formats with scales -----------------------------------------------------------------
+
+@pytest.mark.parametrize("name, bytes_", [("int4", 0.5 + 2.5 / 128), ("int4-g64", 0.5 + 2.5 / 64),
+                                          ("awq", 0.5 + 2.5 / 128), ("NVFP4", 0.5625), ("mxfp4", 0.53125)])
+def test_named_formats_with_scales_are_the_config_readers_bytes(name, bytes_):
+    assert planner.format_name(name, "weight_dtype") == pytest.approx(bytes_)
+    p = planner.plan(PHI_4, "B200", price_per_gpu_hour=2, len_ctx=8192, weight_dtype=name)
+    assert p.numbers["capacity"]["pooled_weights_per_gpu"] == pytest.approx(p.model.params_total * bytes_)
+
+
+def test_the_cli_takes_int4_nvfp4_and_mxfp4_and_lists_them_in_help(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PHI_4))
+    for name, compute in (("int4", "bf16"), ("nvfp4", "fp4"), ("mxfp4", "fp4")):
+        out = _cli(str(path), "B200", "--price", "2", "--context", "8192", "--weights", name, "--json")
+        assert out.returncode == 0, out.stderr       # before: "must be a format name (bf16, ...) or bytes per value"
+        got = json.loads(out.stdout)
+        assert got["inputs"]["formats"]["text"].startswith(name) and got["inputs"]["formats"]["text"].endswith(compute)
+    help_text = _cli("--help").stdout
+    assert "int4" in help_text and "nvfp4" in help_text and "mxfp4" in help_text
+
+
+def test_given_weights_are_what_the_notes_say_is_used():
+    """Before: the notes said "Weights: bfloat16 (torch_dtype)." as if in use under --weights fp8."""
+    p = planner.plan(PHI_4, "H100", price_per_gpu_hour=2, len_ctx=8192, weight_dtype="fp8")
+    assert "Not used by this plan: the config's weights: bfloat16 (torch_dtype)." in p.model_notes
+    assert "This plan's weights: as given (fp8)" in p.model_notes
+    assert p.to_dict()["notes"] == p.model_notes and p.model_notes in p.text()
+    assert "Not used" not in planner.plan(PHI_4, "H100", price_per_gpu_hour=2, len_ctx=8192).model_notes
+
+
+def test_the_explorer_takes_format_names_and_names_system_counts():
+    from lecture_lib.explorers import plan as px
+    assert px.PlanExplorer(model="llama-3.1-8b", system="2 × B200", weights="MXFP4").values["weights"] == 0.53125
+    with pytest.raises(ValueError, match=r"system .*N one of 1, 2, 4, 8.*'3 × H100'"):
+        px.PlanExplorer(model="llama-3.1-8b", system="3 × H100")
+
+
+# --- 7. a batch that does not fit, and the layout in the JSON --------------------------------------
+
+def test_a_given_batch_that_does_not_fit_reports_no_throughput():
+    """Before: "10,000 sequences (as given; more than fits)" with tokens/s, $/M output and "fit: no"."""
+    p = _plan(PHI_4, n_chips=8, batch=10000)
+    decode = p.numbers["decode"]
+    assert decode["batch"] is None and "does not fit" in p.section("decode")[-1].text
+    for key in ("tokens_per_s", "tokens_per_s_per_gpu", "step_time", "fits_at_batch"):
+        assert key not in decode
+    assert "usd_per_million_output" not in p.numbers["cost"]
+    assert _plan(PHI_4, n_chips=8, batch=100).numbers["decode"]["batch"] == 100
+
+
+@pytest.mark.parametrize("config, kwargs, degrees", [
+    (PHI_4, dict(n_chips=8), {"tp": 2, "pp": 1, "ep": 1, "dp": 4}),
+    (QWEN3_30B_A3B, dict(n_chips=8), {"tp": 1, "pp": 1, "ep": 8, "dp": 8}),
+    ("llama-3-70b", dict(n_chips=8), {"tp": 8, "pp": 1, "ep": 1, "dp": 1}),
+])
+def test_the_json_gives_the_layout_used_without_explicit_degrees(config, kwargs, degrees):
+    """Before: inputs.parallel was missing unless tp, pp or ep were given."""
+    got = _plan(config, **kwargs).to_dict()
+    assert got["inputs"]["parallel"]["value"] == degrees
+    pooled = _plan(config, layout=None, **kwargs).to_dict()
+    assert pooled["inputs"]["parallel"]["value"] is None and "pooled" in pooled["inputs"]["parallel"]["text"]
+
+
+# --- 4. communication beside the step bound --------------------------------------------------------
+
+def test_the_step_bound_says_what_communication_it_leaves_out_and_how_much():
+    """Before: the EP all-to-all was "33% of the step bound" but never added, and TP all-reduces not modelled."""
+    moe_plan = planner.plan(QWEN3_30B_A3B, "HGX H100", n_systems=2, price_per_gpu_hour=2, len_ctx=8192)
+    got = moe_plan.numbers
+    assert got["decode"]["step_time_if_not_overlapped"] == pytest.approx(
+        got["decode"]["step_time"] + got["layouts"]["a2a_per_step"] + got["decode"]["tp_all_reduce"])
+    assert "not in it" in next(r.text for r in moe_plan.rows if r.key == "a2a_per_step")
+    dense = planner.plan("llama-3-70b", "HGX H100", price_per_gpu_hour=2, len_ctx=8192)
+    d, batch = dense.numbers["decode"], dense.numbers["decode"]["batch"]
+    base, hop = collectives.nccl_latency("nvlink")
+    assert d["tp_all_reduce"] == pytest.approx(collectives.tp_all_reduce_time(
+        dense.model, tp=8, batch_tokens=batch, bytes_per_value=2, link_bandwidth=hardware.get("H100").scale_up_bandwidth,
+        hop_latency=hop, base_latency=base))
+    assert d["step_time_if_not_overlapped"] == pytest.approx(d["step_time"] + d["tp_all_reduce"])
+    assert "overlap" in dense.text()
+
+
+# --- 8. TPUs are chips ------------------------------------------------------------------------------
+
+def test_a_tpu_plan_says_chip_not_gpu_and_an_unquoted_name_gets_a_hint():
+    p = planner.plan(PHI_4, "TPU v5e", n_chips=8, price_per_gpu_hour=1, len_ctx=4096)
+    assert "each chip's 16 GB" in p.text() and "GPU" not in p.text().replace("gpu_memory_utilization", "")
+    assert "hbm_per_gpu" in p.numbers["capacity"]          # the keys stay
+    assert "each GPU's" in planner.plan(PHI_4, "H100", price_per_gpu_hour=1, len_ctx=4096).text()
+    out = _cli("llama-3.1-8b", "TPU", "v5e", "--gpus", "4", "--price", "1", "--context", "4096")
+    assert out.returncode == 2 and '"TPU v5e"' in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -76,8 +76,8 @@ lab: $(VENV)/.course-installed
 	@$(PYTHON) tools/serve.py --check --port $(PORT) $(STRICT_PORT)
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS)
 
-# Both run in parallel (pytest-xdist; tests/conftest.py keeps each file on one worker but for those it shares out
-# test by test, the notebook runs and the chapters' browser walks among them). The suite spends much of its time
+# Both run in parallel (pytest-xdist; tests/conftest.py keeps each file on one worker, the chapters' browser walks
+# one after another, and shares out the notebook runs test by test). The suite spends much of its time
 # waiting for kernels, servers and pages, so it starts two workers per core (at most 12). TEST_WORKERS=1 runs it
 # in one process.
 TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 2) * 2 )); [ $$n -gt 12 ] && n=12; echo $$n)

@@ -1025,3 +1025,31 @@ def percentile(values: list[float], q: float) -> float:
 def median(values: list[float]) -> float:
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else float("nan")
+
+
+# How far a live figure (background + canvas) may differ from the kernel's Agg drawing of the same frame
+MAX_MEAN_DIFFERENCE = 6.0      # per channel, 0-255: anti-aliasing, hatch phase, the browser's own text rendering
+MAX_FAR_PIXELS = 0.025         # share of 4x4 blocks off by more than 48: curves or labels missing or misplaced
+
+
+def drift(session: "NotebookSession") -> list[dict]:
+    """Live figures whose canvas over its background differs from Agg's drawing of the same frame. A figure
+    still taking a frame when it is photographed (a background loading on a busy machine) is looked at again
+    once the kernel has been idle for a second, then for three: a real difference stays, one caught in flight
+    does not."""
+    def measure():
+        return [d for d in session.live_figure_differences()
+                if "error" in d or d["mean"] > MAX_MEAN_DIFFERENCE or d["far"] > MAX_FAR_PIXELS]
+
+    found = measure()
+    for settle in (1.0, 3.0):
+        if not found:
+            break
+        session.wait_idle(30, settle=settle)
+        found = measure()
+    return found
+
+
+def console_context(session: "NotebookSession") -> str:
+    lines = session.console[-10:]
+    return ("\nbrowser console errors:\n" + "\n".join(lines)) if lines else ""

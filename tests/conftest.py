@@ -43,12 +43,13 @@ def _require_browser() -> None:
 
 
 # Test files whose tests are shared out one by one among pytest-xdist's workers: each test stands alone (a
-# notebook they read is executed once per run, notebook_runs.py; a browser test starts its worker's JupyterLab the
-# first time it needs one and reuses it). Every other file goes to one worker whole, so its module fixtures (a built
-# site, a Notebook 7 server) are made once. The chapters' walks in the browser thus run side by side: most of their
-# time is spent waiting for a kernel or a page, which is why `make test` starts twice as many workers as cores.
+# notebook they read is executed once per run, notebook_runs.py). Every other file goes to one worker whole, so its
+# module fixtures (a built site, a JupyterLab and its Chromium) are made once, and the chapters' walks in
+# tests/test_browser.py run one after another on one worker: four browsers at once on two cores made the walks'
+# timing-sensitive checks flaky. Much of the suite's time is spent waiting for kernels, servers and pages, which is
+# why `make test` starts two workers per core.
 SHARED_OUT_ONE_BY_ONE = ("tests/test_notebooks.py", "tests/test_exercises.py", "tests/test_reveals_and_readouts.py",
-                         "tests/test_every_explorer.py", "tests/test_fuzz.py", "tests/test_browser.py")
+                         "tests/test_every_explorer.py", "tests/test_fuzz.py")
 
 
 def pytest_xdist_make_scheduler(config, log):

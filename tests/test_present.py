@@ -278,7 +278,7 @@ def test_every_explorer_fits_the_projector_height(chapter, browser):
         page = context.new_page()
         try:
             page.goto(url, timeout=240_000)
-            page.wait_for_function("() => document.querySelectorAll('.lecture-explorer').length > 0",
+            page.wait_for_function("() => document.querySelectorAll('.lecture-explorer, .lecture-cover-bar button').length > 0",
                                    timeout=180_000, polling=250)
             page.wait_for_timeout(1000)
             covers = page.locator(".lecture-cover-bar button:visible")

@@ -282,12 +282,12 @@ class Prediction:
             view.reveal_button.layout.display = "none" if self.state == "revealed" else None
             view.anyway_button.layout.display = None if self.state in ("waiting", "needs_guess") else "none"
 
-    def _view(self, kind: str):
+    def _view(self, kind: str, label: str = "your guess"):
         import ipywidgets as widgets
 
         # description_width "initial": the label keeps its whole width ("your g…" on the projector, issue 31 §5)
         box = widgets.Text(value="" if self.guess is None else _fmt(self.guess), placeholder=self.example,
-                           description="your guess", continuous_update=True, style={"description_width": "initial"},
+                           description=label, continuous_update=True, style={"description_width": "initial"},
                            layout=widgets.Layout(width="auto", min_width="280px"))
         reveal_button = widgets.Button(description="Reveal", button_style="primary", icon="eye")
         anyway_button = widgets.Button(description="Show anyway", tooltip="reveal without a guess")
@@ -305,9 +305,10 @@ class Prediction:
         self._render()
         return view
 
-    def ask(self):
-        """The widget under the question: the guess box and a one-line status (never the panel's paragraph)."""
-        return self._view("ask")
+    def ask(self, label: str = "your guess"):
+        """The widget under the question: the guess box and a one-line status (never the panel's paragraph).
+        ``label`` names the box where a chapter asks two questions at once ("your guess, question 1")."""
+        return self._view("ask", label)
 
     def reveal(self):
         """The widget where the answer appears: "enter a guess first" until there is one."""

@@ -633,6 +633,7 @@ ANSWER_SPELLINGS = {
     "training_bubble": ("3/7", "43%", "(P-1)/(m+P-1)", "(P-1)/(P+m-1)"),
     "overtraining": ("100×", "100x", "130×", "130x", "2,592", "2592", "/ 2T", "/2T"),
     "kv_bytes_at_price_step": ("1.7 KB", "1.7 kB", "1,667", "1667", "1.67", "0.8 KB", "× 1.7"),
+    "flash_drain_minutes": ("9.1 min", "≈ 9 minutes", "9 minutes", "548.6 s", "549 s"),
     "cipher_avalanche": ("probability 1/2", "probability one half", "probability ½", "0.504", "0.50 "),
     "network_avalanche": ("0.031", "0.033", "0.03 ", "3%", "3.3%"),
 }

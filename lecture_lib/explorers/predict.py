@@ -555,6 +555,22 @@ def kv_bytes_at_price_step() -> Prediction:
         giveaways=("1.67 kB", "1.6 kB", "1.7 KB", "1.7 kB"))   # how the explorers write it
 
 
+def flash_drain_minutes() -> Prediction:
+    """Ch6 §8: the drain time, in minutes, of the course's flash tier (one 3.84 TB NVMe SSD read at 7 GB/s): by the
+    drain-time rule, the hold time flash is the balanced tier for, to set against Anthropic's 5-minute and 1-hour caches."""
+    from lecture_lib import context
+
+    def minutes() -> float:
+        return next(tier for tier in context.TIERS if tier.name == "flash").drain_time / 60
+
+    return Prediction("drain time of one flash drive (3.84 TB NVMe at 7 GB/s)", minutes, "minutes", example="e.g. 1",
+                      source="the course's flash preset (capacity / bandwidth)",
+                      note="By the drain-time rule, flash is the tier for holds of minutes: a 5-minute cache sits "
+                           "nearest to flash, a 1-hour one between flash and disk (a 24 TB disk drains in about a day).",
+                      giveaways=("flash and spinning disk", "cheapest tier flash", "both durations in flash",
+                                 "nearest to flash", "≈ 9 minutes"))
+
+
 CIPHER_SEED = 7             # the chapter's toy cipher
 AVALANCHE_SEED = 1          # the inputs its avalanche is measured on
 
@@ -623,6 +639,7 @@ FACTORIES = {
     "board_balance_batch": board_balance_batch, "two_rack_slowdown": two_rack_slowdown,
     "decode_idle": decode_idle, "training_bubble": training_bubble, "kv_shrink_factor": kv_shrink_factor,
     "overtraining": overtraining, "kv_bytes_at_price_step": kv_bytes_at_price_step,
+    "flash_drain_minutes": flash_drain_minutes,
     "cipher_avalanche": cipher_avalanche, "network_avalanche": network_avalanche,
     "batch1_share": batch1_share, "deepseek_decode_share": deepseek_decode_share,
     "layout_capacity": layout_capacity,

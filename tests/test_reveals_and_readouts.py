@@ -287,6 +287,8 @@ def test_no_answer_is_written_above_its_question(path):
 # but is not the answer, with why.
 NOT_SPOILERS_BELOW = {
     ("02_moe_across_racks", "cell-20"): "the presets' link ratios (9× to 18×), the input of the question, not the slowdown",
+    ("02_moe_across_racks", "cell-31"): "the board DeepSeek's 32 experts move 4× the bytes, not the slowdown",
+    ("02_moe_across_racks", "cell-33"): "NVL576 against NVL72 die for die (the 'genuine 4×'), not the slowdown",
 }
 
 

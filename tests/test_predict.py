@@ -161,3 +161,10 @@ def test_the_question_and_its_panel_show_one_reveal_button_and_one_paragraph(nam
         assert buttons(ask) == [] and buttons(panel).count("Reveal") <= 1, state
         assert ask.status.value != panel.status.value, state
     assert ask.box.style.description_width == "initial" and ask.box.description == "your guess"
+
+
+def test_a_guess_box_can_be_labelled_when_a_chapter_asks_two_questions():
+    """A learner found Ch3's two guess boxes identical; each now names its question."""
+    prediction = predict.FACTORIES["decode_idle"]()
+    assert prediction.ask().box.description == "your guess"
+    assert prediction.ask("your guess, question 1").box.description == "your guess, question 1"

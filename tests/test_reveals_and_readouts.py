@@ -287,6 +287,8 @@ def test_no_answer_is_written_above_its_question(path):
 # but is not the answer, with why.
 NOT_SPOILERS_BELOW = {
     ("02_moe_across_racks", "cell-20"): "the presets' link ratios (9× to 18×), the input of the question, not the slowdown",
+    ("02_moe_across_racks", "cell-31"): "the board DeepSeek's 32 experts move 4× the bytes, not the slowdown",
+    ("02_moe_across_racks", "cell-33"): "NVL576 against NVL72 die for die (the 'genuine 4×'), not the slowdown",
 }
 
 
@@ -621,3 +623,71 @@ def test_the_formatting_scan_finds_each_slip(text, slip):
                                   "0.0125", "is it 2.6 × 10¹⁴?", "commit 911eb569e72cf", "v2.6.1", "3.142 rad"])
 def test_the_formatting_scan_passes_good_numbers(text):
     assert formatting_slips(text) == []
+
+
+# ------------------------------------------------------------------ issue 29 §1: what is visible before a reveal
+# Besides the reveal's own texts (answer_texts), the spellings a sentence or a line of code uses for each
+# prediction's answer: its arithmetic, its formula, its fraction. Formulas are matched with spaces dropped
+# and "−" read as "-", so "(P − 1)/(m + P − 1)" in markdown and "(P-1)/(m+P-1)" in code both match.
+ANSWER_SPELLINGS = {
+    "board_balance_batch": ("2,400", "2400", "2,500", "2500", "300 × 8", "300×8", "300 * 8"),
+    "decode_idle": ("3/4", "75%", "(P-m)/P", "(P-1)/P", "three-quarters", "three quarters"),
+    "training_bubble": ("3/7", "43%", "(P-1)/(m+P-1)", "(P-1)/(P+m-1)"),
+    "overtraining": ("100×", "100x", "130×", "130x", "2,592", "2592", "/ 2T", "/2T"),
+    "kv_bytes_at_price_step": ("1.7 KB", "1.7 kB", "1,667", "1667", "1.67", "0.8 KB", "× 1.7"),
+    "flash_drain_minutes": ("9.1 min", "≈ 9 minutes", "9 minutes", "548.6 s", "549 s"),
+    "cipher_avalanche": ("probability 1/2", "probability one half", "probability ½", "0.504", "0.50 "),
+    "network_avalanche": ("0.031", "0.033", "0.03 ", "3%", "3.3%"),
+}
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text).replace("−", "-")
+
+
+def source_spoilers(notebook, name: str) -> list[str]:
+    """Issue 29 §1, a learner's finding: in JupyterLab the SOURCE of every code cell is shown (a cover
+    hides its outputs, not its code), and all markdown from the top of the chapter down to a reveal is
+    read before the reveal is pressed. Neither may state the answer: not a title hard-coded in a
+    covered cell ("racks idle 3/4"), an assert (``abs(B - 2400)``), the reveal cell's own print, nor a
+    formula that gives it. After Run All everything down to the takeaways is on the page while the reveal
+    is still closed, so the scan reads from the top of the chapter to its "## Takeaways" (which come after
+    every reveal); a collapsed ``<details>`` is not shown."""
+    found = []
+    cells = notebook.cells
+    end = next((i for i, c in enumerate(cells) if c.cell_type == "markdown" and re.search(r"^## Takeaways", c.source, re.M)),
+               len(cells))
+    for variable, factory in predictions_of(notebook).items():
+        patterns = answer_patterns(factory())
+        spellings = ANSWER_SPELLINGS.get(factory.__name__, ())
+        for cell in cells[:end]:
+            if (name, cell.get("id")) in NOT_SPOILERS_BELOW:
+                continue
+            source = cell.source
+            if cell.cell_type == "markdown":
+                source = re.sub(r"<details>.*?</details>", "", source, flags=re.S)
+            for (notebook_name, phrase) in NOT_SPOILERS_IN_TEXT:
+                if notebook_name == name:
+                    source = source.replace(phrase, "")
+            hits = [p.pattern for p in patterns if p.search(source)]
+            hits += [s for s in spellings if _squeezed(s) in _squeezed(source)
+                     or (s.endswith(" ") and re.search(re.escape(s.strip()) + r"(?!\d)", source))]
+            found += [f"{variable}: {cell.cell_type} {cell.get('id')} shows {hit!r} before the reveal" for hit in hits]
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
+def test_no_answer_is_in_code_or_text_before_its_reveal(path):
+    assert source_spoilers(nbformat.read(path, as_version=4), path.stem) == []
+
+
+def test_the_source_scan_finds_a_hard_coded_title_and_a_formula():
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell('idle = predict.decode_idle()\nbubble = predict.training_bubble()'),
+        nbformat.v4.new_code_cell('idle.cover(plot(title="one micro-batch: racks idle 3/4 of the time"))'),
+        nbformat.v4.new_markdown_cell("The bubble is (P − 1)/(m + P − 1).\n<details>3/4</details>"),
+        nbformat.v4.new_code_cell("idle.reveal()\nbubble.reveal()")])
+    found = source_spoilers(notebook, "x")
+    assert any("3/4" in f and "code" in f for f in found)
+    assert any("(P-1)/(m+P-1)" in f and "markdown" in f for f in found)
+    assert not any("3/4" in f and "markdown" in f for f in found)

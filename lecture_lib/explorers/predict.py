@@ -282,12 +282,12 @@ class Prediction:
             view.reveal_button.layout.display = "none" if self.state == "revealed" else None
             view.anyway_button.layout.display = None if self.state in ("waiting", "needs_guess") else "none"
 
-    def _view(self, kind: str):
+    def _view(self, kind: str, label: str = "your guess"):
         import ipywidgets as widgets
 
         # description_width "initial": the label keeps its whole width ("your g…" on the projector, issue 31 §5)
         box = widgets.Text(value="" if self.guess is None else _fmt(self.guess), placeholder=self.example,
-                           description="your guess", continuous_update=True, style={"description_width": "initial"},
+                           description=label, continuous_update=True, style={"description_width": "initial"},
                            layout=widgets.Layout(width="auto", min_width="280px"))
         reveal_button = widgets.Button(description="Reveal", button_style="primary", icon="eye")
         anyway_button = widgets.Button(description="Show anyway", tooltip="reveal without a guess")
@@ -305,9 +305,10 @@ class Prediction:
         self._render()
         return view
 
-    def ask(self):
-        """The widget under the question: the guess box and a one-line status (never the panel's paragraph)."""
-        return self._view("ask")
+    def ask(self, label: str = "your guess"):
+        """The widget under the question: the guess box and a one-line status (never the panel's paragraph).
+        ``label`` names the box where a chapter asks two questions at once ("your guess, question 1")."""
+        return self._view("ask", label)
 
     def reveal(self):
         """The widget where the answer appears: "enter a guess first" until there is one."""
@@ -554,6 +555,22 @@ def kv_bytes_at_price_step() -> Prediction:
         giveaways=("1.67 kB", "1.6 kB", "1.7 KB", "1.7 kB"))   # how the explorers write it
 
 
+def flash_drain_minutes() -> Prediction:
+    """Ch6 §8: the drain time, in minutes, of the course's flash tier (one 3.84 TB NVMe SSD read at 7 GB/s): by the
+    drain-time rule, the hold time flash is the balanced tier for, to set against Anthropic's 5-minute and 1-hour caches."""
+    from lecture_lib import context
+
+    def minutes() -> float:
+        return next(tier for tier in context.TIERS if tier.name == "flash").drain_time / 60
+
+    return Prediction("drain time of one flash drive (3.84 TB NVMe at 7 GB/s)", minutes, "minutes", example="e.g. 1",
+                      source="the course's flash preset (capacity / bandwidth)",
+                      note="By the drain-time rule, flash is the tier for holds of minutes: a 5-minute cache sits "
+                           "nearest to flash, a 1-hour one between flash and disk (a 24 TB disk drains in about a day).",
+                      giveaways=("flash and spinning disk", "cheapest tier flash", "both durations in flash",
+                                 "nearest to flash", "≈ 9 minutes"))
+
+
 CIPHER_SEED = 7             # the chapter's toy cipher
 AVALANCHE_SEED = 1          # the inputs its avalanche is measured on
 
@@ -622,6 +639,7 @@ FACTORIES = {
     "board_balance_batch": board_balance_batch, "two_rack_slowdown": two_rack_slowdown,
     "decode_idle": decode_idle, "training_bubble": training_bubble, "kv_shrink_factor": kv_shrink_factor,
     "overtraining": overtraining, "kv_bytes_at_price_step": kv_bytes_at_price_step,
+    "flash_drain_minutes": flash_drain_minutes,
     "cipher_avalanche": cipher_avalanche, "network_avalanche": network_avalanche,
     "batch1_share": batch1_share, "deepseek_decode_share": deepseek_decode_share,
     "layout_capacity": layout_capacity,

@@ -433,7 +433,7 @@ def default_formats(model, chip, *, weight_dtype=None, compute_dtype=None) -> tu
         wanted = weight_dtype if isinstance(weight_dtype, str) else None
         if quantized is not None:
             wanted = quantized[3]
-            given = f"{quantized[2]}, {quantized[1]:.5g} bytes per value"
+            given = f"{quantized[2]}, {_per_value(quantized[1])} per value"
         else:
             given = _fmt(weight_dtype)
         stated = getattr(model, "weight_format", "")
@@ -1128,8 +1128,15 @@ def _communication(add, model, deployment, degrees, *, at, batch, tau, a2a_step)
 def _fmt(value, named=None) -> str:
     """A format as the plan prints it: its name, or a named format with scales and its bytes, or the bytes."""
     if named is not None:
-        return f"{named[0]} ({value:.5g} bytes)"
-    return value if isinstance(value, str) else f"{value:g} bytes"
+        return f"{named[0]} ({_per_value(value)})"
+    return value if isinstance(value, str) else _per_value(value)
+
+
+def _per_value(value: float) -> str:
+    """Bytes per value as a reader checks them: 0.53125 -> "4.25 bits (0.531 bytes)"; whole bytes stay bytes."""
+    if float(value).is_integer():
+        return f"{value:g} bytes"
+    return f"{value * 8:.4g} bits ({value:.3g} bytes)"
 
 
 def _band(add, kind: str, key: str, what: str, bound: float, *, model, regime: str, fraction: float) -> None:

@@ -220,10 +220,11 @@ class _StaticHTML:
         return _html.unescape(re.sub(r"<[^>]+>", " ", self.text))
 
 
-def _static_view(self, kind):
+def _static_view(self, kind, label="your guess"):
     if kind == "ask":
-        return _StaticHTML("<div class='lecture-predict'>&#9999;&#65039; <b>Predict first:</b> write down your "
-                           "guess before reading on; the answer is further down the page.</div>")
+        which = "" if label == "your guess" else f" ({_html.escape(label)})"
+        return _StaticHTML(f"<div class='lecture-predict'>&#9999;&#65039; <b>Predict first{which}:</b> write down "
+                           "your guess before reading on; the answer is further down the page.</div>")
     unit = f" {self.unit}" if self.unit else ""
     rows = [f"Answer, from the lecture's fixed numbers: <b>{_html.escape(_predict._fmt(float(self.answer())) + unit)}</b>"]
     rows += [f"{_html.escape(label)}: <b>{_html.escape(_predict._fmt(float(value())) + unit)}</b>"

@@ -171,7 +171,7 @@ class CrossRackExplorer(base.Explorer):
             ("cross-rack share (R-1)/R", f"{fraction:.3f}  (measured on random routing: "
                                          f"{self._measured[racks - 1]:.3f})"),
             ("scale-up / scale-out per GPU", f"{moe.link_ratio_of(r['system']):.1f}×  (board: about 8×)"),
-            ("bytes per token per MoE layer", f"{units.bytes_(r['bytes_token'])}  ({workload.k} experts, "
+            ("bytes per token per MoE layer", f"{units.bytes_(r['bytes_token'])}  ({units.counted(workload.k, 'expert')}, "
                                               "dispatch + combine)"),
             ("all-to-all per layer at your R", units.seconds(here)),
             ("the same inside one rack", units.seconds(one_rack)),

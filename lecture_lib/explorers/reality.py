@@ -63,7 +63,7 @@ class ExpectedExpertsExplorer(base.Explorer):
         self.curve.set_data(self.grid, share)
         self.floor.set_ydata([share[0], share[0]])
         self.marker.set_data([tokens], [here / model.params_total])
-        rows = [("model", f"{model.name}: {model.n_routed_experts} experts, top-{model.experts_per_token}"),
+        rows = [("model", f"{model.name}: {model.n_routed_experts} experts, {model.experts_per_token} active per token"),
                 ("experts touched per MoE layer", f"{touched:,.1f} of {model.n_routed_experts}"),
                 ("parameters read", f"{units.count(here)} of {units.count(model.params_total)} "
                                     f"({here / model.params_total:.0%})"),

@@ -82,6 +82,10 @@ def _watched(function, problem_id: str | None, label: str):
 def install(problems: dict, modules=()) -> bool:
     """Wrap each problem's ``expected`` and each private function of ``modules`` (the problem modules)
     so a call from outside ``check()`` is noticed; only while :func:`watching`. True if installed."""
+    if not isinstance(problems, dict):
+        raise TypeError(f"problems must be a dict of problem id -> Problem, got {type(problems).__name__}")
+    if isinstance(modules, (str, bytes)) or not hasattr(modules, "__iter__"):
+        raise TypeError(f"modules must be a list of modules, got {type(modules).__name__}")
     if not watching() or _state["installed"]:
         return _state["installed"]
     for problem_id, problem in problems.items():
@@ -130,6 +134,8 @@ def _named_in(cells: list[str]) -> str | None:
 def verdict(problem_id: str) -> str | None:
     """The reason this check must score 0 (the answer key was used for it), or None. Called once per
     ``check()`` while :func:`watching`; it starts a fresh window for the next problem."""
+    if not isinstance(problem_id, str):
+        raise TypeError(f"problem_id must be a problem's id such as '1.2', got {type(problem_id).__name__}")
     if not watching():
         return None
     called = sorted(_state["since_check"])

@@ -1023,21 +1023,18 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
             "roofline.cost_per_token (COST_OF_STEP) at the operating batch")
 
     # Layouts compared ---------------------------------------------------------------------------------
-    if pp > 1:
-        idle = pipeline.decode_idle_fraction(stages=pp, microbatches=1)
-        need = pipeline.MIN_DECODE_MICROBATCHES(P=pp)
-        add("layouts", "pp_decode_idle_one_micro", f"PP {pp} (as given): idle with 1 micro-batch", idle,
+    if pp > 1 or stages > 1:
+        given = pp > 1
+        n_stages = pp if given else stages
+        idle = pipeline.decode_idle_fraction(stages=n_stages, microbatches=1)
+        need = pipeline.MIN_DECODE_MICROBATCHES(P=n_stages)
+        what = f"PP {pp} (as given)" if given else f"PP over {stages} domains"
+        why = (" (the decode figures assume them; a token passes every stage in turn, so the latency floor is one "
+               "stage group's)") if given else ""
+        add("layouts", "pp_decode_idle_one_micro", f"{what}: idle with 1 micro-batch", idle,
             f"{idle:.0%} of the time", "pipeline.decode_idle_fraction")
         add("layouts", "pp_micro_batches_needed", "PP: micro-batches needed to keep every stage busy", need,
-            units.whole(need) + " (the decode figures assume them; a token passes every stage in turn, so the "
-            "latency floor is one stage group's)", "pipeline.MIN_DECODE_MICROBATCHES")
-    elif stages > 1:
-        idle = pipeline.decode_idle_fraction(stages=stages, microbatches=1)
-        need = pipeline.MIN_DECODE_MICROBATCHES(P=stages)
-        add("layouts", "pp_decode_idle_one_micro", f"PP over {stages} domains: idle with 1 micro-batch", idle,
-            f"{idle:.0%} of the time", "pipeline.decode_idle_fraction")
-        add("layouts", "pp_micro_batches_needed", "PP: micro-batches needed to keep every stage busy", need,
-            units.whole(need), "pipeline.MIN_DECODE_MICROBATCHES")
+            units.whole(need) + why, "pipeline.MIN_DECODE_MICROBATCHES")
     else:
         add("layouts", "pp_decode_idle_one_micro", "pipeline stages", None,
             "none needed: one scale-up domain holds the model's devices")

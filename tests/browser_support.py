@@ -561,7 +561,10 @@ class NotebookSession:
             try:
                 buttons.first.click(timeout=10_000)
             except Exception:       # a button still being laid out on a busy machine: the DOM's own click
-                buttons.first.evaluate("button => button.click()")
+                try:
+                    buttons.first.evaluate("button => button.click()", timeout=2_000)
+                except Exception:   # the cover opened meanwhile (the page removed its bar): count again
+                    continue
             pressed += 1
             self.page.wait_for_timeout(200)
         return pressed

@@ -104,6 +104,8 @@ NOT_DATA = {
     "practice.flashcards.export": "writes the Anki file behind flashcards.main (tests/test_flashcards.py); its inputs are fuzzed through cards()",
     "practice.progress.record": "check()'s notebook hook: never raises by design (tests/test_progress.py), like checks.check",
     "explorers.predict.cover": "a widget over Prediction objects and other widgets (tests/test_reveals_and_readouts.py)",
+    "practice.integrity.install": "autograde hook over the registry's Problem objects (tests/test_autograde_integrity.py)",
+    "practice.integrity.verdict": "reads the notebook's own cell history, not data (tests/test_autograde_integrity.py)",
 }
 
 # Parameters where None is a documented value although the parameter has no default.

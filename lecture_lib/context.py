@@ -6,7 +6,7 @@ The same roofline as Chapter 1 (:mod:`lecture_lib.roofline`), read along new axe
   (KV), so the cost per token has a kink where the KV slope takes over. A provider that prices near
   cost puts a price step there: Gemini 3.1 Pro's step at 200K tokens.
 - **the price step, inverted** (E6.2): at the kink, KV time = compute time, and the batch cancels,
-  so ``bytes_tok = mem_bw/FLOPs x N_active/len_ctx`` ≈ 1/300 x 100B/200K ≈ 1.7 KB.
+  so ``bytes_tok = mem_bw/FLOPs x N_active/len_ctx`` ≈ 1/300 x 100B/200K ≈ 1.7 kB.
 - **architecture** (E6.3): bytes per token = unique-KV layers x 2 x d_head x KV heads x bytes.
 - **tokens per pass** (E6.4): prefill (many tokens per pass) is compute-bound, decode (one) is
   memory-bound; output priced 5x input means decode runs at ~1/5 of prefill's MFU.

@@ -98,7 +98,7 @@ def _between_stops(session: NotebookSession, slider) -> str:
 
 def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, browser):
     """Issue 19 §1: a learner types 3,000 into the batch slider's readout; the slider, its readout
-    and the explorer take exactly 3000 (not the nearest stop); a value outside the range is refused."""
+    and the explorer take exactly 3000 (not the nearest stop); a value past the top goes to the top."""
     session = NotebookSession(lab_server, browser, "01_batch_size_cost_and_speed.ipynb")
     try:
         session.open()
@@ -121,9 +121,22 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, br
             "import gc as _g; from lecture_lib.explorers.sliders import LogSlider as _LS",
             "[c.value for c in _g.get_objects() if isinstance(c, _LS) and c.description.startswith('batch B')]")
         assert "3000.0" in value["value"], value
-        readout.click()                                   # out of range: refused, the readout shows the value again
+        readout.click()                                   # not a number: nothing moves, the readout shows the value again
+        page.keyboard.press("Control+A")
+        page.keyboard.type("lots")
+        page.keyboard.press("Enter")
+        page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
+        readout.click()                                   # past the top: the top, as a bounded number box does
         page.keyboard.press("Control+A")
         page.keyboard.type("1e30")
+        page.keyboard.press("Enter")
+        top = slider.locator(".noUi-handle").first.get_attribute("aria-valuemax")
+        page.wait_for_function("""(el) => el.getAttribute('aria-valuenow') === el.getAttribute('aria-valuemax')""",
+                               arg=slider.locator(".noUi-handle").first.element_handle(), timeout=15_000)
+        assert top is not None
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("3,000")
         page.keyboard.press("Enter")
         page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
         assert not session.errors()

@@ -261,16 +261,22 @@ def test_anything_else_typed_is_refused(text):
         sliders.parse_typed(text)
 
 
-def test_a_typed_value_is_kept_exactly_and_a_bad_one_changes_nothing():
+def test_a_typed_value_is_kept_exactly_one_past_an_end_goes_to_that_end_and_text_changes_nothing():
     from lecture_lib.explorers import sliders
 
     control = sliders.log_slider("batch", 1024, 1, 65536)
     control.typed.value = "3,000"
     assert control.value == 3000.0 and 3000.0 in control.stops and control.stops[control.index] == 3000.0
-    assert control.typed.value == ""          # ready for the next entry
-    for bad in ("1e30", "0.5", "many"):
+    assert control.typed.value == "" and not control.tooltip          # ready for the next entry
+    for bad in ("many", "", "1e"):
         control.typed.value = bad
         assert control.value == 3000.0 and control.typed.value == ""
+    control.typed.value = "1e30"              # past the top: the top, and the tooltip says why
+    assert control.value == 65536 and "1e30 is beyond this slider's range, 1 to 65,536: set to 65,536" in control.tooltip
+    control.typed.value = "0.5"
+    assert control.value == 1 and "set to 1" in control.tooltip
+    control.typed.value = "3,000"
+    assert control.value == 3000.0 and not control.tooltip
     control.value = 2048                      # dragged elsewhere, then the same text typed again: taken again
     control.typed.value = "3,000"
     assert control.value == 3000.0

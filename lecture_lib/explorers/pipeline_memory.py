@@ -239,7 +239,8 @@ class LatencyExplorer(base.Explorer):
         rows = [
             base.capacity_row(n_total=model.params_total, bytes_param=bytes_param, batch=0, len_ctx=1, bytes_tok=1,
                                  hbm_capacity=e * p * chip.hbm_capacity, where=f"E·P = {e * p:,} × {chip.name}"),
-            (f"time per token at P = {p}", f"{units.seconds(token)}  (+{token / t_step - 1:.0%} over one stage)"),
+            (f"time per token at P = {p}", units.seconds(token) if p == 1
+             else f"{units.seconds(token)}  (+{token / t_step - 1:.0%} over one stage)"),
         ] + ([("E: GPUs per stage", f"{e:,} exceeds the {chip.name} scale-up domain ({domain:,} GPUs): its "
                                     "collectives would cross the slow scale-out links (Chapter 2), which this chart "
                                     "leaves out", "bad")]
@@ -247,7 +248,7 @@ class LatencyExplorer(base.Explorer):
                                   f"{units.seconds(asked_step)}", "note")] if t_step > asked_step else []) + [
             ("tokens/s per sequence", f"{1 / token:,.1f} (one stage: {1 / t_step:,.1f})"),
             (f"weight-fetch floor, E = {units.plural(e, 'GPU')}", units.seconds(at_e)),
-            (f"… with P = {p} stages taking turns", units.seconds(pipelined)),
+            (f"… with P = {units.plural(p, 'stage')} taking turns", units.seconds(pipelined)),
             (f"if all {e * p:,} GPUs read at once", f"{units.seconds(at_ep)} (not how a pipeline runs)"),
             ("floor on 8 / 72 / 576 GPUs", " / ".join(units.seconds(pm.weight_fetch_time(gpus_reading=n, **fetch))
                                                      for n in pm.SCALE_UP_SIZES.values())),

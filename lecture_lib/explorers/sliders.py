@@ -290,8 +290,9 @@ def _accept_typing(control: "LogSlider") -> None:
     readout is kept as typed"). The browser's SelectionSlider readout is plain text, so
     ARIA_VALUETEXT_SCRIPT makes it editable and, on Enter, hands the text to a hidden Text widget
     (``control.typed``, shown with the explorer's controls); its value is parsed here. A value
-    inside the slider's range is kept exactly and becomes a stop; anything else leaves the slider
-    where it was and the readout shows its value again."""
+    inside the slider's range is kept exactly and becomes a stop; a number beyond either end moves the
+    slider to that end, as a bounded number box does, and says so in the slider's tooltip; text that is
+    not a number leaves the slider where it was and the readout shows its value again."""
     typed = widgets.Text(value="", continuous_update=False, layout=widgets.Layout(display="none"))
     typed.add_class(f"lecture-typed-{control.model_id}")
 
@@ -302,9 +303,13 @@ def _accept_typing(control: "LogSlider") -> None:
         try:
             value = parse_typed(text)
             low, high = control.base ** control.min, control.base ** control.max
-            if not low * (1 - 1e-9) <= value <= high * (1 + 1e-9):
-                raise ValueError(f"{text!r} is outside {value_label(low)}-{value_label(high)}")
-            control.value = value
+            end = low if value < low * (1 - 1e-9) else high if value > high * (1 + 1e-9) else None
+            control.tooltip = (None if end is None else
+                               f"{text.strip()} is beyond this slider's range, {value_label(low)} to {value_label(high)}: "
+                               f"set to {value_label(end)}")
+            if end is not None and control.value == end:
+                raise ValueError("already at that end")        # no change: put the readout back
+            control.value = value if end is None else end
         except ValueError:
             # the page redraws its readout only on a change: the same label with a trailing space
             # (restored at the next move) puts the slider's own value back where the text was typed

@@ -125,7 +125,7 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, br
         page.keyboard.press("Control+A")
         page.keyboard.type("lots")
         page.keyboard.press("Enter")
-        page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
+        page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=30_000)
         readout.click()                                   # past the top: the top, as a bounded number box does
         page.keyboard.press("Control+A")
         page.keyboard.type("1e30")

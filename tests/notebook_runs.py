@@ -15,11 +15,14 @@ import json
 import os
 import tempfile
 import threading
+import sys
 import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from notebook_client import SlicedPollClient  # noqa: E402
 
 TIMEOUT_SECONDS = 180   # per cell
 
@@ -43,7 +46,7 @@ def run(path: Path, **env) -> tuple[nbformat.NotebookNode, float]:
     The client runs on a thread of its own with a fresh event loop, whatever loop the calling thread has
     (Playwright's sync API leaves one running; nbclient's fallback for that case stalled for minutes)."""
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(notebook, timeout=TIMEOUT_SECONDS, kernel_name="python3",
+    client = SlicedPollClient(notebook, timeout=TIMEOUT_SECONDS, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     failure: list[BaseException] = []
 

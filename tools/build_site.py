@@ -371,11 +371,11 @@ def title_of(notebook, fallback: str) -> str:
 
 def execute(path: Path, page: str, *, exercise: bool = False):
     import nbformat
-    from nbclient import NotebookClient
+    from notebook_client import SlicedPollClient
 
     notebook = nbformat.read(path, as_version=4)
     prepare(notebook, path, page, exercise=exercise)
-    NotebookClient(notebook, timeout=600, kernel_name="python3", store_widget_state=True,
+    SlicedPollClient(notebook, timeout=600, kernel_name="python3", store_widget_state=True,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     finish(notebook, exercise=exercise)
     return notebook

@@ -265,7 +265,7 @@ def deployment(unit, *, n_systems: int = 1, n_chips: int | None = None) -> Deplo
     if isinstance(unit, hardware.System):
         if n_chips is not None:
             raise ValueError("n_chips is only for a bare chip; a System brings its own n_chips")
-        return Deployment(f"{n_systems} x {unit.name}", unit.chip, unit.n_chips, n_systems)
+        return Deployment(f"{n_systems} × {unit.name}", unit.chip, unit.n_chips, n_systems)
     if not isinstance(unit, hardware.Chip):
         raise ValueError(f"unit must be a hardware.Chip or hardware.System, got {unit!r}")
     count = validate.integer("n_chips", 1 if n_chips is None else n_chips) * n_systems
@@ -277,7 +277,7 @@ def deployment(unit, *, n_systems: int = 1, n_chips: int | None = None) -> Deplo
         raise ValueError(f"n_chips x n_systems must be at most {MAX_DOMAINS:,} {unit.name} scale-up domains of "
                          f"{per_domain} ({MAX_DOMAINS * per_domain:,} chips), got n_chips={n_chips!r}, "
                          f"n_systems={n_systems!r} ({count:,} chips)")
-    return Deployment(f"{count} x {unit.name}", unit, per_domain, count // per_domain)
+    return Deployment(f"{count} × {unit.name}", unit, per_domain, count // per_domain)
 
 
 # --- The critical batch of a parallel layout (scaling book training.md and gpus.md) -------------------

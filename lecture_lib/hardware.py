@@ -246,7 +246,7 @@ NV_H800 = ("NVIDIA H800 SXM: the H100's Hopper die and HBM3 (80 GB, 3.35 TB/s, s
            "and 'eight 400G Infiniband (IB) CX7 NICs' per node; quote checked against a verbatim copy of the paper's "
            "text in a public GitHub repository (the arXiv PDF was not readable here). NVIDIA publishes no H800 data "
            f"sheet that could be read here, {_READ}")
-NV_DGXB200 = ("NVIDIA DGX B200 datasheet: 8 GPUs, 1,440 GB HBM3e, 64 TB/s, FP4 72 PF dense, "
+NV_DGXB200 = ("NVIDIA DGX B200 datasheet: 8 GPUs, '1,440GB' HBM3e (1.44 TB), 64 TB/s, FP4 72 PF dense, "
               "NVLink 14.4 TB/s (nvidia.com/en-us/data-center/dgx-b200, summarised at "
               f"brent-newsom-nvidia.github.io/AIPS-Boom/wiki/NVIDIA-DGX-B200), {_READ}")
 NV_HGXB200 = ("NVIDIA HGX B200 per-GPU dense peaks (FP4 9, FP8/INT8 4.5, BF16 2.25 PF, FP32 75 TF; "
@@ -292,7 +292,7 @@ AMD_MI300X_IF = ("7 Infinity Fabric links per GPU to the other 7 of an 8-GPU pla
 
 GC_V4 = f"cloud.google.com/tpu/docs/v4 (275 TFLOPs bf16 or int8, 32 GiB, 1200 GBps, 4096-chip pod), {_READ}"
 GC_V5E = ("cloud.google.com/tpu/docs/v5e (197 TFLOPs bf16, 393 TOPs int8, 16 GB, 819 GBps, "
-          f"400 GBps bidirectional ICI per chip, 256-chip pod, 2 x 100 Gbps NIC per 8-chip host), {_READ}")
+          f"400 GBps bidirectional ICI per chip, 256-chip pod, 2 × 100 Gbps NIC per 8-chip host), {_READ}")
 GC_V5P = ("cloud.google.com/tpu/docs/v5p (459 TFLOPs bf16, 95 GB, 2765 GBps, 1200 GBps bidirectional "
           f"ICI per chip, 50 Gbps DCN per chip, 8960-chip pod), {_READ}")
 GC_V6E = ("cloud.google.com/tpu/docs/v6e (918 TFLOPs bf16, 1836 TOPs int8, 32 GB, 1638 GBps, "
@@ -300,7 +300,7 @@ GC_V6E = ("cloud.google.com/tpu/docs/v6e (918 TFLOPs bf16, 1836 TOPs int8, 32 GB
 GC_TPU7X = ("cloud.google.com/tpu/docs/tpu7x (2307 TFLOPs bf16, 4614 TFLOPs fp8, 192 GiB, 9216-chip "
             f"pod; its table lists v5p/v6e 'FP8' at the BF16 rate, i.e. no native FP8), {_READ}")
 GC_IRONWOOD_ICI = ("Google Ironwood announcement (blog.google, 2025-04-09): ICI 1.2 TBps bidirectional "
-                   "per chip, 1.5x Trillium (reported as 9.6 Tb/s at binaryverseai.com and "
+                   "per chip, 1.5× Trillium (reported as 9.6 Tb/s at binaryverseai.com and "
                    f"artificial-intelligence-wiki.com), {_READ}")
 GC_PRICE_V4 = ("cloud.google.com/tpu/pricing, v4 on-demand $3.22 per chip-hour (recorded 2022-08-11 "
                f"by infer-pub.com question 1114; not re-checked since), {_READ}")
@@ -320,13 +320,13 @@ _CHIP_LIST = [
         name="A100", generation="Ampere", release_year=2020,
         flops={"fp32": 19.5e12, "bf16": 312e12, "int8": 624e12},
         hbm_bandwidth=2.039e12, hbm_capacity=80e9,
-        scale_up_bandwidth=300e9,  # NVLink 3: 12 links x 25 GB/s each way ("600 GB/s" total)
+        scale_up_bandwidth=300e9,  # NVLink 3: 12 links × 25 GB/s each way ("600 GB/s" total)
         scale_up_domain=8, scale_out_bandwidth=25e9,  # DGX A100: one 200 Gb/s HDR NIC per GPU
         price_per_hour=2.79,
         sources={"flops": NV_A100, "hbm_bandwidth": NV_A100, "hbm_capacity": NV_A100,
-                 "scale_up_bandwidth": f"NVLink 3 row (12 x 25 GB/s); {SB_GPU}",
+                 "scale_up_bandwidth": f"NVLink 3 row (12 × 25 GB/s); {SB_GPU}",
                  "scale_up_domain": f"HGX/DGX A100 node of 8; {SB_GPU}",
-                 "scale_out_bandwidth": f"DGX A100: 8 x 200 Gb/s HDR InfiniBand for 8 GPUs; {NV_A100}",
+                 "scale_out_bandwidth": f"DGX A100: 8 × 200 Gb/s HDR InfiniBand for 8 GPUs; {NV_A100}",
                  "price_per_hour": LAMBDA, "release_year": _LAUNCH},
         notes="80GB SXM part (2.039 TB/s); the 40GB part has 1.555 TB/s, giving R ≈ 200 not 153. "
               "No FP8 or FP4 in hardware.",
@@ -338,7 +338,7 @@ _CHIP_LIST = [
         scale_up_bandwidth=450e9, scale_up_domain=8, scale_out_bandwidth=50e9,
         price_per_hour=3.99,
         sources={"flops": NV_H100, "hbm_bandwidth": NV_H100, "hbm_capacity": NV_H100,
-                 "scale_up_bandwidth": f"NVLink 4: 18 x 25 GB/s each way ('900 GB/s' both ways); {SB_GPU}",
+                 "scale_up_bandwidth": f"NVLink 4: 18 × 25 GB/s each way ('900 GB/s' both ways); {SB_GPU}",
                  "scale_up_domain": f"HGX/DGX H100 node of 8; {SB_GPU}",
                  "scale_out_bandwidth": NV_CX7, "price_per_hour": LAMBDA, "release_year": _LAUNCH},
         notes="SXM part. Scaling book rounds to 990 TFLOP/s and 3.4 TB/s in places (R = 295 with 3.35 TB/s). "
@@ -380,7 +380,7 @@ _CHIP_LIST = [
         scale_up_bandwidth=900e9, scale_up_domain=8, scale_out_bandwidth=50e9,
         price_per_hour=6.69,
         sources={"flops": NV_HGXB200, "hbm_bandwidth": NV_DGXB200, "hbm_capacity": NV_DGXB200,
-                 "scale_up_bandwidth": f"NVLink 5: 18 x 50 GB/s each way ('1.8 TB/s'); {SB_GPU}",
+                 "scale_up_bandwidth": f"NVLink 5: 18 × 50 GB/s each way ('1.8 TB/s'); {SB_GPU}",
                  "scale_up_domain": f"HGX/DGX B200 node of 8; {SB_GPU}",
                  "scale_out_bandwidth": NV_CX7, "price_per_hour": LAMBDA, "release_year": _LAUNCH},
         notes="HGX/DGX B200 (1,000 W). Capacity is the shipping 180 GB (192 GB physical, as the "
@@ -396,7 +396,7 @@ _CHIP_LIST = [
         sources={"flops": NV_NVL72, "hbm_bandwidth": NV_NVL72, "hbm_capacity": MLC_GB200,
                  "scale_up_bandwidth": f"NVLink 5, 1.8 TB/s both ways per GPU; {NV_NVL72}",
                  "scale_up_domain": NV_NVL72,
-                 "scale_out_bandwidth": f"GB200 NVL72 node egress 72 x 400 Gb/s; {SB_GPU}",
+                 "scale_out_bandwidth": f"GB200 NVL72 node egress 72 × 400 Gb/s; {SB_GPU}",
                  "price_per_hour": NO_PRICE, "release_year": _LAUNCH},
         notes="One Blackwell GPU of a GB200 superchip (1 Grace + 2 GPUs), as in NVL72 (1,200 W, "
               "hence ~10% above B200). R in FP4 ≈ 312 (lecture notes).",
@@ -410,7 +410,7 @@ _CHIP_LIST = [
         sources={"flops": NV_GB300, "hbm_bandwidth": NV_GB300, "hbm_capacity": NV_GB300,
                  "scale_up_bandwidth": f"NVLink 5, 900 GB/s each way; {NV_GB300}",
                  "scale_up_domain": NV_GB300,
-                 "scale_out_bandwidth": "one 800 Gb/s ConnectX-8 per GPU (72x ConnectX-8 800G per "
+                 "scale_out_bandwidth": "one 800 Gb/s ConnectX-8 per GPU (72× ConnectX-8 800G per "
                                         f"rack, ai-infrastructure.net/nvidia-blackwell-platform), {_READ}",
                  "price_per_hour": NO_PRICE, "release_year": _LAUNCH},
         notes="Blackwell Ultra in GB300 NVL72. NVIDIA's headline is 288 GB per GPU; 279 GB usable "
@@ -431,7 +431,7 @@ _CHIP_LIST = [
                  "release_year": f"CES 2026 launch, volume H2 2026; {NV_RUBIN}"},
         notes="Vera Rubin GPU package (2 dies), NVIDIA's announced figures. The lecture uses "
               "288 GB / 20 TB/s = 14.4 ms (00:24:00); NVIDIA's latest figure is 22 TB/s, stored here "
-              "(13.1 ms). 'NVL144' counted dies: 72 packages x 2; NVIDIA now calls the rack NVL72. "
+              "(13.1 ms). 'NVL144' counted dies: 72 packages × 2; NVIDIA now calls the rack NVL72. "
               "No dense BF16 figure was found, so bf16 is not listed. fp8 and fp4 come from "
               "separately rounded rack totals, so their hardware ratios differ by about 4%.",
     ),
@@ -447,12 +447,12 @@ _CHIP_LIST = [
                  "scale_up_bandwidth": f"NVLink 7 1.5 PB/s both ways / 144 packages / 2; {NV_RUBIN_ULTRA}",
                  "scale_up_domain": f"144 packages = 576 dies in one NVLink domain; {NV_RUBIN_ULTRA}",
                  "scale_out_bandwidth": "not published; assumed the Rubin package's ConnectX-9 rate per die "
-                                        "(2 x 800 Gb/s per 2 dies -> 4 x 800 Gb/s per 4-die package = 400 GB/s; "
+                                        "(2 × 800 Gb/s per 2 dies -> 4 × 800 Gb/s per 4-die package = 400 GB/s; "
                                         f"wheelersnetwork.com 'Decoding Nvidia's Rubin Networking Math'), {_READ}",
                  "price_per_hour": f"announced for H2 2027, not sold yet; {NO_PRICE}",
                  "release_year": f"planned H2 2027 (announced at GTC 2025); {NV_RUBIN_ULTRA}"},
         notes="Rubin Ultra package (4 dies) as announced at GTC 2025 for the NVL576 'Kyber' rack: the "
-              "lecture's 'Rubin, 500 and something' (00:41:16). NVL576 counts dies: 144 packages x 4, "
+              "lecture's 'Rubin, 500 and something' (00:41:16). NVL576 counts dies: 144 packages × 4, "
               "against NVL72's 72 x 2 = 144 dies, hence the lecture's 'genuine 4x' (00:41:53). NVIDIA "
               "publishes FP4 only as a 15 EF 'inference' figure that relies on Transformer Engine "
               "compression (see Rubin), so fp4 is stored as 2 x the FP8 training rate, the FP4:FP8 ratio "
@@ -495,9 +495,9 @@ _CHIP_LIST = [
         scale_up_bandwidth=200e9, scale_up_domain=256, scale_out_bandwidth=3.125e9,
         price_per_hour=1.20,
         sources={"flops": GC_V5E, "hbm_bandwidth": GC_V5E, "hbm_capacity": GC_V5E,
-                 "scale_up_bandwidth": f"400 GBps bidirectional / 2 (4 ports x 50 GB/s); {GC_V5E}",
+                 "scale_up_bandwidth": f"400 GBps bidirectional / 2 (4 ports × 50 GB/s); {GC_V5E}",
                  "scale_up_domain": GC_V5E,
-                 "scale_out_bandwidth": _tpu_dcn(f"2 x 100 Gbps per 8-chip host = 25 Gb/s per chip; {GC_V5E}"),
+                 "scale_out_bandwidth": _tpu_dcn(f"2 × 100 Gbps per 8-chip host = 25 Gb/s per chip; {GC_V5E}"),
                  "price_per_hour": SB_PRICE, "release_year": _LAUNCH},
         notes="Google's table also prints '800 GiBps'; 819 GB/s is its key-spec figure and the "
               "scaling book's 820 GB/s. No FP8.",
@@ -510,7 +510,7 @@ _CHIP_LIST = [
         price_per_hour=4.20,
         sources={"flops": f"bf16: {GC_V5P}; int8 918 TFLOP/s: {SB_TPU}", "hbm_bandwidth": GC_V5P,
                  "hbm_capacity": GC_V5P,
-                 "scale_up_bandwidth": f"1200 GBps bidirectional / 2 (6 ports x 100 GB/s); {GC_V5P}",
+                 "scale_up_bandwidth": f"1200 GBps bidirectional / 2 (6 ports × 100 GB/s); {GC_V5P}",
                  "scale_up_domain": GC_V5P, "scale_out_bandwidth": GC_V5P,
                  "price_per_hour": SB_PRICE, "release_year": _LAUNCH},
         notes="Scaling book lists 96 GB and 2.8 TB/s; Google's key-spec table 95 GB and 2765 GBps. "
@@ -523,7 +523,7 @@ _CHIP_LIST = [
         scale_up_bandwidth=400e9, scale_up_domain=256, scale_out_bandwidth=12.5e9,
         price_per_hour=2.70,
         sources={"flops": GC_V6E, "hbm_bandwidth": GC_V6E, "hbm_capacity": GC_V6E,
-                 "scale_up_bandwidth": f"800 GBps bidirectional / 2 (4 ports x 100 GB/s); {GC_V6E}",
+                 "scale_up_bandwidth": f"800 GBps bidirectional / 2 (4 ports × 100 GB/s); {GC_V6E}",
                  "scale_up_domain": GC_V6E,
                  "scale_out_bandwidth": _tpu_dcn("DCN 12.5 GB/s per chip on v6e"),
                  "price_per_hour": GC_PRICE_V6E, "release_year": _LAUNCH},
@@ -539,7 +539,7 @@ _CHIP_LIST = [
         sources={"flops": GC_TPU7X, "hbm_bandwidth": f"7.4 TB/s; {SB_TPU}",
                  "hbm_capacity": GC_TPU7X,
                  "scale_up_bandwidth": f"1.2 TBps bidirectional / 2; {GC_IRONWOOD_ICI}",
-                 "scale_up_domain": f"9216 = 4 x 4 x 576; {GC_TPU7X}",
+                 "scale_up_domain": f"9216 = 4 × 4 × 576; {GC_TPU7X}",
                  "scale_out_bandwidth": _tpu_dcn("DCN 12.5 GB/s per chip on TPU7x"),
                  "price_per_hour": NO_PRICE, "release_year": _LAUNCH},
         notes="Ironwood. Google's April 2025 blog said 7.2 TB/s HBM; the scaling book's 7.4 TB/s is "
@@ -585,7 +585,7 @@ _SYSTEM_LIST = [
     _preset_system("Rubin Ultra NVL576", "Rubin Ultra", 144, NV_RUBIN_ULTRA,
                    notes="144 Rubin Ultra packages = 576 dies (NVIDIA's count), planned H2 2027: 144 TB "
                          "HBM4e, 4.6 PB/s, NVLink 7 1.5 PB/s. The lecture's 'five hundred and something' "
-                         "(00:41:16); die for die 576 / 144 = 4x an NVL72."),
+                         "(00:41:16); die for die 576 / 144 = 4× an NVL72."),
     # AMD: 8 MI300X on one Infinity Fabric baseboard (MLPerf Inference v4.1's 8xMI300X systems).
     _preset_system("MI300X platform", "MI300X", 8, AMD_MI300X),
     # Google TPU ICI domains: full pods, or the 256-chip v5e/v6e pods.

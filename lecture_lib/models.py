@@ -755,7 +755,7 @@ _PRESETS = [
         published_params_total=27.016e9, published_params_active=27.016e9,
         source=("config: huggingface.co/google/gemma-3-27b-it config.json, text_config "
                 "(released 2025-03-12). Published: Gemma 3 Technical Report, arXiv 2503.19786 "
-                "(2025-03-25), Table 1: 1,416M embedding + 25,600M non-embedding params, plus "
+                "(2025-03-25), Table 1: '1,416M' embedding + '25,600M' non-embedding params (1.42 B + 25.6 B), plus "
                 "a 417M SigLIP vision encoder."),
         notes=("Text model only. The headline 27.4B includes the 417M vision encoder, which "
                "is left out here. Pattern: 5 local (window 1024) then 1 global, "

@@ -531,7 +531,7 @@ def _stage_group(deployment, pp: int) -> collectives.Deployment:
         raise ValueError(f"pp must divide the {n} GPUs, got {pp}")
     count = n // pp
     per_domain = math.gcd(count, deployment.chips_per_domain)
-    return dataclasses.replace(deployment, name=f"{count} x {deployment.chip.name} (one of {pp} stages)",
+    return dataclasses.replace(deployment, name=f"{count} × {deployment.chip.name} (one of {pp} stages)",
                                chips_per_domain=per_domain, n_domains=count // per_domain)
 
 
@@ -819,7 +819,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
         f"{model.name}: {units.count(model.params_total)} params, {units.count(model.params_active)} active",
         "models.Model.params_total, params_active")
     add("inputs", "deployment", "hardware", deployment.name,
-        f"{n} x {chip.name} ({deployment.n_domains} scale-up domain{'s' if deployment.n_domains > 1 else ''} "
+        f"{n} × {chip.name} ({deployment.n_domains} scale-up domain{'s' if deployment.n_domains > 1 else ''} "
         f"of {deployment.chips_per_domain})", "collectives.deployment")
     add("inputs", "n_chips", "GPUs", n, units.whole(n), "collectives.Deployment.n_chips")
     add("inputs", "price_per_gpu_hour", "price per GPU-hour", price, units.dollars(price))
@@ -1219,7 +1219,8 @@ def flag_message(message: str) -> str:
     """``message`` on one line with plan()'s parameter names replaced by the flags that set them."""
     if not isinstance(message, str):
         raise ValueError(f"message must be a str, got {validate._describe(message)}")
-    return _PARAMETER.sub(lambda match: FLAGS[match.group(1)], " ".join(str(message).split()))
+    message = re.sub(r"\bgot (-?\d+)\.0\b", r"got \1", " ".join(str(message).split()))   # as typed: -1, not -1.0
+    return _PARAMETER.sub(lambda match: FLAGS[match.group(1)], message)
 
 
 def _number(flag: str, kind=float, *, minimum=None):

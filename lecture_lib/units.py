@@ -51,15 +51,22 @@ def _scaled(value: float, scale, unit: str, digits: int) -> str:
     if not math.isfinite(value):
         return f"{value} {unit}".strip()
     magnitude = abs(value)
-    for factor, prefix in scale:
+    for i, (factor, prefix) in enumerate(scale):
         if magnitude >= factor:
-            return f"{_significant(value / factor, digits)} {prefix}{unit}".strip()
+            text = _significant(value / factor, digits)
+            if i > 0 and abs(float(text.replace(",", ""))) >= scale[i - 1][0] / factor:   # 999.8 M rounds to 1 B
+                factor, prefix = scale[i - 1]
+                text = _significant(value / factor, digits)
+            return f"{text} {prefix}{unit}".strip()
     return f"{_significant(value, digits)} {unit}".strip()
 
 
 def count(value: float, unit: str = "", digits: int = 3) -> str:
-    """A count with k/M/B/T: ``count(37e9, "params")`` -> "37 B params"."""
+    """A count with k/M/B/T: ``count(37e9, "params")`` -> "37 B params"; from a thousand trillion on, a power
+    of ten (``count(2.6e15, "tokens")`` -> "2.6 × 10¹⁵ tokens", not "2,600 T tokens")."""
     value, digits = _checked(value, digits, unit)
+    if math.isfinite(value) and abs(value) >= 1e15 * (1 - 0.5 * 10 ** -digits):
+        return power_of_ten(value, unit, digits)
     text = _scaled(value, _COUNT, "", digits)
     return f"{text} {unit}".strip() if unit else text
 
@@ -99,10 +106,12 @@ def seconds(value: float, digits: int = 3) -> str:
 
 def dollars(value: float, digits: int = 3) -> str:
     """Money: ``dollars(0.33)`` -> "$0.33", ``dollars(1.2)`` -> "$1.20" (cents always, from a cent to
-    $100); tiny amounts keep significant digits (``dollars(4.567e-5)`` -> "$0.0000457")."""
+    $100); a fraction of a cent keeps two significant digits (``dollars(4.567e-5)`` -> "$0.000046")."""
     value, digits = _checked(value, digits)
-    if value >= 100:
+    if round(value, 2) >= 100:
         return f"${value:,.0f}"
+    if 0 < abs(value) < 0.001:                 # a fraction of a cent: two digits say enough ("$0.00063")
+        digits = min(digits, 2)
     text = _significant(value, digits)
     if abs(value) >= 0.01 and "×" not in text:
         decimals = len(text.partition(".")[2])

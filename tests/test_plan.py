@@ -545,11 +545,11 @@ def test_json_is_strict_and_carries_the_title_and_the_notes(tmp_path):
     result = _cli(str(folder), "H100", "--price", "2", "--context", "200000", "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout, parse_constant=lambda name: pytest.fail(f"non-JSON constant {name}"))
-    assert data["title"] == "Plan: my-llama-8b on 1 x H100"
+    assert data["title"] == "Plan: my-llama-8b on 1 × H100"
     assert "transformers' defaults" in data["notes"]
     assert '"inf"' not in result.stdout and "Infinity" not in result.stdout
     named = _cli(str(folder / "config.json"), "H100", "--price", "2", "--context", "1024", "--name", "ours")
-    assert named.stdout.startswith("Plan: ours on 1 x H100") and "Model notes" in named.stdout
+    assert named.stdout.startswith("Plan: ours on 1 × H100") and "Model notes" in named.stdout
     config["_name_or_path"] = "org/Some-Model"
     assert planner.plan(config, "H100", price_per_gpu_hour=1, len_ctx=1024).heading.startswith("Plan: org/Some-Model")
 

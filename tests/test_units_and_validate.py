@@ -9,7 +9,8 @@ from lecture_lib import units, validate
 from lecture_lib.catalogue import Catalogue
 
 
-@pytest.mark.parametrize("value, text", [(37e9, "37 B params"), (671e9, "671 B params"), (1.04e12, "1.04 T params")])
+@pytest.mark.parametrize("value, text", [(37e9, "37 B params"), (671e9, "671 B params"), (1.04e12, "1.04 T params"),
+                                         (1e15, "1 × 10¹⁵ params"), (9.9996e14, "1 × 10¹⁵ params"), (9.9e14, "990 T params")])
 def test_count(value, text):
     assert units.count(value, "params") == text
 
@@ -44,11 +45,11 @@ def test_integer_and_choice():
         validate.choice("fmt", "fp16", ["bf16", "fp8"])
 
 
-@pytest.mark.parametrize("value, text", [(4e-5, "$0.00004"), (4.567e-5, "$0.0000457"), (1.2e-9, "$1.2 × 10⁻⁹"),
+@pytest.mark.parametrize("value, text", [(4e-5, "$0.00004"), (4.567e-5, "$0.000046"), (6.26e-4, "$0.00063"), (1.2e-9, "$1.2 × 10⁻⁹"),
                                          (0.33, "$0.33"), (0, "$0"), (1.2, "$1.20"), (3.5, "$3.50"),
                                          (5, "$5.00"), (0.5, "$0.50"), (0.0307, "$0.0307"), (12.25, "$12.25"),
-                                         (99.999, "$100.00"), (250, "$250")])
-def test_tiny_dollar_amounts_keep_their_significant_digits(value, text):
+                                         (99.999, "$100"), (250, "$250")])
+def test_money_has_its_cents_and_a_fraction_of_a_cent_two_digits(value, text):
     assert units.dollars(value) == text
 
 

@@ -170,14 +170,14 @@ class CrossRackExplorer(base.Explorer):
             ("layer spans", self._spread(workload.model.n_routed_experts, racks, r["system"].n_chips)),
             ("cross-rack share (R-1)/R", f"{fraction:.3f}  (measured on random routing: "
                                          f"{self._measured[racks - 1]:.3f})"),
-            ("scale-up / scale-out per GPU", f"{moe.link_ratio_of(r['system']):.1f}×  (board: about 8×)"),
+            ("scale-up / scale-out per GPU", f"{units.factor(moe.link_ratio_of(r['system']))}  (board: about 8×)"),
             ("bytes per token per MoE layer", f"{units.bytes_(r['bytes_token'])}  ({units.counted(workload.k, 'expert')}, "
                                               "dispatch + combine)"),
             ("all-to-all per layer at your R", units.seconds(here)),
             ("the same inside one rack", units.seconds(one_rack)),
-            ("slowdown vs one rack", f"{here / one_rack:.1f}×"),
+            ("slowdown vs one rack", units.factor(here / one_rack)),
             ("expert compute per layer (peak)", units.seconds(compute)),
-            ("all-to-all / compute", f"{here / compute:.1f}"),
+            ("all-to-all / compute", units.factor(here / compute)),
             (f"all-to-all per step ({n_layers} MoE layers)", units.seconds(here * n_layers)),
         ]
         return rows, changed
@@ -276,7 +276,7 @@ class ScaleUpExplorer(base.Explorer):
         fits = model.params_total <= n_fit
         verdict = (f"fits: weights use {weight_bytes / system.hbm_capacity:.0%} of HBM" if fits
                    else f"does not fit: {units.bytes_(weight_bytes)} weights > {units.bytes_(share * system.hbm_capacity)}"
-                        f" ({share:.0%} of {units.bytes_(system.hbm_capacity)} HBM), {model.params_total / n_fit:.1f}×"
+                        f" ({share:.0%} of {units.bytes_(system.hbm_capacity)} HBM), {units.factor(model.params_total / n_fit)}"
                         " the room")
         if model.n_experts:
             placed = moe.layout(n_experts=model.n_experts, n_gpus=system.n_chips)
@@ -391,7 +391,7 @@ def link_table(names=RACK_SYSTEMS):
     for name in validate.names("names", names):
         system = hardware.get_system(name)
         rows.append([system.name, units.bandwidth(system.chip.scale_up_bandwidth),
-                     units.bandwidth(system.scale_out_bandwidth), f"{moe.link_ratio_of(system):.1f}×"])
+                     units.bandwidth(system.scale_out_bandwidth), units.factor(moe.link_ratio_of(system))])
     return _html(["system", "scale-up per GPU", "scale-out per GPU", "ratio"], rows,
                  caption="One direction per GPU, from the hardware presets (sources in hardware.py). Board: about 8×.")
 

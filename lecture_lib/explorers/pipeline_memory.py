@@ -246,7 +246,7 @@ class LatencyExplorer(base.Explorer):
                                     "leaves out", "bad")]
              if e > (domain := chip.scale_up_domain) else []) + ([("step time used", f"{units.seconds(t_step)}: the weight-fetch floor of E = {e} GPUs, above the slider's "
                                   f"{units.seconds(asked_step)}", "note")] if t_step > asked_step else []) + [
-            ("tokens/s per sequence", f"{1 / token:,.1f} (one stage: {1 / t_step:,.1f})"),
+            ("tokens/s per sequence", f"{units.number(1 / token)} (one stage: {units.number(1 / t_step)})"),
             (f"weight-fetch floor, E = {units.plural(e, 'GPU')}", units.seconds(at_e)),
             (f"… with P = {units.plural(p, 'stage')} taking turns", units.seconds(pipelined)),
             (f"if all {e * p:,} GPUs read at once", f"{units.seconds(at_ep)} (not how a pipeline runs)"),

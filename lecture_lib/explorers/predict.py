@@ -112,7 +112,7 @@ def verdict(guess: float | None, actual: float, *, against: str = "") -> str:
     if decades < math.log10(1.25):
         return f"You guessed {_fmt(guess)}: spot on (within {10 ** decades - 1:.0%}{target})."
     if decades < math.log10(3):
-        return f"You guessed {_fmt(guess)}: the right ballpark, off by {10 ** decades:.1f}×{target and ' from ' + against}."
+        return f"You guessed {_fmt(guess)}: the right ballpark, off by {units.factor(10 ** decades, 2)}{target and ' from ' + against}."
     factor = f"{10 ** decades:,.0f}×" if decades < 6 else f"about {units.ten_to_the(round(decades))}×"
     return (f"You guessed {_fmt(guess)}: off by {factor}{target and ' from ' + against}. "
             "Worth finding which term you over- or under-estimated.")

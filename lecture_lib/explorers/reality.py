@@ -64,7 +64,7 @@ class ExpectedExpertsExplorer(base.Explorer):
         self.floor.set_ydata([share[0], share[0]])
         self.marker.set_data([tokens], [here / model.params_total])
         rows = [("model", f"{model.name}: {model.n_routed_experts} experts, {model.experts_per_token} active per token"),
-                ("experts touched per MoE layer", f"{touched:,.1f} of {model.n_routed_experts}"),
+                ("experts touched per MoE layer", f"{units.number(touched)} of {model.n_routed_experts}"),
                 ("parameters read", f"{units.count(here)} of {units.count(model.params_total)} "
                                     f"({here / model.params_total:.0%})"),
                 ("at batch 1", f"{units.count(roofline.params_read(model, tokens=1))}"),

@@ -227,7 +227,7 @@ def memory_timeline_figure(*, n_layers: int = 16, k_seg: int = 4):
         steps = np.arange(len(timeline["held"]))
         axis.bar(steps, timeline["held"], width=0.9, color=[PHASE_COLORS[p] for p in timeline["phase"]])
         axis.set(xlim=(-1, width), ylim=(0, top), xlabel="step (one layer each)",
-                 title=f"{titles[strategy]} (peak {timeline['held'].max():.1f})")
+                 title=f"{titles[strategy]} (peak {units.number(timeline['held'].max())})")
         axis.grid(False)
     axes[0].set_ylabel("memory held (layers' worth)")
     from matplotlib.patches import Patch

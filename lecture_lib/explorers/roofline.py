@@ -285,7 +285,7 @@ class BatchExplorer(_RooflineExplorer):
         bound = "compute-bound" if step["t_compute"] >= step["t_mem"] else "memory-bound"
         rows = self.deployment_rows(r, values, batch=batch, bytes_tok=bytes_tok) + [
             ("hardware ratio (≈300 on the board)", f"{ratio:.0f}  ({r['compute_format']} multiplies)"),
-            ("sparsity N_total/N_active", f"{workload.sparsity:.1f}"),
+            ("sparsity N_total/N_active", units.number(workload.sparsity)),
             ("balance batch B* (weights only)", f"{b_star:,.0f}"),
             ("B* including KV at this context", "none: KV alone outruns compute" if math.isinf(with_kv)
              else f"{with_kv:,.0f}"),

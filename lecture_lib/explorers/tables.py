@@ -105,7 +105,7 @@ def model_presets():
         rows.append([f"<b>{html.escape(m.name)}</b>", str(m.n_layers), str(m.d_model), m.attention_kind, moe,
                      f"{units.count(m.params_total)} ({units.count(m.published_params_total)})",
                      f"{units.count(m.params_active)} ({units.count(m.published_params_active)})",
-                     f"{m.sparsity:.1f}" if m.is_moe else f"{m.sparsity:.2f} (dense¹)", units.bytes_(m.kv_bytes_per_token(2)),
+                     units.number(m.sparsity) if m.is_moe else f"{m.sparsity:.2f} (dense¹)", units.bytes_(m.kv_bytes_per_token(2)),
                      f"<details><summary>source</summary><small>{_link(m.source)}</small></details>"])
     return html_table(["model", "layers", "d_model", "attention", "experts per token", "total (published)",
                         "active (published)", "sparsity", "KV/token bf16", "source"], rows,

@@ -9,8 +9,13 @@ import shutil
 import tempfile
 
 import pytest
+from hypothesis import settings
 
 import browser_support
+
+# No per-example deadline: on a loaded 2-core machine (CI, a parallel run) a 0.2 s deadline fails sound code.
+settings.register_profile("course", deadline=None)
+settings.load_profile("course")
 
 # check() records progress (lecture_lib.practice.progress); tests, and every kernel they start, write to a
 # throwaway file, never to the learner's ~/.lecture_lib. Set at import so kernels inherit it.

@@ -191,13 +191,13 @@ def test_a_flood_of_prediction_requests_starts_one_round(monkeypatch):
     monkeypatch.setattr(base, "_kernel_loop", lambda: asyncio.get_running_loop())    # as inside a kernel
 
     async def flood():
-        started = time.perf_counter()
+        started = time.process_time()      # the kernel's own work: a loaded machine (CI) stretches the wall clock
         for _ in range(20_000):
             explorer._on_page_message(None, {"ahead": "please"}, [])
         for junk in ({"ahead": "nonsense"}, {"index": None}, "please", None, [1, 2], {"ahead": ["please"]}):
             explorer._on_page_message(None, junk, [])
         await asyncio.sleep(0)                         # what an execute request would wait for
-        answered = time.perf_counter() - started
+        answered = time.process_time() - started
         pending = [t for t in asyncio.get_running_loop()._scheduled if not t.cancelled()]   # CPython's timer heap
         assert len(pending) <= 1, f"{len(pending)} prediction rounds pending for one explorer"
         await asyncio.sleep(ahead.DELAY_SECONDS + 2.0)

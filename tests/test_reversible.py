@@ -305,7 +305,7 @@ def test_memory_timeline_reproduces_the_lecture_drawing(n_layers):
 
 def test_memory_timeline_figure_has_three_panels():
     figure = rx.memory_timeline_figure(n_layers=8, k_seg=2)
-    assert len(figure.axes) == 3 and "peak 8.0" in figure.axes[0].get_title()
+    assert len(figure.axes) == 3 and "peak 8)" in figure.axes[0].get_title()
 
 
 # ------------------------------------------------------------------ bad input

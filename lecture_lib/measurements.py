@@ -787,7 +787,7 @@ def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0
     same = [row for row in same_class if row.regime(fraction) == regime]
     widened = ""
     if len(same) < MIN_BAND_ROWS:
-        widened = f"only {len(same)} {label} row{'s' if len(same) != 1 else ''}"
+        widened = (f"no {label} row" if not same else f"only {len(same)} {label} row{'s' if len(same) != 1 else ''}")
         if len(same_class) >= MIN_BAND_ROWS:
             same, widened = same_class, widened + f": widened to every {'MoE' if moe else 'dense'} row"
         else:

@@ -1118,7 +1118,7 @@ def _communication(add, model, deployment, degrees, *, at, batch, tau, a2a_step)
     add("decode", "step_time_if_not_overlapped", "step time if communication does not overlap", serial,
         (f"{units.seconds(serial)}: {extra / at['t']:.0%} more than the step bound, which assumes that the "
          + " and the ".join(part for part, time in (("TP all-reduces", tp_time), ("EP all-to-all", a2a_step)) if time)
-         + " hide entirely behind compute and memory")
+         + (" hide" if tp_time and a2a_step else " hides") + " entirely behind compute and memory")
         if extra else f"{units.seconds(serial)}: no collectives to add", "step bound + TP all-reduce + EP all-to-all")
 
 

@@ -669,13 +669,12 @@ def source_spoilers(notebook, name: str) -> list[str]:
     hides its outputs, not its code), and all markdown from the top of the chapter down to a reveal is
     read before the reveal is pressed. Neither may state the answer: not a title hard-coded in a
     covered cell ("racks idle 3/4"), an assert (``abs(B - 2400)``), the reveal cell's own print, nor a
-    formula that gives it. After Run All everything down to the takeaways is on the page while the reveal
-    is still closed, so the scan reads from the top of the chapter to its "## Takeaways" (which come after
-    every reveal); a collapsed ``<details>`` is not shown."""
+    formula that gives it. After Run All the whole chapter is on the page while the reveal is still closed,
+    so the scan reads every cell, the takeaways included; a collapsed ``<details>`` (the takeaways are one) is
+    not shown."""
     found = []
     cells = notebook.cells
-    end = next((i for i, c in enumerate(cells) if c.cell_type == "markdown" and re.search(r"^## Takeaways", c.source, re.M)),
-               len(cells))
+    end = len(cells)
     for variable, factory in predictions_of(notebook).items():
         patterns = answer_patterns(factory())
         spellings = ANSWER_SPELLINGS.get(factory.__name__, ())

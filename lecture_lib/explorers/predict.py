@@ -110,7 +110,7 @@ def verdict(guess: float | None, actual: float, *, against: str = "") -> str:
     if decades < math.log10(1.005):
         return f"You guessed {_fmt(guess)}: spot on{target and ', exactly ' + against}."
     if decades < math.log10(1.25):
-        return f"You guessed {_fmt(guess)}: spot on (within {10 ** decades - 1:.0%}{target})."
+        return f"You guessed {_fmt(guess)}: spot on (within {math.ceil(100 * (10 ** decades - 1))}%{target})."
     if decades < math.log10(3):
         return f"You guessed {_fmt(guess)}: the right ballpark, off by {units.factor(10 ** decades, 2)}{target and ' from ' + against}."
     factor = f"{10 ** decades:,.0f}×" if decades < 6 else f"about {units.ten_to_the(round(decades))}×"

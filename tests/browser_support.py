@@ -1,5 +1,5 @@
-"""Drive a real JupyterLab in headless Chromium: shared by ``tests/test_browser.py`` and
-``tools/bench_browser.py``.
+"""Drive a real JupyterLab in headless Chromium: shared by the browser tests (``tests/chapter_walk.py`` and the
+``tests/test_browser*.py`` files) and ``tools/bench_browser.py``.
 
 * :class:`LabServer` starts ``jupyter lab`` from this Python environment on a free localhost port,
   token auth on, in a temporary copy of the course's notebooks, with its own (empty) Jupyter

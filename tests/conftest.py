@@ -49,9 +49,9 @@ def _require_browser() -> None:
 
 # Test files whose tests are shared out one by one among pytest-xdist's workers: each test stands alone (a
 # notebook they read is executed once per run, notebook_runs.py). Every other file goes to one worker whole, so its
-# module fixtures (a built site, a JupyterLab and its Chromium) are made once, and the chapters' walks in
-# tests/test_browser.py run one after another on one worker: four browsers at once on two cores made the walks'
-# timing-sensitive checks flaky. Much of the suite's time is spent waiting for kernels, servers and pages, which is
+# module fixtures (a built site, a JupyterLab and its Chromium) are made once, and the chapters' walks run in two
+# files side by side (tests/test_browser.py 00-04, tests/test_browser_later_chapters.py 05-09), each one chapter
+# after another: four browsers at once on two cores made the walks' timing-sensitive checks flaky. Much of the suite's time is spent waiting for kernels, servers and pages, which is
 # why `make test` starts two workers per core.
 SHARED_OUT_ONE_BY_ONE = ("tests/test_notebooks.py", "tests/test_exercises.py", "tests/test_reveals_and_readouts.py",
                          "tests/test_every_explorer.py", "tests/test_fuzz.py")

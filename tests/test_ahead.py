@@ -2,7 +2,7 @@
 and readout a real move to that position then shows, and predicting leaves the explorer as it was.
 
 The page's side (a predicted frame painted on the key press, before the kernel answers) is tested
-in tests/test_browser_replays.py.
+in tests/chapter_walk.py.
 """
 
 import matplotlib

@@ -1,7 +1,7 @@
 """The live figure: moving artists recorded as canvas operations (lecture_lib.explorers.live_figure).
 
 The page's drawing of these operations is compared with Agg's pixels in tests/test_browser.py and
-tests/test_browser_replays.py;
+tests/chapter_walk.py;
 here: that the operations say what matplotlib would draw, and that every fallback works.
 """
 

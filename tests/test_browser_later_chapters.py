@@ -1,8 +1,7 @@
-"""The slider path in a real JupyterLab, in headless Chromium, moved the way people move sliders (issues 19 and
-28): the learner's sequences replayed in every chapter with real key and pointer events, none of whose frames may
-be painted for positions the controls have left; a value typed into a log slider's readout; a frame computed ahead
-painted at once and then the kernel's identical one. A file of its own so that pytest-xdist runs it beside the
-chapters' walks in tests/test_browser.py.
+"""Chapters 05-09 in a real JupyterLab, in headless Chromium, walked and replayed by tests/chapter_walk.py (its own
+file so that pytest-xdist runs it beside tests/test_browser.py's chapters 00-04), and the slider path in detail
+(issues 19 and 28): a value typed into a log slider's readout; a frame computed ahead painted at once and then the
+kernel's identical one.
 """
 
 from __future__ import annotations
@@ -11,89 +10,17 @@ import time
 
 import pytest
 
-from browser_support import LAYOUT, NotebookSession, drift, notebook_names
-
-NOTEBOOKS = notebook_names()
+from browser_support import NotebookSession, drift, notebook_names
+from chapter_walk import walk_and_replay
 
 pytestmark = pytest.mark.browser
 
-
-@pytest.mark.parametrize("name", NOTEBOOKS or [pytest.param("(none)", marks=pytest.mark.skip("no notebooks"))])
-def test_no_frame_is_painted_for_positions_the_controls_have_left(name, lab_server, browser):
-    """Issue 28: the learner's sequences, replayed with real key and pointer events in every explorer of
-    the chapter: a value typed into a log slider's readout then ← twice quickly and ← held; a key held
-    down (autorepeat, 30 Hz) one way and back; two sliders in turn at a tapping rate; a mouse drag of
-    12% of the track right after a dropdown change. Every painted frame is logged: none may be for
-    control positions other than the ones the controls hold as it is painted, and once the controls
-    stop, every figure shows their state."""
-    session = NotebookSession(lab_server, browser, name, viewport=dict(LAYOUT))
-    try:
-        session.open()
-        session.run_all()
-        assert not session.errors(), session.errors()
-        session.open_covers()       # what a prediction holds back (issue 29 §1) is opened before the controls move
-        session.wait_idle(20, settle=1.0)
-        session.watch_paints()
-        sequences = replay_learner(session)
-        session.wait_idle(30, settle=1.0)
-        paints = session.paints()
-        stale = [p for p in paints if p["stale"]]
-        assert not stale, (f"{name}: {len(stale)} of {len(paints)} frames painted for positions already left "
-                           f"({sequences}): {stale[:5]}")
-        unsettled = session.unsettled_figures()
-        assert not unsettled, f"{name}: figures not showing their controls' positions once they stopped: {unsettled}"
-        assert not session.errors(), session.errors()
-        print(f"{name}: {sequences}, {len(paints)} frames painted ({sum(p['ahead'] for p in paints)} ahead), none stale")
-    finally:
-        session.close()
+SECOND_HALF = [name for name in notebook_names() if name[:2] >= "05"]
 
 
-def replay_learner(session: NotebookSession) -> dict:
-    """Issue 28's sequences on every explorer of the open notebook; returns how many of each ran."""
-    done = {"typed": 0, "held": 0, "alternating": 0, "dropdown+drag": 0, "drag": 0}
-    by_explorer: dict[str, list] = {}
-    for slider in session.sliders():
-        if slider.explorer:
-            by_explorer.setdefault(slider.container, []).append(slider)
-    for group in by_explorer.values():
-        first = group[0]
-        typed = next((s for s in group if session.is_log_slider(s)), None)
-        if typed is not None:           # a value typed between two stops, then ← ← quickly, then ← held
-            session.type_value(typed, _between_stops(session, typed))
-            time.sleep(0.6)
-            session.press_at(typed, ["ArrowLeft"] * 2, 0.06)
-            time.sleep(0.5)
-            session.press_at(typed, ["ArrowLeft"] * 6, 0.04)
-            done["typed"] += 1
-        session.hold_key(first, "ArrowLeft", 5)            # held down: autorepeat at 30 Hz, one way and back
-        session.hold_key(first, "ArrowRight", 5)
-        done["held"] += 1
-        if len(group) > 1:
-            for _ in range(3):
-                session.press_at(group[0], ["ArrowRight"], 0.15)
-                session.press_at(group[1], ["ArrowRight"], 0.15)
-            done["alternating"] += 1
-        if session.dropdowns(first):          # a drag right after a dropdown change
-            session.change_dropdown(first)
-            session.drag(group[-1])
-            done["dropdown+drag"] += 1
-        else:
-            session.drag(group[-1])
-            done["drag"] += 1
-    return done
-
-
-def _between_stops(session: NotebookSession, slider) -> str:
-    """A value a learner might type: 1.3x the slider's (0.8x at its top), as a readout writes it."""
-    from lecture_lib.explorers.sliders import parse_typed
-
-    text, now, high = session.slider_value(slider)
-    try:
-        value = parse_typed(text or "")
-    except ValueError:
-        return "3,000"
-    value *= 0.8 if now is not None and high is not None and now >= high else 1.3
-    return f"{value:,.0f}" if value >= 10 else f"{value:.3g}"
+@pytest.mark.parametrize("name", SECOND_HALF or [pytest.param("(none)", marks=pytest.mark.skip("no notebooks"))])
+def test_chapter_runs_every_control_moves_and_no_frame_goes_back_in_time(name, lab_server, browser):
+    walk_and_replay(name, lab_server, browser)
 
 
 def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, browser):

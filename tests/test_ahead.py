@@ -315,3 +315,36 @@ def test_frames_of_the_control_in_hand_are_not_computed_again_when_it_moves_itse
     _real_move(other, other.stops[other.index + 1 if other.index + 1 < len(other.stops) else other.index - 1])
     after = _run_round(explorer, lambda loop: explorer.lookahead.schedule(loop))
     assert any(held.model_id in content["ahead"]["frames"] for content, _ in after)
+
+
+def test_a_flood_of_control_updates_is_drawn_once_when_the_queue_is_empty(monkeypatch):
+    """Issue 31 §2 (a page flooding a slider with state updates): each update costs only the trait change while
+    more shell messages wait in the kernel's queue; the explorer draws once, after the last, and the kernel's CPU
+    per update stays far below a redraw's."""
+    import asyncio
+    import time
+
+    from lecture_lib.explorers import base
+    from lecture_lib.explorers.roofline import BatchExplorer
+
+    explorer = BatchExplorer()
+    control = explorer.controls["batch"]
+    stops = list(control.stops)[:40]
+    queued = {"n": 0}
+    monkeypatch.setattr(base, "_kernel_loop", lambda: asyncio.get_running_loop())     # as inside a kernel
+    monkeypatch.setattr(base, "_shell_messages_waiting", lambda: queued["n"] > 0)
+
+    async def flood():
+        drawn = explorer.render_count
+        started = time.process_time()
+        for i in range(2_000):              # one message per loop turn, the rest still queued, as ipykernel runs them
+            queued["n"] = 2_000 - i - 1
+            control.value = stops[i % len(stops)]
+            await asyncio.sleep(0)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        return explorer.render_count - drawn, time.process_time() - started
+
+    redraws, cpu = asyncio.run(flood())
+    assert redraws == 1, f"{redraws} redraws for 2,000 queued updates"
+    assert cpu < 2.0, f"{cpu:.2f} s of CPU for 2,000 updates"

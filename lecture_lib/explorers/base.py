@@ -370,6 +370,7 @@ class Explorer:
         self.readout = widgets.HTML()
         self.readout.add_class("lecture-readout")
         self._scheduled = False
+        self._scheduled_at = 0.0
         self.render_count = 0
         self.lookahead = ahead.Lookahead(self)
         self.refresh(full=True)
@@ -474,9 +475,15 @@ class Explorer:
             self.refresh()
             return
         self._scheduled = True
+        self._scheduled_at = time.monotonic()
         loop.call_soon(self._refresh_safely)
 
     def _refresh_safely(self) -> None:
+        # Moves still queued in the kernel (a drag's burst, or a page flooding the controls) are applied first and
+        # drawn once: one redraw for the lot, not one per message, within COALESCE_SECONDS of the first.
+        if _shell_messages_waiting() and time.monotonic() - self._scheduled_at < COALESCE_SECONDS:
+            _kernel_loop().call_soon(self._refresh_safely)
+            return
         try:
             self.refresh()
             self.lookahead.schedule(_kernel_loop())
@@ -508,6 +515,23 @@ def explorer_classes() -> list[type]:
                   if issubclass(cls, Explorer) and cls is not Explorer and cls.__module__ == module.__name__
                   and not cls.__name__.startswith("_")]
     return found
+
+
+COALESCE_SECONDS = 0.5
+
+
+def _shell_messages_waiting() -> bool:
+    """Whether the kernel has shell messages (control updates, executes) queued behind the one just handled:
+    ipykernel 6 keeps them in ``kernel.msg_queue``. False outside a kernel or where the queue is not there."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    queue = getattr(getattr(shell, "kernel", None), "msg_queue", None)
+    try:
+        return bool(queue is not None and queue.qsize() > 0)
+    except Exception:
+        return False
 
 
 def _kernel_loop():

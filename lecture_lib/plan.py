@@ -494,10 +494,15 @@ def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
         raise ValueError(f"tp must divide the model's {model.n_kv_heads} KV heads, got {tp}")
     if model.n_layers % pp:
         raise ValueError(f"pp must divide the model's {model.n_layers} layers, got {pp}")
+    redundant = 0
     if model.is_moe:
         ep = (n if dp > 1 else tp * pp) if ep is None else validate.integer("ep", ep, maximum=MAX_GPUS)
-        if model.n_routed_experts % ep:
-            raise ValueError(f"ep must divide the model's {model.n_routed_experts} routed experts, got {ep}")
+        if model.n_routed_experts % ep:   # engines pad with copies of the busiest experts (vLLM's and SGLang's EPLB)
+            per_gpu = -(-model.n_routed_experts // ep)
+            redundant = per_gpu * ep - model.n_routed_experts
+            notes.append(f"EP {ep} does not divide the model's {model.n_routed_experts} routed experts: each GPU "
+                         f"holds {per_gpu} expert slots per MoE layer, {redundant} of the {per_gpu * ep} redundant "
+                         f"copies (as an expert-parallel load balancer places them)")
         if n % ep:
             raise ValueError(f"ep must divide the {n} GPUs, got {ep}")
         if dp > 1 and ep != n:
@@ -512,11 +517,14 @@ def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
             raise ValueError(f"ep must be 1 for a dense model (it has no routed experts), got {ep}")
     if pp > 1:
         notes.append(f"PP: {pp} stages need at least {pp} micro-batches in flight; the step time is one cycle")
-    step = roofline.LAYOUTS["tp"] if dp == 1 else roofline.Layout(attention_tp=tp)
+    if dp == 1 and not redundant:
+        step = roofline.LAYOUTS["tp"]
+    else:
+        step = roofline.Layout(attention_tp=tp if dp > 1 else None, redundant_experts=redundant)
     if pp == 1:
         fit = step
     else:
-        fit = roofline.Layout(attention_tp=tp * pp, pipeline_stages=pp)
+        fit = roofline.Layout(attention_tp=tp * pp, pipeline_stages=pp, redundant_experts=redundant)
     return step, fit, {"tp": tp, "pp": pp, "ep": ep, "dp": dp}, notes
 
 
@@ -600,11 +608,12 @@ def _layout_label(layout, model=None) -> str:
     dense = model is not None and not model.is_moe
     if chosen is None:
         return "pooled"
+    extra = f" ({chosen.redundant_experts} redundant experts)" if chosen.redundant_experts and not dense else ""
     if chosen.attention_tp is None:
-        return "TP"
+        return "TP" + extra
     if chosen.attention_tp == 1:
-        return "DP replicas" if dense else "DP-attention + EP"
-    return f"TP{chosen.attention_tp} per domain + DP" + ("" if dense else ", EP")
+        return ("DP replicas" if dense else "DP-attention + EP") + extra
+    return f"TP{chosen.attention_tp} per domain + DP" + ("" if dense else ", EP") + extra
 
 
 def _degrees_text(degrees: dict) -> str:
@@ -781,6 +790,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                              f"{layout!r}")
         chosen, fit_layout, degrees, layout_notes = explicit_layout(model, deployment, tp=tp, pp=pp, ep=ep)
         auto = False
+    elif auto and model.is_moe and deployment.n_chips > 1:   # DP attention + EP, redundant experts where needed
+        chosen, fit_layout, degrees, layout_notes = explicit_layout(model, deployment, tp=1)
     else:
         chosen = roofline.resolve_layout(auto_layout(model, deployment) if auto else layout)
         fit_layout = chosen
@@ -870,19 +881,23 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
         "models.Model.kv_bytes_per_token")
     add("capacity", "hbm_per_gpu", "HBM per GPU", chip.hbm_capacity, units.bytes_(chip.hbm_capacity),
         "hardware.Chip.hbm_capacity")
-    compared = {"pooled": None, **_layouts_for(deployment)}
+    compared, refusals = {"pooled": None}, {}
+    widths = {"tp": n, "tp_domain": deployment.chips_per_domain, "dp_ep": 1}
+    for name, lay in _layouts_for(deployment).items():
+        compared[name] = lay
+        if n > 1:
+            try:   # the layout as the checks place it (redundant experts included); refused ones are shown so
+                compared[name] = explicit_layout(model, deployment, tp=widths[name])[1]
+            except ValueError as error:
+                refusals[name] = str(error)
     if chosen is not None and fit_layout not in compared.values():
         compared["headline"] = fit_layout
-    widths = {"tp": n, "tp_domain": deployment.chips_per_domain, "dp_ep": 1}
     for name, lay in compared.items():
         label = (f"headline ({_degrees_text(degrees)})" if name == "headline" else _layout_label(lay, model))
-        if name in widths and n > 1:
-            try:   # a layout this model's heads refuse is shown refused, not with numbers (issue 30)
-                explicit_layout(model, deployment, tp=widths[name])
-            except ValueError as error:
-                add("capacity", f"{name}_max_batch", f"{label}: largest batch at this context", None,
-                    f"refused: {error}", "plan.explicit_layout")
-                continue
+        if name in refusals:    # a layout this model's heads refuse is shown refused, not with numbers (issue 30)
+            add("capacity", f"{name}_max_batch", f"{label}: largest batch at this context", None,
+                f"refused: {refusals[name]}", "plan.explicit_layout")
+            continue
         held = roofline.device_memory(model, deployment, layout=lay, weight_dtype=bytes_w,
                                       expert_weight_dtype=bytes_e, kv_dtype=kv_dtype)
         fit = _fits_batch(model, deployment, lay, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e, kv_dtype=kv_dtype)
@@ -893,7 +908,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
             "roofline.device_memory")
         add("capacity", f"{name}_kv_room", f"{label}: room for KV per GPU", held["free"], units.bytes_(held["free"]),
             "roofline.device_memory")
-        add("capacity", f"{name}_max_batch", f"{label}: largest batch at this context", fit,
+        add("capacity", f"{name}_max_batch", f"{label}: largest batch at this context", math.floor(fit),
             units.whole(math.floor(fit)) + " sequences", "roofline.batch_that_fits")
     stages = deployment.n_domains
     bytes_avg = _effective_bytes_per_param(model, bytes_w, bytes_e)
@@ -909,7 +924,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
         label = f"PP over {stages} domains"
         add("capacity", "pp_weights_per_gpu", f"{label}: weights per GPU", weights_pp,
             units.bytes_(weights_pp), "pipeline_memory.memory_per_gpu")
-        add("capacity", "pp_max_batch", f"{label}: largest batch ({stages} micro-batches)", total_pp,
+        add("capacity", "pp_max_batch", f"{label}: largest batch ({stages} micro-batches)", math.floor(total_pp),
             units.whole(math.floor(total_pp)) + " sequences", "pipeline_memory.max_micro_batch, GLOBAL_BATCH")
 
     # Decode ------------------------------------------------------------------------------------------
@@ -947,7 +962,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
         units.rate(floor["tokens_per_s_per_seq"]), "roofline.decode_bound(batch=1)")
     fit = _fits_batch(model, deployment, fit_layout, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e,
                       kv_dtype=kv_dtype)
-    add("decode", "fit_limit", "largest batch that fits (headline layout)", fit,
+    add("decode", "fit_limit", "largest batch that fits (headline layout)", math.floor(fit),
         units.whole(math.floor(fit)) + " sequences", "roofline.batch_that_fits")
     operating, why = _operating_batch(step, fit=fit, batch=batch, latency_target=latency_target)
     add("decode", "batch", "operating batch", operating,
@@ -973,7 +988,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                                  expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
                                  layout=fit_layout, weight_dtype=bytes_w,
                                  expert_weight_dtype=bytes_e)
-    add("prefill", "t_prefill", "time to prefill the context", pre["t_prefill"],
+    add("prefill", "t_prefill", "prefill time per context, every GPU busy with prompts", pre["t_prefill"],
         units.seconds(pre["t_prefill"]) + ("" if pre["fits"] else " (if it fitted: the weights do not)"),
         "roofline.prefill_bound")
     add("prefill", "input_tokens_per_s", "input tokens/s, whole deployment", pre["input_tokens_per_s"],
@@ -984,21 +999,35 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     # Requests --------------------------------------------------------------------------------------
     serving = None
     if len_in is not None:
+        # one request alone: its TP group for attention and dense layers (stages in turn), its EP group for experts
+        group = ({} if degrees is None else
+                 {"dense_devices": degrees["tp"], "expert_devices": max(1, degrees["ep"] // degrees["pp"])})
         first = roofline.prefill_bound(model, deployment, len_in=len_in, hit_rate=hit, compute_dtype=compute,
                                        expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
-                                       layout=fit_layout, weight_dtype=bytes_w, expert_weight_dtype=bytes_e)
+                                       layout=fit_layout, weight_dtype=bytes_w, expert_weight_dtype=bytes_e,
+                                       **group)
         ttft = first["t_prefill"]
-        add("requests", "ttft", "time to first token (one request alone)", ttft, units.seconds(ttft),
-            "roofline.prefill_bound(len_in)")
+        on = ""
+        if group:
+            width = group["dense_devices"]
+            on = " on its own GPU" if width == 1 else f" on its own {units.whole(width)} GPUs"
+            if model.is_moe and group["expert_devices"] != width:
+                on += f" (experts over {units.whole(group['expert_devices'])})"
+        add("requests", "ttft", "time to first token (one request alone)", ttft, units.seconds(ttft) + on,
+            "roofline.prefill_bound(len_in, dense_devices, expert_devices)")
         if operating:
             decode_time = len_out * at["t"] / tau
             add("requests", "end_to_end", "end-to-end latency per request", ttft + decode_time,
                 f"{units.seconds(ttft + decode_time)} ({units.seconds(ttft)} + {units.whole(len_out)} tokens at "
                 f"{units.seconds(at['t'] / tau)} each, at the operating batch)",
                 "prefill_bound + len_out × decode_bound")
-            # Each request: its prefill on the whole deployment, then len_out steps shared with the batch
-            # (Chapter 8's "serving" rows are bounded the same way).
-            seconds = ttft + len_out * at["t"] / (operating * tau)
+            # Each request: its prefill's share of the whole deployment (a stream of prompts keeps every GPU
+            # busy), then len_out steps shared with the batch (Chapter 8's "serving" rows are bounded the same way).
+            busy = roofline.prefill_bound(model, deployment, len_in=len_in, hit_rate=hit, compute_dtype=compute,
+                                          expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
+                                          layout=fit_layout, weight_dtype=bytes_w,
+                                          expert_weight_dtype=bytes_e)["t_prefill"]
+            seconds = busy + len_out * at["t"] / (operating * tau)
             serving = len_out / seconds
             add("requests", "output_tokens_per_s", "output tokens/s, whole deployment (prefill included)", serving,
                 units.rate(serving), "len_out / (t_prefill + len_out · t_step / (B · tokens per step))")

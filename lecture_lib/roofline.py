@@ -662,7 +662,8 @@ def decode_bound(model, deployment, *, batch, len_ctx, weight_dtype: str = "fp8"
 @validate.reports_inputs
 def prefill_bound(model, deployment, *, len_in, hit_rate: float = 0.0, compute_dtype: str = "fp8",
                   expert_compute_dtype: str | None = None, attention_dtype: str | None = None,
-                  attention: bool = True, layout=None, weight_dtype="fp8", expert_weight_dtype=None) -> dict:
+                  attention: bool = True, layout=None, weight_dtype="fp8", expert_weight_dtype=None,
+                  dense_devices: int | None = None, expert_devices: int | None = None) -> dict:
     """The compute bound on prefilling prompts of ``len_in`` tokens, with a prefix-cache hit rate.
 
     ``t_prefill = len_in (1 − h) (2 N_other / FLOPs + 2 N_routed / FLOPs_expert + FLOP_attn / FLOPs_attn)``
@@ -674,9 +675,12 @@ def prefill_bound(model, deployment, *, len_in, hit_rate: float = 0.0, compute_d
     attend to contexts from ``h·len_in`` to ``len_in``, so FLOP_attn is taken at the mean context
     ``len_in (1 + h) / 2`` (un-absorbed form: prefill runs attention in full width).
 
-    The compute is spread evenly over the devices under every ``layout``; the layout (with ``weight_dtype``
-    and ``expert_weight_dtype``, the stored formats) sets only what each device holds:
-    ``"weights_per_device"`` and ``"fits"`` (the weights alone against one device's HBM).
+    The compute is spread evenly over the devices under every ``layout`` (a stream of prompts keeps every
+    device busy); the layout (with ``weight_dtype`` and ``expert_weight_dtype``, the stored formats) sets only
+    what each device holds: ``"weights_per_device"`` and ``"fits"`` (the weights alone against one device's HBM).
+    One request alone runs on its own replica: ``dense_devices`` (its TP group; pipeline stages run one after
+    another) for attention and everything but the routed experts, ``expert_devices`` (its EP group) for those;
+    each peak is then that many devices' share of the deployment's.
     Returns ``{"t_prefill", "input_tokens_per_s", "computed_tokens_per_s", ...}``: input tokens/s counts
     cached tokens too, as providers report it (DeepSeek's 73.7k/s "including cache hits").
     """
@@ -692,13 +696,18 @@ def prefill_bound(model, deployment, *, len_in, hit_rate: float = 0.0, compute_d
         raise ValueError(f"hit_rate must be in [0, 1) (1 would mean nothing to compute), got {hit_rate!r}")
     expert_compute_dtype = compute_dtype if expert_compute_dtype is None else expert_compute_dtype
     attention_dtype = compute_dtype if attention_dtype is None else attention_dtype
+    n_all = getattr(deployment, "n_chips", 1)
+    dense_share, expert_share = (1.0 if count is None else validate.integer(label, count, maximum=n_all) / n_all
+                                 for label, count in (("dense_devices", dense_devices),
+                                                      ("expert_devices", expert_devices)))
     split = _moe_split(model)
     attn = attention_flops(model, len_in * (1 + hit_rate) / 2) if attention else 0.0
     seconds = T_PREFILL_MIXED(len_in=len_in, hit=hit_rate, N_active=model.params_active, L_moe=split["L_moe"],
                               k_active=split["k"], N_expert=split["N_expert"], flops_attn=attn,
-                              FLOPs=_peak(deployment, compute_dtype),
-                              FLOPs_expert=_peak(deployment, expert_compute_dtype, "expert_compute_dtype"),
-                              FLOPs_attn=_peak(deployment, attention_dtype, "attention_dtype"),
+                              FLOPs=_peak(deployment, compute_dtype) * dense_share,
+                              FLOPs_expert=_peak(deployment, expert_compute_dtype, "expert_compute_dtype")
+                              * expert_share,
+                              FLOPs_attn=_peak(deployment, attention_dtype, "attention_dtype") * dense_share,
                               allow_zero=("hit", "flops_attn", "L_moe", "N_expert"))
     held = device_memory(model, deployment, layout=chosen, weight_dtype=weight_dtype,
                          expert_weight_dtype=expert_weight_dtype)

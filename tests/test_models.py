@@ -505,3 +505,14 @@ def test_sparse_attention_on_a_sliding_window_model_reads_top_k_in_every_layer_o
 
     sparse = dataclasses.replace(models.get("gemma-3-27b"), name="gemma-sparse", attention_topk=512)
     assert sparse.kv_bytes_read_per_token(2, context_len=100_000) == pytest.approx(62 * 2 * 16 * 128 * 2 * 512 / 100_000)
+
+
+def test_the_library_reference_lists_every_preset():
+    """docs/library.md names the presets a planner user can type; an engineer found three missing (2026-12-02)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "library.md").read_text()
+    start = text.index('m = models.get("deepseek-v3")')
+    listed = text[start:text.index("models.names() lists them", start)]
+    missing = [name for name in models.names() if name not in listed]
+    assert not missing, f"docs/library.md's preset list leaves out {missing}"

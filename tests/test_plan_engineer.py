@@ -221,3 +221,67 @@ def test_a_tpu_plan_says_chip_not_gpu_and_an_unquoted_name_gets_a_hint():
     assert "each GPU's" in planner.plan(PHI_4, "H100", price_per_gpu_hour=1, len_ctx=4096).text()
     out = _cli("llama-3.1-8b", "TPU", "v5e", "--gpus", "4", "--price", "1", "--context", "4096")
     assert out.returncode == 2 and '"TPU v5e"' in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+# --- the second engineer's walk (2026-12-02): three real configs again -----------------------------------------
+
+def test_the_headline_moe_layout_is_never_one_the_capacity_table_refuses():
+    """Qwen3-30B-A3B's 128 experts on a 72-GPU NVL72: before, the headline ran "DP 72, EP 72" while the table
+    refused that very layout (128 % 72). Now every GPU holds 2 expert slots (16 redundant copies, as an EP load
+    balancer places them), the table and the headline agree, and the plan says so."""
+    p = _plan(QWEN3_30B_A3B, "GB200 NVL72", len_ctx=4500)
+    got = p.numbers
+    assert got["inputs"]["parallel"] == {"tp": 1, "pp": 1, "ep": 72, "dp": 72}
+    assert got["capacity"]["dp_ep_max_batch"] is not None
+    assert got["decode"]["fit_limit"] == got["capacity"]["dp_ep_max_batch"]
+    notes = " ".join(row.text for row in p.rows if row.key.startswith("parallel_note"))
+    assert "2 expert slots" in notes and "16 of the 144" in notes
+    d = collectives.deployment(hardware.get_system("GB200 NVL72"))
+    padded = roofline.device_memory(p.model, d, layout=roofline.Layout(attention_tp=1, redundant_experts=16),
+                                    weight_dtype=2.0, kv_dtype="bf16")
+    assert got["capacity"]["dp_ep_weights_per_gpu"] == pytest.approx(padded["weights"])
+    plain = roofline.device_memory(p.model, d, layout="dp_ep", weight_dtype=2.0, kv_dtype="bf16")
+    assert padded["weights"] > plain["weights"]          # the copies cost memory
+    # and the same layout is accepted when given: --ep 72 with DP attention
+    explicit = _plan(QWEN3_30B_A3B, "GB200 NVL72", len_ctx=4500, tp=1, ep=72)
+    assert explicit.numbers["decode"]["fit_limit"] == got["decode"]["fit_limit"]
+
+
+def test_time_to_first_token_runs_one_request_on_its_own_replica():
+    """phi-4 on 8 H100s as TP2 × DP4: a lone request's prefill runs on its TP pair, so it takes 4× what the
+    whole deployment spends per prompt when every replica is busy (before, 7.36 ms instead of about 29 ms)."""
+    p = _plan(PHI_4, n_chips=8, tp=2, len_ctx=None, len_in=2000, len_out=500)
+    lone = p.numbers["requests"]["ttft"]
+    d = collectives.deployment(hardware.get("H100"), n_chips=8)
+    shared = roofline.prefill_bound(p.model, d, len_in=2000, compute_dtype="bf16", weight_dtype=2.0)["t_prefill"]
+    assert lone == pytest.approx(4 * shared, rel=1e-9)
+    assert "on its own 2 GPUs" in next(row.text for row in p.rows if row.key == "ttft")
+    # serving throughput still counts each prompt's share of the whole deployment, not the lone request's time
+    serving = p.numbers["requests"]["output_tokens_per_s"]
+    at = p.numbers["decode"]
+    assert serving == pytest.approx(500 / (shared + 500 * at["step_time"] / at["batch"]), rel=1e-9)
+
+
+def test_an_moe_request_alone_runs_its_experts_over_the_ep_group_and_the_rest_on_one_gpu():
+    p = _plan(QWEN3_30B_A3B, "GB200 NVL72", len_ctx=None, len_in=4000, len_out=1000)
+    d = collectives.deployment(hardware.get_system("GB200 NVL72"))
+    lone = roofline.prefill_bound(p.model, d, len_in=4000, compute_dtype="bf16", weight_dtype=2.0,
+                                  dense_devices=1, expert_devices=72)["t_prefill"]
+    spread = roofline.prefill_bound(p.model, d, len_in=4000, compute_dtype="bf16", weight_dtype=2.0)["t_prefill"]
+    assert p.numbers["requests"]["ttft"] == pytest.approx(lone)
+    assert lone > 10 * spread
+    assert "on its own GPU (experts over 72)" in next(row.text for row in p.rows if row.key == "ttft")
+
+
+def test_batches_in_the_json_are_whole_sequences():
+    p = _plan(QWEN3_32B_AWQ, "A100", n_chips=1)
+    got = json.loads(p.to_json())
+    rows = [got["decode"]["fit_limit"]] + [v for k, v in got["capacity"].items() if k.endswith("max_batch")]
+    assert len(rows) > 2 and all(isinstance(row["value"], int) or row["value"] is None for row in rows), rows
+
+
+@pytest.mark.parametrize("count", [0, 9, 2.5])
+def test_prefill_devices_are_checked_by_name(count):
+    d = collectives.deployment(hardware.get("H100"), n_chips=8)
+    with pytest.raises(ValueError, match="dense_devices"):
+        roofline.prefill_bound("llama-3-70b", d, len_in=1000, compute_dtype="bf16", dense_devices=count)

@@ -213,3 +213,19 @@ def test_readouts_show_text_not_escaped_markup(cls):
     explorer = cls()
     shown = explorer.readout.value
     assert "&lt;" not in shown and "&amp;" not in shown, shown[:300]
+
+
+def test_a_linear_slider_reads_half_a_month_as_0_5_not_0_500():
+    """The page formats a slider's readout with d3-format, whose plain "g" keeps trailing zeros ("0.500"); the
+    default trims them (a learner read "deployment (months) 0.500", issue 29). The static site reads the same spec."""
+    import importlib.util
+    from pathlib import Path
+
+    months = sliders.slider("deployment (months)", 0.5, 0.5, 24, 0.5)
+    assert months.readout_format == ".3"          # d3: no type is "~g", trailing zeros trimmed
+    spec = importlib.util.spec_from_file_location("build_site", Path(__file__).resolve().parents[1] / "tools" /
+                                                  "build_site.py")
+    build_site = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_site)
+    assert build_site._number(0.5, months.readout_format) == "0.5"
+    assert build_site._number(12.0, months.readout_format) == "12"

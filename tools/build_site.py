@@ -160,6 +160,8 @@ class StaticWidgets:
 
 def _number(value, spec: str) -> str:
     try:
+        if spec and not spec[-1].isalpha() and spec[-1] != "%":   # d3's no-type spec is ~g: Python's g trims too
+            spec += "g"
         return format(float(value), spec)
     except (TypeError, ValueError):
         return str(value)

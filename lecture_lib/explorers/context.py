@@ -346,7 +346,7 @@ class TierExplorer(base.Explorer):
                 ("drain-time rule picks", context.tier_by_drain_time(values["hold"]))]
         rows.insert(0, ("your hold time", units.duration(values["hold"])))
         rows += [(f"{frm} → {to}", units.duration(when)) for when, frm, to in context.envelope_crossovers(**kw)]
-        rows += [("drain times (device / board)", ", ".join(f"{t.name} {units.duration(t.drain_time)} / "
+        rows += [("drain times (device / board)", ", ".join(f"{t.name} {units.duration(t.drain_time, 3)} / "
                                                             f"{context.LECTURE_DRAIN_LABELS[t.name]}"
                                                             for t in context.TIERS))]
         return rows, changed

@@ -397,8 +397,11 @@ ARIA_VALUETEXT_SCRIPT = """
 
 
 def slider(description: str, value: float, low: float, high: float, step: float, *,
-           readout_format: str = ".3g") -> widgets.FloatSlider:
-    """A linear slider for a quantity within one decade (price, efficiency)."""
+           readout_format: str = ".3") -> widgets.FloatSlider:
+    """A linear slider for a quantity within one decade (price, efficiency).
+
+    ``readout_format`` is a d3-format spec, as the page reads it: the default ``.3`` (no type: d3's ``~g``) writes
+    0.5 as "0.5", where d3's plain ``g`` keeps trailing zeros ("0.500") and Python's drops them."""
     from lecture_lib import validate
 
     value, low, high = _check_range(description, value, low, high)

@@ -45,6 +45,18 @@ def test_pages_are_self_contained(site):
         assert f'src="https://{external}' not in page, f"a script loads from {external}"
 
 
+def test_each_page_is_titled_by_its_chapter(site):
+    """A browser tab or bookmark reads the chapter's own title, not nbconvert's default "Notebook" (issue 31)."""
+    import re
+
+    for page in pages(site):
+        if page.name == "index.html":
+            continue
+        title = re.search(r"<title>(.*?)</title>", page.read_text(), flags=re.S).group(1)
+        heading = re.search(r"<h1[^>]*>(.*?)<", page.read_text(), flags=re.S).group(1).strip()
+        assert title.startswith(heading[:30]) and "The math behind" in title, (page.name, title, heading)
+
+
 def pages(site):
     return sorted(site.rglob("*.html"))
 

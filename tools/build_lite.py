@@ -175,7 +175,9 @@ INSTALL_NOTE = (
     "**In JupyterLite, run the next cell first.** It installs the course's library (`lecture-lib`) into this "
     "tab's Python from the wheels bundled in the site; every notebook needs it, once per kernel. numpy and "
     "matplotlib come from Pyodide's CDN, so keep the browser online.\n\n</div>")
-INSTALL_CELL = "%pip install lecture-lib"
+# The import right after the install reports a numpy or matplotlib that Pyodide could not fetch in one plain
+# sentence (lecture_lib's warning), before any chapter cell fails on `import numpy` with a traceback.
+INSTALL_CELL = "%pip install lecture-lib\nimport lecture_lib"
 LITE_EXERCISES_BANNER = (
     "<div style=\"border-left:4px solid #1f77b4;padding:6px 12px;background:#f5f9ff\">\n\n"
     "**Exercises.** Work each problem in its cell: replace `answer = ...` with your own work, then run the "

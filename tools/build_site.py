@@ -362,6 +362,9 @@ def chapters(selected: list[str] | None, folder: Path = NOTEBOOKS) -> list[Path]
     return paths
 
 
+SITE_TITLE = "The math behind how LLMs are trained and served"
+
+
 def title_of(notebook, fallback: str) -> str:
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
@@ -416,7 +419,7 @@ def write_index(output: Path, entries: list[tuple[str, str]], practice: list[tup
     problems = (f"<h2>Practice problems</h2><p>Each chapter's problems (open them in JupyterLab to have your "
                 f"answers checked).</p><ol>{problems}</ol>") if problems else ""
     (output / "index.html").write_text(f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>The math behind how LLMs are trained and served</title>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(SITE_TITLE)}</title>
 <style>body{{font-family:sans-serif;max-width:860px;margin:40px auto;line-height:1.5;padding:0 12px}}</style>
 </head><body>
 <h1>The math behind how LLMs are trained and served</h1>
@@ -442,8 +445,10 @@ def build(output: Path, selected: list[str] | None = None) -> None:
             name = site_target(path)
             notebook = execute(path, name, exercise=exercise)
             frozen = freeze_widgets(notebook)
+            title = title_of(notebook, path.stem)
+            notebook.metadata["title"] = f"{title} · {SITE_TITLE}"     # the tab's title (nbconvert's <title>)
             (output / name).write_text(to_html(notebook, name), encoding="utf-8")
-            listing.append((name, title_of(notebook, path.stem)))
+            listing.append((name, title))
             print(f"{name}: {frozen} widget outputs frozen, {time.monotonic() - started:.1f} s", flush=True)
     write_index(output, entries, practice)
     print(f"static site in {output} ({len(entries)} chapters, {len(practice)} exercise pages); "

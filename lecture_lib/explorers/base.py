@@ -62,6 +62,10 @@ STATUS_MARKS = {"bad": "✗ ", "ok": "✓ ", "note": "⚠\ufe0e "}
 
 
 
+# A readout value longer than this takes the whole width where the readout is laid out as a grid (the projector).
+WIDE_VALUE = 60
+
+
 def readout_table(rows: list[tuple]) -> str:
     """HTML for the readout panel: label/value pairs, values in bold.
 
@@ -73,7 +77,8 @@ def readout_table(rows: list[tuple]) -> str:
         status = status[0] if status else None
         style = f";color:{STATUS_COLORS[status]}" if status else ""
         mark = STATUS_MARKS.get(status, "")
-        body.append(f"<tr class='lecture-row-{status or 'plain'}' style='{style[1:]}'>"
+        wide = " lecture-row-wide" if len(value) > WIDE_VALUE else ""     # a quote, a source: a line of its own
+        body.append(f"<tr class='lecture-row-{status or 'plain'}{wide}' style='{style[1:]}'>"
                     f"<td style='padding:1px 10px 1px 0'>{html.escape(label)}</td>"
                     f"<td style='padding:1px 0;overflow-wrap:anywhere'><b>{mark}{html.escape(value)}</b></td></tr>")
     return f"<table style='font-size:13px;line-height:1.35'>{''.join(body)}</table>"

@@ -134,7 +134,7 @@ present: $(VENV)/.present-installed
 		|| exit 1; \
 	echo "LECTURE_PRESENT=$(LECTURE_PRESENT) voila $(PRESENT_NOTEBOOK) --port=$$port"; \
 	LECTURE_PRESENT=$(LECTURE_PRESENT) JUPYTER_PATH="$(CURDIR)/tools/present" \
-		$(VENV)/bin/voila "$(PRESENT_NOTEBOOK)" --port=$$port $(PRESENT_FLAGS)
+		$(PY) tools/present/voila_sliced.py "$(PRESENT_NOTEBOOK)" --port=$$port $(PRESENT_FLAGS)
 
 # `make site`: every chapter executed, as static HTML in site/ (explorer figures as images,
 # MathJax bundled); open site/index.html, or `make site-serve`.

@@ -412,6 +412,26 @@ class Move:
     error_before: str | None = None     # ... and before it (an explorer already broken)
 
 
+def press_covers(page, *, timeout: float = 30.0) -> int:
+    """Press every visible "Show it anyway" of a page's covers (JupyterLab's or the projector's), as a learner who
+    skips the guesses would; a button that vanishes between the count and the click is counted again, not waited
+    for. Returns how many were pressed."""
+    pressed = 0
+    deadline = time.monotonic() + timeout
+    buttons = page.locator(".lecture-cover-bar button:visible")
+    while buttons.count() and time.monotonic() < deadline:
+        try:
+            buttons.first.click(timeout=10_000)
+        except Exception:       # a button still being laid out on a busy machine: the DOM's own click
+            try:
+                buttons.first.evaluate("button => button.click()", timeout=2_000)
+            except Exception:   # the cover opened meanwhile (the page removed its bar): count again
+                continue
+        pressed += 1
+        page.wait_for_timeout(200)
+    return pressed
+
+
 @dataclass
 class NotebookSession:
     """One notebook open in its own browser context (close it to end its kernel too)."""
@@ -554,20 +574,7 @@ class NotebookSession:
     def open_covers(self, *, timeout: float = 30.0) -> int:
         """Press "Show it anyway" on every cover (lecture_lib.explorers.predict), as a learner who skips the
         guesses would, so the explorers held back until a reveal are on the page. Returns how many were pressed."""
-        pressed = 0
-        deadline = time.monotonic() + timeout
-        buttons = self.page.locator(".lecture-cover-bar button:visible")
-        while buttons.count() and time.monotonic() < deadline:
-            try:
-                buttons.first.click(timeout=10_000)
-            except Exception:       # a button still being laid out on a busy machine: the DOM's own click
-                try:
-                    buttons.first.evaluate("button => button.click()", timeout=2_000)
-                except Exception:   # the cover opened meanwhile (the page removed its bar): count again
-                    continue
-            pressed += 1
-            self.page.wait_for_timeout(200)
-        return pressed
+        return press_covers(self.page, timeout=timeout)
 
     def figure_names(self) -> list[dict]:
         """What a screen reader gets for each explorer figure: the element's tag and its ``title``

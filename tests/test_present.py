@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import free_port
+from browser_support import free_port, press_covers
 
 REPO = Path(__file__).resolve().parents[1]
+VOILA = REPO / "tools" / "present" / "voila_sliced.py"      # what `make present` runs: Voila with sliced reads
 CHAPTER = REPO / "notebooks" / "01_batch_size_cost_and_speed.ipynb"
 SCREEN = {"width": 1280, "height": 800}
 
@@ -71,7 +72,7 @@ def running_voila(notebook: Path):
                 "JUPYTER_CONFIG_DIR": str(base / "config"), "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
                 "JUPYTER_DATA_DIR": str(base / "data"), "IPYTHONDIR": str(base / "ipython")})
     log = open(base / "voila.log", "wb")
-    process = subprocess.Popen([sys.executable, "-m", "voila", str(notebook), f"--port={port}", *present_flags()],
+    process = subprocess.Popen([sys.executable, str(VOILA), str(notebook), f"--port={port}", *present_flags()],
                                cwd=base, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -141,10 +142,7 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
                                    .filter(b => b.textContent.trim() === 'Reveal' && b.offsetParent !== null).length""")
         assert reveals == 1, f"{reveals} Reveal buttons for one question"
         # a presenter skips the guesses: every cover opens, and what it held back loads
-        covers = page.locator(".lecture-cover-bar button:visible")
-        while covers.count():
-            covers.first.click()
-            page.wait_for_timeout(300)
+        assert press_covers(page) >= 1
         page.wait_for_function(
             """() => [...document.querySelectorAll('img.lecture-figure')].every(i => i.complete && i.naturalWidth > 0)""",
             timeout=60_000, polling=250)
@@ -227,7 +225,7 @@ def test_each_closed_page_load_leaves_no_kernel_behind(tmp_path):
                 "JUPYTER_DATA_DIR": str(tmp_path / "data"), "IPYTHONDIR": str(tmp_path / "ipython")})
     log_path = tmp_path / "voila.log"
     with open(log_path, "wb") as log:
-        process = subprocess.Popen([sys.executable, "-m", "voila", str(CHAPTER), f"--port={port}", *flags],
+        process = subprocess.Popen([sys.executable, str(VOILA), str(CHAPTER), f"--port={port}", *flags],
                                    cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL)
         try:
@@ -283,10 +281,7 @@ def test_every_explorer_fits_the_projector_height(chapter, browser):
             page.wait_for_function("() => document.querySelectorAll('.lecture-explorer, .lecture-cover-bar button').length > 0",
                                    timeout=180_000, polling=250)
             page.wait_for_timeout(1000)
-            covers = page.locator(".lecture-cover-bar button:visible")
-            while covers.count():
-                covers.first.click()
-                page.wait_for_timeout(300)
+            press_covers(page)
             page.wait_for_function(
                 """() => [...document.querySelectorAll('img.lecture-figure')].length > 0 &&
                          [...document.querySelectorAll('img.lecture-figure')].every(i => i.complete && i.naturalWidth > 0)""",

@@ -35,7 +35,7 @@ import math
 
 from . import validate
 from .hardware import ChipAggregate
-from .formula import Formula
+from .formula import Formula, simplify, solve
 import sympy as sp
 
 from .symbols import (B, FLOPs, N_total, alpha_base, alpha_step, b_dev, b_dev_star, bw_link, bytes_grad,
@@ -292,7 +292,7 @@ DP_COMM = Formula(t_comm, ALL_REDUCE.rhs.subs({bytes_msg: N_total * bytes_grad, 
                   domain=n_dp >= 1)
 DP_COMPUTE = Formula(t_compute, 4 * b_dev * N_total / FLOPs,
                      source="scaling book training.md: the backward pass, 4 FLOPs per parameter per token")
-DP_CRITICAL_BATCH = Formula(b_dev_star, sp.solve(sp.Eq(DP_COMM.rhs, DP_COMPUTE.rhs), b_dev)[0],
+DP_CRITICAL_BATCH = Formula(b_dev_star, solve(sp.Eq(DP_COMM.rhs, DP_COMPUTE.rhs), b_dev)[0],
                             source="t_comm = t_compute solved for b_dev; scaling book training.md "
                                    "(B/X > C/W_ici) and gpus.md (~2200 tokens per H100 in a node as DP -> oo; "
                                    "1,924 exactly for DP = 8)",
@@ -305,7 +305,7 @@ TP_COMM = Formula(t_comm, ALL_REDUCE.rhs.subs({bytes_msg: B * d_model * bytes_va
                   domain=n_tp >= 1)
 TP_COMPUTE = Formula(t_compute, 2 * B * n_mats * d_model * d_ff / (n_tp * FLOPs),
                      source="2 FLOPs per multiply-add over 1/TP of the MLP's weights")
-TP_CRITICAL_D_FF = Formula(d_ff_star, sp.solve(sp.Eq(TP_COMM.rhs, TP_COMPUTE.rhs), d_ff)[0],
+TP_CRITICAL_D_FF = Formula(d_ff_star, solve(sp.Eq(TP_COMM.rhs, TP_COMPUTE.rhs), d_ff)[0],
                            source="t_comm = t_compute solved for d_ff (B cancels); scaling book "
                                   "training.md (F/Y > C/W) and gpus.md (Y < F/2200 on H100 NVLink as TP -> oo; "
                                   "d_ff/8 > 1,924 exactly at TP = 8)",
@@ -319,7 +319,7 @@ EP_COMM = Formula(t_comm, 2 * ALL_TO_ALL.rhs.subs({bytes_msg: n_ep * b_dev * k_a
                   domain=n_ep >= 1)
 EP_COMPUTE = Formula(t_compute, 2 * b_dev * k_active * n_mats * d_model * d_ff / FLOPs,
                      source="with even routing each device runs b_dev k expert-token products of 2 N_expert FLOPs")
-EP_CRITICAL_D_FF = Formula(d_ff_star, sp.solve(sp.Eq(EP_COMM.rhs, EP_COMPUTE.rhs), d_ff)[0],
+EP_CRITICAL_D_FF = Formula(d_ff_star, solve(sp.Eq(EP_COMM.rhs, EP_COMPUTE.rhs), d_ff)[0],
                            source="t_comm = t_compute solved for the expert's d_ff (b_dev cancels); scaling "
                                   "book gpus.md (EP is cheap when F > 8 C/W_node across nodes)",
                            domain=n_ep >= 1)

@@ -29,7 +29,7 @@ import sympy as sp
 
 from . import hardware, models, roofline, validate
 from .catalogue import Catalogue
-from .formula import Formula
+from .formula import Formula, simplify, solve
 from .symbols import (B, FLOPs, N_active, T_hold, attn_layers, attn_sparsity, bw_tier,
                       bytes_kv, bytes_tok, c_hold, c_retrieve, cap_tier, cost_kv, cost_rel,
                       flops_attn, head_dim, kv_heads, kv_layers, len_attn, len_cover, len_ctx, len_ctx_star,
@@ -53,7 +53,7 @@ LECTURE_DRAIN_LABELS = {"HBM": "20 ms", "host DRAM": "1-10 s", "flash": "~1 min"
 T_COMPUTE = roofline.T_COMPUTE
 T_MEM = roofline.T_MEM
 T_STEP = roofline.T_STEP
-KINK_CONTEXT = Formula(len_kink, sp.solve(sp.Eq(roofline.T_COMPUTE.rhs, roofline.T_MEM.rhs), len_ctx)[0],
+KINK_CONTEXT = Formula(len_kink, solve(sp.Eq(roofline.T_COMPUTE.rhs, roofline.T_MEM.rhs), len_ctx)[0],
                        source="lecture 01:34:24 (E6.1): the context where t_mem catches up with the flat t_compute",
                        note="at a finite batch the weight fetch uses some bandwidth, so the kink comes earlier "
                             "than the large-batch (Goldilocks) context",
@@ -61,21 +61,21 @@ KINK_CONTEXT = Formula(len_kink, sp.solve(sp.Eq(roofline.T_COMPUTE.rhs, roofline
 RELATIVE_COST = Formula(cost_rel, sp.Max(1, len_ctx / len_ctx_star),
                         source="lecture 01:34:24-01:35:36: at a large batch, cost per token is flat up to the "
                                "crossover and grows in proportion to context after it")
-LONG_TIER_COVERS = Formula(len_cover, sp.solve(sp.Eq(RELATIVE_COST.rhs.args[1], price_step), len_ctx)[0],
+LONG_TIER_COVERS = Formula(len_cover, solve(sp.Eq(RELATIVE_COST.rhs.args[1], price_step), len_ctx)[0],
                            source="course derivation from E6.1: a long-context price r times the short one "
                                   "pays for contexts up to r times the crossover")
 
 # =============================================================== E6.2 bytes per token from the price step
 _T_KV_BOARD = B * len_ctx * bytes_tok / mem_bw
 KV_BYTES_FROM_PRICE_STEP_BOARD = Formula(
-    bytes_tok, sp.solve(sp.Eq(_T_KV_BOARD, roofline.T_COMPUTE_BOARD.rhs), bytes_tok)[0],
+    bytes_tok, solve(sp.Eq(_T_KV_BOARD, roofline.T_COMPUTE_BOARD.rhs), bytes_tok)[0],
     source="lecture 01:36:14-01:37:52 (E6.2): KV time = compute time at the price step; B cancels")
 KV_BYTES_FROM_PRICE_STEP = Formula(
-    bytes_tok, sp.solve(sp.Eq(roofline.T_KV.rhs, roofline.T_COMPUTE.rhs), bytes_tok)[0],
+    bytes_tok, solve(sp.Eq(roofline.T_KV.rhs, roofline.T_COMPUTE.rhs), bytes_tok)[0],
     source="lecture 01:36:14 (E6.2), with 2 FLOPs per multiply-add")
-_FLOPS_FROM_RATIO = sp.solve(sp.Eq(roofline.HARDWARE_RATIO.rhs, ratio_hw), FLOPs)[0]
+_FLOPS_FROM_RATIO = solve(sp.Eq(roofline.HARDWARE_RATIO.rhs, ratio_hw), FLOPs)[0]
 KV_BYTES_FROM_RATIO = Formula(
-    bytes_tok, sp.simplify(KV_BYTES_FROM_PRICE_STEP.rhs.subs(FLOPs, _FLOPS_FROM_RATIO)),
+    bytes_tok, simplify(KV_BYTES_FROM_PRICE_STEP.rhs.subs(FLOPs, _FLOPS_FROM_RATIO)),
     source="lecture 01:37:28: 1/300 x 100B/200K, with the hardware ratio R = multiplies x bytes per weight "
            "/ bytes per second",
     note="bytes_param is the width of the multiplies: 1 for FP8 (the lecture's 1/300 per byte), 0.5 for FP4, "
@@ -100,13 +100,13 @@ T_STEP_PASS = Formula(t, sp.Max(T_COMPUTE_PASS.rhs, roofline.T_MEM.rhs),
                              "new tokens' own KV stays on chip")
 TIME_PER_TOKEN = Formula(t_token, T_STEP_PASS.rhs / (B * len_pass),
                          source="lecture 01:45:13 (P6.2): time per token against len_pass")
-PASS_CROSSOVER = Formula(len_pass, sp.solve(sp.Eq(T_COMPUTE_PASS.rhs, roofline.T_MEM.rhs), len_pass)[0],
+PASS_CROSSOVER = Formula(len_pass, solve(sp.Eq(T_COMPUTE_PASS.rhs, roofline.T_MEM.rhs), len_pass)[0],
                          source="lecture 01:47:43: 'it still crosses': the len_pass where memory per token "
                                 "drops below compute per token")
 _prefill_time = 2 * N_active / FLOPs / mfu_prefill     # time per prefill token at its MFU
 _decode_time = 2 * N_active / FLOPs / mfu_decode
 DECODE_MFU_FROM_PRICES = Formula(
-    mfu_decode, sp.solve(sp.Eq(_decode_time / _prefill_time, price_output / price_input), mfu_decode)[0],
+    mfu_decode, solve(sp.Eq(_decode_time / _prefill_time, price_output / price_input), mfu_decode)[0],
     source="lecture 01:41:23-01:47:43: prices ∝ time per token, so output/input = 5 means decode MFU ≈ 1/5 "
            "of prefill's")
 
@@ -114,7 +114,7 @@ DECODE_MFU_FROM_PRICES = Formula(
 ATTENTION_FLOPS = Formula(flops_attn, 4 * attn_layers * q_heads * head_dim * len_ctx,
                           source="lecture 01:51:01 (E6.5); QK^T and AV, 2 FLOPs per multiply-add per head per "
                                  "layer per earlier token")
-ATTENTION_EQUALS_WEIGHTS = Formula(len_attn, sp.solve(sp.Eq(ATTENTION_FLOPS.rhs, 2 * N_active), len_ctx)[0],
+ATTENTION_EQUALS_WEIGHTS = Formula(len_attn, solve(sp.Eq(ATTENTION_FLOPS.rhs, 2 * N_active), len_ctx)[0],
                                    source="course derivation from E6.5: the context where attention FLOPs "
                                           "equal the weights' 2 N_active")
 
@@ -128,7 +128,7 @@ REMAT_COST = Formula(c_retrieve, 2 * N_active / FLOPs * price_device,
 COST_OF_HOLD = Formula(cost_kv, c_retrieve + T_hold * c_hold,
                        source="lecture 01:55:39 (E6.6): Cost(T_hold) = C_retrieve + T_hold C_hold")
 DRAIN_TIME_RULE = Formula(
-    T_hold, sp.solve(sp.Eq(RETRIEVE_COST.rhs, T_hold * HOLD_COST.rhs), T_hold)[0],
+    T_hold, solve(sp.Eq(RETRIEVE_COST.rhs, T_hold * HOLD_COST.rhs), T_hold)[0],
     source="lecture 02:00:35-02:02:49 (E6.7): hold cost = retrieve cost when T_hold = Cap / BW")
 TIER_DRAIN_TIME = Formula(t_drain_tier, cap_tier / bw_tier, source="lecture 02:01:44: the tier's drain time")
 

@@ -34,6 +34,67 @@ def _min_of(args, axis=0):
 _NUMPY_MODULES = [{"amax": _max_of, "amin": _min_of}, "numpy"]
 
 
+# --- derivations remembered across processes ------------------------------------------------------------------
+# The physics modules derive many of their formulas when they are imported (``solve`` an equality for the
+# unknown, ``simplify`` a substitution): about 6 s of SymPy on every kernel start, for the same answers each time.
+# ``solve`` and ``simplify`` below are SymPy's, remembered in a folder (LECTURE_CACHE_DIR, else
+# ~/.cache/lecture_lib): the key is the SymPy version, the operation and the exact input (``srepr``), so an edited
+# equation is simply derived afresh. A folder that cannot be read or written only means deriving again.
+
+def _cache_folder():
+    import os
+    from pathlib import Path
+
+    given = os.environ.get("LECTURE_CACHE_DIR")
+    base = Path(given) if given else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lecture_lib"
+    return base / f"derivations-sympy-{sp.__version__}"
+
+
+def _remembered(name: str, operation, args: tuple, kwargs: dict):
+    import hashlib
+    import os
+    import pickle
+
+    key = hashlib.sha256(f"{name}|{sp.srepr(args)}|{sorted(kwargs.items())!r}".encode()).hexdigest()[:32]
+    path = _cache_folder() / f"{name}-{key}.pickle"
+    try:
+        with open(path, "rb") as stream:
+            return pickle.load(stream)
+    except Exception:          # absent, unreadable or from another build: derive it
+        pass
+    result = operation(*args, **kwargs)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.part")
+        with open(partial, "wb") as stream:
+            pickle.dump(result, stream, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(partial, path)          # whole or not at all, whichever process writes first
+    except OSError:
+        pass
+    return result
+
+
+def _symbolic(name: str, value):
+    """``value`` if it is SymPy (or a list or tuple of SymPy); text is refused, never parsed."""
+    parts = value if isinstance(value, (list, tuple)) else [value]
+    if not parts or not all(isinstance(part, sp.Basic) for part in parts):
+        raise ValueError(f"{name} must be a SymPy expression or equation (or a list of them), got "
+                         f"{validate._describe(value)}")
+    return value
+
+
+def solve(equations, *unknowns, **options):
+    """``sympy.solve``, remembered across processes (see above); for the derivations the modules make on import."""
+    for index, unknown in enumerate(unknowns):
+        _symbolic(f"unknowns[{index}]", unknown)
+    return _remembered("solve", sp.solve, (_symbolic("equations", equations), *unknowns), options)
+
+
+def simplify(expression, **options):
+    """``sympy.simplify``, remembered across processes like :func:`solve`."""
+    return _remembered("simplify", sp.simplify, (_symbolic("expression", expression),), options)
+
+
 class Formula:
     """An equation ``lhs = rhs`` in SymPy that can be shown, derived with, evaluated and tested.
 

@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 
 from . import hardware, models, validate
-from .formula import Formula
+from .formula import Formula, simplify, solve
 from .roofline import T_WEIGHTS
 from .symbols import (FLOPs, N_expert, N_fit, bw_out, bw_up, bytes_a2a, bytes_value, bytes_param, d_model,
                       experts_per_gpu, f_cross, gpus_per_rack, hbm_capacity, k_active, link_ratio, n_ep,
@@ -56,7 +56,7 @@ A2A_BYTES_PER_TOKEN = Formula(
 SAME_RACK_PROBABILITY = Formula(
     sp.Symbol("p_same", positive=True), gpus_per_rack / (n_racks * gpus_per_rack),
     source="uniform routing: the destination GPU is any of R*G GPUs, G of them in the sender's rack")
-CROSS_RACK_FRACTION = Formula(f_cross, sp.factor(sp.simplify(1 - SAME_RACK_PROBABILITY.rhs)),
+CROSS_RACK_FRACTION = Formula(f_cross, sp.factor(simplify(1 - SAME_RACK_PROBABILITY.rhs)),
                               source="lecture 00:39:13 (E2.3): two racks -> half the tokens leave; "
                                      "general R from uniform routing (lecture notes [I])",
                               domain=n_racks >= 1)
@@ -68,10 +68,10 @@ LINK_RATIO = Formula(link_ratio, bw_up / bw_out,
 # over NVLink. The two kinds of link work in parallel, so the slower share sets the time.
 _SHARE_INSIDE = tokens_gpu * bytes_a2a * (1 - f_cross) / bw_up
 _SHARE_CROSS = tokens_gpu * bytes_a2a * f_cross / bw_out
-T_A2A_INSIDE = Formula(t_a2a_in, sp.simplify(_SHARE_INSIDE.subs(f_cross, CROSS_RACK_FRACTION.rhs)),
+T_A2A_INSIDE = Formula(t_a2a_in, simplify(_SHARE_INSIDE.subs(f_cross, CROSS_RACK_FRACTION.rhs)),
                        source="course model of lecture 00:39:13: the in-rack share over NVLink",
                        domain=n_racks >= 1)
-T_A2A_CROSS = Formula(t_a2a_cross, sp.simplify(_SHARE_CROSS.subs(f_cross, CROSS_RACK_FRACTION.rhs)),
+T_A2A_CROSS = Formula(t_a2a_cross, simplify(_SHARE_CROSS.subs(f_cross, CROSS_RACK_FRACTION.rhs)),
                       source="course model of lecture 00:39:13: the cross-rack share over scale-out",
                       domain=n_racks >= 1)
 T_A2A = Formula(t_a2a, sp.Max(T_A2A_INSIDE.rhs, T_A2A_CROSS.rhs),
@@ -81,7 +81,7 @@ T_A2A = Formula(t_a2a, sp.Max(T_A2A_INSIDE.rhs, T_A2A_CROSS.rhs),
 _ONE_RACK = T_A2A.rhs.subs(n_racks, 1)   # Max(in-rack, 0) = everything over NVLink
 A2A_SLOWDOWN = Formula(
     slowdown_a2a,
-    sp.Max(*[sp.simplify((share / _ONE_RACK).subs(bw_up, link_ratio * bw_out)) for share in T_A2A.rhs.args]),
+    sp.Max(*[simplify((share / _ONE_RACK).subs(bw_up, link_ratio * bw_out)) for share in T_A2A.rhs.args]),
     source="course derivation from T_A2A: R racks against one (each share of the max divided by the "
            "one-rack time)")
 

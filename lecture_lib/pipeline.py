@@ -30,7 +30,7 @@ import numpy as np
 import sympy as sp
 
 from . import validate
-from .formula import Formula
+from .formula import Formula, simplify, solve
 from .symbols import (L_stage, L_stage_min, N_total, P, bubble, bw_out, bw_up, bytes_act, bytes_param,
                       bytes_stage, k_active, mem_bw, n_micro, n_micro_min, link_ratio, r_stage, t_backward,
                       t_forward, t_scale_out, t_scale_up, t_weights, v_chunks)
@@ -74,7 +74,7 @@ T_SCALE_OUT_STAGE = Formula(t_scale_out, bytes_act / bw_out,
 STAGE_RATIO = Formula(r_stage, sp.cancel((T_SCALE_UP_STAGE.rhs / T_SCALE_OUT_STAGE.rhs).subs(bw_up, link_ratio * bw_out)),
                       source="lecture 00:50:51-00:52:09 (E3.1): t_scale-up / t_scale-out = "
                              "(1/8) k_active L_stage 2, required >= 1")
-MIN_LAYERS_PER_STAGE = Formula(L_stage_min, sp.solve(sp.Eq(STAGE_RATIO.rhs, 1), L_stage)[0],
+MIN_LAYERS_PER_STAGE = Formula(L_stage_min, solve(sp.Eq(STAGE_RATIO.rhs, 1), L_stage)[0],
                                source="lecture 00:52:09: the smallest stage whose in-rack traffic "
                                       "outweighs the rack-boundary traffic")
 
@@ -140,11 +140,11 @@ DECODE_IDLE_FRACTION = Formula(bubble, sp.Max(0, (P - n_micro) / P),
                                source="lecture 00:56:51 and 01:07:43-01:09:11: the decode loop wraps "
                                       "around; with m < P micro-batches each stage idles (P-m)/P")
 
-MIN_MICROBATCHES = Formula(n_micro_min, sp.factor(sp.solve(sp.Eq(bubble, BUBBLE_FRACTION.rhs), n_micro)[0]),
+MIN_MICROBATCHES = Formula(n_micro_min, sp.factor(solve(sp.Eq(bubble, BUBBLE_FRACTION.rhs), n_micro)[0]),
                            source="BUBBLE_FRACTION solved for m: micro-batches needed for a target bubble "
                                   "(why pipelined training wants large batches, lecture 01:00:10)",
                            domain=sp.And(P >= 1, bubble < 1))
-MIN_DECODE_MICROBATCHES = Formula(n_micro_min, sp.solve(sp.Eq((P - n_micro) / P, 0), n_micro)[0],
+MIN_DECODE_MICROBATCHES = Formula(n_micro_min, solve(sp.Eq((P - n_micro) / P, 0), n_micro)[0],
                                   source="lecture 01:09:11: 'proof by visual', the decode loop needs P "
                                          "micro-batches in flight")
 

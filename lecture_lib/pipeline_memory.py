@@ -23,7 +23,7 @@ import numpy as np
 import sympy as sp
 
 from . import hardware, models, validate
-from .formula import Formula
+from .formula import Formula, simplify, solve
 from .roofline import T_WEIGHTS
 from .symbols import (B, C_mem, E, N_total, P, b, bw_gpu, bytes_param, bytes_tok, c_kv, c_mem, c_weights,
                       hbm_capacity, len_ctx, mem_bw, n_micro, n_up, t_hop, t_next_token, t_stage, t_step, t_weights)
@@ -55,18 +55,18 @@ MEMORY_PER_GPU_PIPELINED = Formula(
     source="lecture 01:10:27 (E4.4): substitute B = P b, and 'the P's cancel'")
 WEIGHTS_PER_GPU = Formula(c_weights, MEMORY_PER_GPU_PIPELINED.rhs.subs(len_ctx, 0),
                           source="lecture 01:10:27 (E4.4): the weight term, falling as 1/P")
-KV_PER_GPU = Formula(c_kv, sp.simplify(MEMORY_PER_GPU_PIPELINED.rhs - WEIGHTS_PER_GPU.rhs),
+KV_PER_GPU = Formula(c_kv, simplify(MEMORY_PER_GPU_PIPELINED.rhs - WEIGHTS_PER_GPU.rhs),
                      source="lecture 01:11:49 (E4.4): the KV term, 'those exactly cancel'")
 KV_PER_GPU_FIXED_BATCH = Formula(c_kv, sp.expand(MEMORY_PER_GPU.rhs.subs(B, b)) - WEIGHTS_PER_GPU.rhs,
                                  source="course contrast: keep one micro-batch (B = b) and the KV would "
                                         "shrink as 1/P, but P - 1 of the P stages would sit idle")
-MAX_MICRO_BATCH = Formula(b, sp.solve(sp.Eq(MEMORY_PER_GPU_PIPELINED.rhs, hbm_capacity), b)[0],
+MAX_MICRO_BATCH = Formula(b, solve(sp.Eq(MEMORY_PER_GPU_PIPELINED.rhs, hbm_capacity), b)[0],
                           source="course derivation from E4.4: the largest micro-batch that fits in HBM",
                           note="negative when the weights alone overflow HBM; max_micro_batch() reports 0 there")
 
 # The identity the chapter is about, asserted here once so the module cannot drift from it.
 assert sp.diff(KV_PER_GPU.rhs, P) == 0, "KV per GPU must not depend on P"
-assert sp.simplify(WEIGHTS_PER_GPU.rhs * P - WEIGHTS_PER_GPU.rhs.subs(P, 1)) == 0, "weights per GPU ∝ 1/P"
+assert simplify(WEIGHTS_PER_GPU.rhs * P - WEIGHTS_PER_GPU.rhs.subs(P, 1)) == 0, "weights per GPU ∝ 1/P"
 
 # --- Latency (E4.5, E4.6) -------------------------------------------------------------------------
 TOKEN_TIME = Formula(t_next_token, t_step + P * t_hop,
@@ -80,7 +80,7 @@ WEIGHT_FETCH_TIME = Formula(t_weights, T_WEIGHTS.rhs.subs(mem_bw, SCALE_UP_BANDW
                                    "domain's bandwidth")
 STAGE_WEIGHT_TIME = Formula(t_stage, WEIGHT_FETCH_TIME.rhs.subs({N_total: N_total / P, n_up: E}),
                             source="lecture 01:17:07 (E4.5): one stage's E GPUs read its 1/P of the weights")
-PIPELINED_WEIGHT_FETCH = Formula(t_weights, sp.simplify(P * STAGE_WEIGHT_TIME.rhs),
+PIPELINED_WEIGHT_FETCH = Formula(t_weights, simplify(P * STAGE_WEIGHT_TIME.rhs),
                                  source="lecture 01:17:07-01:18:27 (E4.5): the P stages run one after another "
                                         "for a token, so their fetch times add and P cancels")
 

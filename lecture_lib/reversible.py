@@ -32,7 +32,7 @@ import numpy as np
 import sympy as sp
 
 from . import validate
-from .formula import Formula
+from .formula import Formula, simplify, solve
 from .symbols import (B, FLOPs, N_active, act_values, bytes_tok, bytes_value, d_model, flops_train, k_seg,
                       kv_advantage, len_seq, m_act, mem_bw, n_layers, rate_kv, rate_rev, t_kv_read,
                       t_kv_recompute)
@@ -788,9 +788,9 @@ ACT_CHECKPOINT = Formula(
     m_act, (n_layers / k_seg) * _TOKENS * d_model * bytes_value + k_seg * _TOKENS * act_values * d_model * bytes_value,
     source="Chen et al. 2016 (arXiv 1604.06174): keep a layer input every k layers, re-run one k-layer "
            "segment at a time")
-_K_BEST = sp.solve(sp.Eq(sp.diff(ACT_CHECKPOINT.rhs, k_seg), 0), k_seg)[0]
+_K_BEST = solve(sp.Eq(sp.diff(ACT_CHECKPOINT.rhs, k_seg), 0), k_seg)[0]
 K_SEGMENT_BEST = Formula(k_seg, _K_BEST, source="d M_act / d k = 0 on ACT_CHECKPOINT")
-ACT_CHECKPOINT_BEST = Formula(m_act, sp.simplify(ACT_CHECKPOINT.rhs.subs(k_seg, _K_BEST)),
+ACT_CHECKPOINT_BEST = Formula(m_act, simplify(ACT_CHECKPOINT.rhs.subs(k_seg, _K_BEST)),
                               source="ACT_CHECKPOINT at its best k: grows as √L (Chen et al. 2016)")
 ACT_REVERSIBLE = Formula(
     m_act, _TOKENS * (2 + act_values) * d_model * bytes_value,
@@ -810,10 +810,10 @@ KV_ADVANTAGE = Formula(kv_advantage, T_KV_RECOMPUTE.rhs / T_KV_READ.rhs,
                        source="lecture 02:13:27: storing KV 'is generally profitable given where hardwares are'")
 RATE_KV = Formula(rate_kv, 2 * N_active / bytes_tok,
                   source="KV cache: FLOPs saved per byte of KV kept (lecture 02:13:11)")
-RATE_REV = Formula(rate_rev, sp.simplify((FLOPS_RECOMPUTE.rhs - FLOPS_STANDARD.rhs)
+RATE_REV = Formula(rate_rev, simplify((FLOPS_RECOMPUTE.rhs - FLOPS_STANDARD.rhs)
                                          / ((ACT_STANDARD.rhs - ACT_REVERSIBLE.rhs) / _TOKENS)),
                    source="RevNet: extra FLOPs spent per byte of activation memory saved (lecture 02:13:11)",
-                   domain=sp.simplify((ACT_STANDARD.rhs - ACT_REVERSIBLE.rhs) / _TOKENS) > 0)
+                   domain=simplify((ACT_STANDARD.rhs - ACT_REVERSIBLE.rhs) / _TOKENS) > 0)
 
 STRATEGIES = ("standard", "checkpoint", "reversible")
 BYTES_PER_ACTIVATION = {"fp32": 4.0, "bf16": 2.0, "fp8": 1.0}

@@ -20,7 +20,7 @@ import numpy as np
 import sympy as sp
 
 from . import collectives, validate
-from .formula import Formula
+from .formula import Formula, simplify, solve
 from .symbols import (B, B_star, FLOPs, FLOPs_attn, FLOPs_expert, L_moe, N_active, N_body, N_dense, N_emb, N_expert,
                       N_fixed, N_read, N_total, batch_ratio, bytes_expert, bytes_param, bytes_tok, c_kv, c_weights,
                       cost_token, d_model, flops_attn, hbm_capacity, hit, k_active, kv_heads, len_ctx, len_ctx_star,
@@ -53,15 +53,15 @@ COST_PER_TOKEN = Formula(cost_token, COST_OF_STEP.rhs.subs(t, T_STEP.rhs),
 # --- Balance batch (E1.5) -----------------------------------------------------------------------
 HARDWARE_RATIO = Formula(ratio_hw, FLOPs / 2 * bytes_param / mem_bw,
                          source="lecture 00:18:48: multiplies/s x bytes per weight / bytes/s, 'around 300'")
-BALANCE_BATCH = Formula(B_star, sp.solve(sp.Eq(T_COMPUTE.rhs, T_WEIGHTS.rhs), B)[0],
+BALANCE_BATCH = Formula(B_star, solve(sp.Eq(T_COMPUTE.rhs, T_WEIGHTS.rhs), B)[0],
                         source="lecture 00:16:56-00:19:36 (E1.5): t_compute = t_weights solved for B")
-BALANCE_BATCH_WITH_KV = Formula(B_star, sp.solve(sp.Eq(T_COMPUTE.rhs, T_MEM.rhs), B)[0],
+BALANCE_BATCH_WITH_KV = Formula(B_star, solve(sp.Eq(T_COMPUTE.rhs, T_MEM.rhs), B)[0],
                                 source="lecture 00:19:36: the KV term pushes the balance batch up",
                                 note="only meaningful while the compute slope exceeds the KV slope",
                                 domain=sp.diff(T_KV.rhs, B) < sp.diff(T_COMPUTE.rhs, B))
 GOLDILOCKS_CONTEXT = Formula(
     len_ctx_star,
-    sp.solve(sp.Eq(sp.diff(T_KV.rhs, B), sp.diff(T_COMPUTE.rhs, B)), len_ctx)[0],
+    solve(sp.Eq(sp.diff(T_KV.rhs, B), sp.diff(T_COMPUTE.rhs, B)), len_ctx)[0],
     source="lecture 00:13:06: the context where the KV slope equals the compute slope")
 MFU = Formula(mfu, T_COMPUTE.rhs / T_STEP.rhs, source="model FLOPs utilisation = t_compute / t")
 
@@ -289,7 +289,7 @@ KV_PER_DEVICE = Formula(
     c_kv, B * len_ctx * bytes_tok * r_kv / n_chips,
     source="lecture E1.3's KV bytes split over the n_chips devices, r_kv times over where heads are copied")
 BATCH_THAT_FITS_PER_DEVICE = Formula(
-    B, sp.solve(sp.Eq(WEIGHTS_PER_DEVICE.rhs + KV_PER_DEVICE.rhs, hbm_capacity), B)[0],
+    B, solve(sp.Eq(WEIGHTS_PER_DEVICE.rhs + KV_PER_DEVICE.rhs, hbm_capacity), B)[0],
     source="lecture 00:23:43-00:26:56 on one device: its weights and its share of the KV fill its HBM",
     note="hbm_capacity is one device's here; with n_tp = n_ep = n_chips and r_kv = 1 it is BATCH_THAT_FITS",
     domain=hbm_capacity > WEIGHTS_PER_DEVICE.rhs)

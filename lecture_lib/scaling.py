@@ -35,7 +35,7 @@ import sympy as sp
 
 from . import validate
 from .catalogue import Catalogue
-from .formula import Formula
+from .formula import Formula, simplify, solve
 from .symbols import (A_loss, B_loss, C_inference, C_pretrain, C_RL, C_total, C_train, D_chinchilla,
                       D_inference, D_opt, D_pretrain, D_RL, E_loss, L_loss, N_active, N_opt, alpha_board,
                       alpha_loss, beta_board, beta_loss, coef_a, coef_b, cost_sum, ineff, k_RL, n_family,
@@ -51,7 +51,7 @@ CHINCHILLA_TOKENS_PER_PARAM = 20   # Hoffmann et al. 2022 (arXiv 2203.15556): Ch
 def _positive_root(equation, unknown) -> sp.Expr:
     """The one positive solution of ``equation`` for ``unknown`` (``sp.solve`` without its slow
     verification step; every symbol is positive, so the other roots are 0 or negative)."""
-    roots = [root for root in sp.solve(equation, unknown, check=False) if root.is_positive]
+    roots = [root for root in solve(equation, unknown, check=False) if root.is_positive]
     if len(roots) != 1:
         raise ArithmeticError(f"expected one positive root for {unknown}, got {roots}")
     return roots[0]
@@ -77,7 +77,7 @@ POWER_EQUAL = Formula(x_equal, _positive_root(sp.Eq(FALLING_TERM, RISING_TERM), 
 _UNIT = {coef_a: 1, coef_b: 1}
 HEURISTIC_PENALTY = Formula(
     penalty,
-    sp.simplify(SUM_POWER.rhs.subs(x_alloc, POWER_EQUAL.rhs).subs(_UNIT)
+    simplify(SUM_POWER.rhs.subs(x_alloc, POWER_EQUAL.rhs).subs(_UNIT)
                 / SUM_POWER.rhs.subs(x_alloc, POWER_OPTIMUM.rhs).subs(_UNIT)),
     source="course: how much more the sum costs at the crossing than at the true minimum")
 
@@ -93,7 +93,7 @@ COST_INFERENCE = Formula(C_inference, FLOPS_FORWARD * N_active * D_inference * i
 RL_MULTIPLIER_RANGE = (2.0, 6.0)   # generate every rollout (2); train on all of them too (+4)
 
 # --- E5.3 Equal costs: "a good ballpark is a 33% split" (lecture 01:24:28-01:27:11) -------------
-_EQUAL = sp.solve([sp.Eq(COST_PRETRAIN.rhs, COST_INFERENCE.rhs), sp.Eq(COST_RL.rhs, COST_INFERENCE.rhs)],
+_EQUAL = solve([sp.Eq(COST_PRETRAIN.rhs, COST_INFERENCE.rhs), sp.Eq(COST_RL.rhs, COST_INFERENCE.rhs)],
                   [D_pretrain, D_RL], dict=True, check=False)[0]
 PRETRAIN_TOKENS = Formula(D_pretrain, _EQUAL[D_pretrain],
                           source="lecture 01:24:28 (E5.3): C_pretrain = C_RL = C_inference solved for D_pretrain")
@@ -103,7 +103,7 @@ FLASHCARD = {"k_RL": 3, "ineff": 3}   # Dwarkesh's flashcard: RL multiplier 3, d
 
 # The on-air version (01:25:28): pre-training + RL against inference (Dwarkesh's 50/50 framing),
 # divided through by 6N so it reads D_pretrain + alpha D_RL = beta D_inference.
-_FIFTY_FIFTY = sp.expand(sp.solve(sp.Eq(COST_PRETRAIN.rhs + COST_RL.rhs, COST_INFERENCE.rhs), D_pretrain, check=False)[0])
+_FIFTY_FIFTY = sp.expand(solve(sp.Eq(COST_PRETRAIN.rhs + COST_RL.rhs, COST_INFERENCE.rhs), D_pretrain, check=False)[0])
 ALPHA_BOARD = Formula(alpha_board, -_FIFTY_FIFTY.coeff(D_RL),
                       source="lecture 01:25:28-01:27:11 (E5.3), corrected: alpha = k_RL x inefficiency / 6")
 BETA_BOARD = Formula(beta_board, _FIFTY_FIFTY.coeff(D_inference),
@@ -131,7 +131,7 @@ OVERTRAINING_FROM_TRAFFIC = Formula(
 LOSS = Formula(L_loss, E_loss + A_loss / N_active ** alpha_loss + B_loss / D_pretrain ** beta_loss,
                source="Hoffmann et al. 2022 (arXiv 2203.15556), eq. 2 / Appendix D.2")
 TRAINING_COMPUTE = Formula(C_train, COST_PRETRAIN.rhs, source="C = 6 N D (Kaplan et al. 2020; Hoffmann et al. 2022)")
-_LOSS_AT_BUDGET = LOSS.rhs.subs(D_pretrain, sp.solve(sp.Eq(TRAINING_COMPUTE.rhs, C_train), D_pretrain, check=False)[0])
+_LOSS_AT_BUDGET = LOSS.rhs.subs(D_pretrain, solve(sp.Eq(TRAINING_COMPUTE.rhs, C_train), D_pretrain, check=False)[0])
 OPTIMAL_PARAMS = Formula(N_opt, _positive_root(sp.diff(_LOSS_AT_BUDGET, N_active), N_active),
                          source="Hoffmann et al. 2022, eq. 4: minimise L subject to 6 N D = C")
 OPTIMAL_TOKENS = Formula(D_opt, C_train / (6 * OPTIMAL_PARAMS.rhs),
@@ -147,7 +147,7 @@ COST_TOTAL = Formula(C_total, COST_PRETRAIN.rhs + COST_RL.rhs + COST_INFERENCE.r
 TRAIN_PLUS_INFERENCE = Formula(C_total, COST_PRETRAIN.rhs + COST_INFERENCE.rhs,
                                source="Sardana et al. 2023 (arXiv 2401.00448), eq. 3, with the lecture's inefficiency")
 # One root; it is real only when L - E - A/N^alpha > 0 (tokens_for_loss checks that), so it is not "positive" for SymPy.
-TOKENS_FOR_LOSS = Formula(D_pretrain, sp.solve(sp.Eq(LOSS.rhs, L_loss), D_pretrain, check=False)[0],
+TOKENS_FOR_LOSS = Formula(D_pretrain, solve(sp.Eq(LOSS.rhs, L_loss), D_pretrain, check=False)[0],
                           source="course: L(N, D) = target solved for D, the tokens a model of size N needs "
                                  "(Sardana et al. 2023's constraint)",
                           domain=L_loss > E_loss + A_loss / N_active ** alpha_loss)

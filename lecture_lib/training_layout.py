@@ -30,7 +30,7 @@ from __future__ import annotations
 import sympy as sp
 
 from . import validate
-from .formula import Formula
+from .formula import Formula, simplify, solve
 from .pipeline import BUBBLE_FRACTION
 from .symbols import (B_tok, FLOPs, P, b_chip_star, bw_fsdp, bw_link, bw_tp, bytes_value, d_ff, d_ff_star, d_model,
                       n_chip, n_fsdp, n_mats, n_micro, n_tp, t_comm, t_compute, x_opt)
@@ -55,26 +55,26 @@ MIXED_LAYER_COMM = Formula(t_comm, FSDP_LAYER_COMM.rhs + TP_LAYER_COMM.rhs,
 _per_chip = sp.Symbol("tokens_per_chip", positive=True)
 FSDP_CRITICAL_TOKENS = Formula(
     b_chip_star,
-    sp.solve(sp.Eq(FSDP_LAYER_COMM.rhs.subs({n_tp: 1, n_fsdp: n_chip, bw_fsdp: bw_link}),
+    solve(sp.Eq(FSDP_LAYER_COMM.rhs.subs({n_tp: 1, n_fsdp: n_chip, bw_fsdp: bw_link}),
                    LAYOUT_MATH.rhs.subs(B_tok, _per_chip * n_chip)), _per_chip)[0],
     source="t_FSDP = t_math solved for B/N; scaling book training.md: B/X > C/W_ici (2550 on v5p)",
     domain=n_chip >= 1)
 # Pure TP: X = 1, Y = N. The batch cancels; solve for the MLP width.
 TP_CRITICAL_WIDTH = Formula(
     d_ff_star,
-    sp.solve(sp.Eq(TP_LAYER_COMM.rhs.subs({n_fsdp: 1, n_tp: n_chip, bw_tp: bw_link}), LAYOUT_MATH.rhs), d_ff)[0],
+    solve(sp.Eq(TP_LAYER_COMM.rhs.subs({n_fsdp: 1, n_tp: n_chip, bw_tp: bw_link}), LAYOUT_MATH.rhs), d_ff)[0],
     source="t_TP = t_math solved for d_ff; scaling book training.md: Y < F / (C/W)",
     domain=n_chip >= 1)
 
 # Mixed, many chips on each axis ((X-1)/X and (Y-1)/Y -> 1, as the book does), Y = N / X.
 _MIXED_LARGE = (FSDP_LAYER_COMM.rhs.subs(n_fsdp - 1, n_fsdp) + TP_LAYER_COMM.rhs.subs(n_tp - 1, n_tp)).subs(
     n_tp, n_chip / n_fsdp)
-X_OPT = Formula(x_opt, sp.solve(sp.diff(_MIXED_LARGE, n_fsdp), n_fsdp)[0],
+X_OPT = Formula(x_opt, solve(sp.diff(_MIXED_LARGE, n_fsdp), n_fsdp)[0],
                 source=f"d T_comms / dX = 0; scaling book training.md ({BOOK_TRAINING}): "
                        "X_opt = sqrt(B N M_X / (F M_Y))")
 MIXED_CRITICAL_TOKENS = Formula(
     b_chip_star,
-    sp.solve(sp.Eq(_MIXED_LARGE.subs(n_fsdp, X_OPT.rhs).subs(B_tok, _per_chip * n_chip),
+    solve(sp.Eq(_MIXED_LARGE.subs(n_fsdp, X_OPT.rhs).subs(B_tok, _per_chip * n_chip),
                    LAYOUT_MATH.rhs.subs(B_tok, _per_chip * n_chip)), _per_chip)[0],
     source=f"t_comm(X_opt) = t_math solved for B/N; scaling book training.md ({BOOK_TRAINING}): "
            "B/N > 4 alpha^2 / (M_X M_Y F)")

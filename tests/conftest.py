@@ -21,6 +21,9 @@ settings.load_profile("course")
 # throwaway file, never to the learner's ~/.lecture_lib. Set at import so kernels inherit it.
 _PROGRESS_DIR = tempfile.mkdtemp(prefix="lecture-progress-")
 os.environ["LECTURE_PROGRESS_FILE"] = os.path.join(_PROGRESS_DIR, "progress.json")
+# The derivations the physics modules make on import (lecture_lib.formula.solve/simplify), remembered for every
+# worker and kernel of the run, and the next run's, in a folder of the machine's temp dir rather than ~/.cache.
+os.environ.setdefault("LECTURE_CACHE_DIR", os.path.join(tempfile.gettempdir(), "lecture-tests-cache"))
 
 
 def pytest_configure(config):

@@ -78,3 +78,50 @@ def test_allow_zero_lets_named_inputs_be_zero_and_only_those():
         roofline.T_KV(B=1, len_ctx=0, bytes_tok=1e3, mem_bw=1e12, allow_zero="B")
     with pytest.raises(ValueError, match="unknown input"):
         roofline.T_KV(B=0, len_ctx=1, bytes_tok=1e3, mem_bw=1e12, allow_zero="batch")
+
+
+# --- derivations remembered across processes (formula.solve / formula.simplify) ---------------------------------
+
+def test_a_remembered_derivation_is_sympys_own_and_is_read_back_from_disk(tmp_path, monkeypatch):
+    import sympy as sp
+
+    from lecture_lib import formula
+
+    monkeypatch.setenv("LECTURE_CACHE_DIR", str(tmp_path))
+    x, a = sp.symbols("x a", positive=True)
+    equation = sp.Eq(a * x**2, 3)
+    assert formula.solve(equation, x) == sp.solve(equation, x)
+    files = list(tmp_path.rglob("solve-*.pickle"))
+    assert len(files) == 1 and "sympy-" + sp.__version__ in str(files[0])
+    calls = []
+    monkeypatch.setattr(sp, "solve", lambda *args, **kwargs: calls.append(args) or ["not read from disk"])
+    again = formula.solve(equation, x)
+    assert again == [sp.sqrt(3) / sp.sqrt(a)] and not calls          # read back, not derived
+    assert formula.solve(sp.Eq(a * x**2, 4), x) == ["not read from disk"]   # another equation is derived afresh
+
+
+def test_a_damaged_or_unwritable_cache_only_means_deriving_again(tmp_path, monkeypatch):
+    import sympy as sp
+
+    from lecture_lib import formula
+
+    x = sp.Symbol("x", positive=True)
+    monkeypatch.setenv("LECTURE_CACHE_DIR", str(tmp_path))
+    assert formula.simplify(sp.sin(x) ** 2 + sp.cos(x) ** 2) == 1
+    (damaged,) = tmp_path.rglob("simplify-*.pickle")
+    damaged.write_bytes(b"not a pickle")
+    assert formula.simplify(sp.sin(x) ** 2 + sp.cos(x) ** 2) == 1
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("LECTURE_CACHE_DIR", str(blocked / "below-a-file"))     # cannot be created
+    assert formula.solve(sp.Eq(2 * x, 6), x) == [3]
+
+
+@pytest.mark.parametrize("bad", ["x**2 - 1", None, 3.0, [], ["x"]])
+def test_remembered_derivations_take_sympy_only_never_text(bad):
+    from lecture_lib import formula
+
+    with pytest.raises(ValueError, match="expression"):
+        formula.simplify(bad)
+    with pytest.raises(ValueError, match="equations"):
+        formula.solve(bad)

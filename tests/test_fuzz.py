@@ -92,6 +92,8 @@ NOT_DATA = {
     "practice.registry.register": "takes a Problem object written by a course author (tests/test_checks.py)",
     "explorers.tables.html_table": "lays out cells the table functions already escaped (tests/test_tables.py)",
     "formula.same": "compares SymPy expressions", "formula.show": "typesets SymPy expressions",
+    "formula.solve": "SymPy's solve on SymPy equations, remembered on disk (tests/test_formula.py: text refused)",
+    "formula.simplify": "SymPy's simplify, remembered on disk (tests/test_formula.py: text refused)",
     "catalogue.loose_name": "string normaliser used by every preset lookup",
     "practice.checks.check": "never raises by design; fuzzed by test_check_never_raises_on_any_answer",
     "validate": "the checks themselves (tests/test_units_and_validate.py); every fuzzed call goes through them",

@@ -832,7 +832,10 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     add("inputs", "deployment", "hardware", deployment.name,
         f"{n} × {chip.name} ({deployment.n_domains} scale-up domain{'s' if deployment.n_domains > 1 else ''} "
         f"of {deployment.chips_per_domain})", "collectives.deployment")
-    add("inputs", "n_chips", "GPUs", n, units.whole(n), "collectives.Deployment.n_chips")
+    one_by_default = n_chips is None and isinstance(resolve_unit(system), hardware.Chip)
+    add("inputs", "n_chips", "GPUs", n, units.whole(n) + (" (a chip named without a count: give --gpus N, or "
+                                                          "n_chips=N in Python, for more)" if one_by_default else ""),
+        "collectives.Deployment.n_chips")
     add("inputs", "price_per_gpu_hour", "price per GPU-hour", price, units.dollars(price))
     add("inputs", "len_ctx", "context per sequence", len_ctx, units.tokens(len_ctx))
     add("inputs", "formats", "weights / experts / KV / compute", None,

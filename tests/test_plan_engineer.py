@@ -285,3 +285,13 @@ def test_prefill_devices_are_checked_by_name(count):
     d = collectives.deployment(hardware.get("H100"), n_chips=8)
     with pytest.raises(ValueError, match="dense_devices"):
         roofline.prefill_bound("llama-3-70b", d, len_in=1000, compute_dtype="bf16", dense_devices=count)
+
+
+def test_a_chip_named_without_a_count_says_it_plans_one():
+    lone = _plan(PHI_4, "H100")
+    row = next(row for row in lone.rows if row.key == "n_chips")
+    assert row.value == 1 and "give --gpus" in row.text
+    counted = _plan(PHI_4, "H100", n_chips=1)
+    assert "give --gpus" not in next(row.text for row in counted.rows if row.key == "n_chips")
+    system = _plan(PHI_4, "HGX H100")
+    assert "give --gpus" not in next(row.text for row in system.rows if row.key == "n_chips")

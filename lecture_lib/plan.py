@@ -491,7 +491,10 @@ def explicit_layout(model, deployment, *, tp=None, pp=None, ep=None) -> tuple:
         notes.append(f"KV heads replicated {tp // model.n_kv_heads}×: tp={tp} exceeds the model's "
                      f"{model.n_kv_heads} KV heads, so each GPU keeps one whole head, as engines do")
     elif model.n_kv_heads % tp:
-        raise ValueError(f"tp must divide the model's {model.n_kv_heads} KV heads, got {tp}")
+        allowed = [w for w in range(1, n + 1) if n % w == 0 and model.n_heads % w == 0
+                   and (model.n_kv_heads % w == 0 or w % model.n_kv_heads == 0)]
+        raise ValueError(f"tp must divide the model's {model.n_kv_heads} KV heads, got {tp} (the widths its heads "
+                         f"and the {n} GPUs allow: {', '.join(map(str, allowed))})")
     if model.n_layers % pp:
         raise ValueError(f"pp must divide the model's {model.n_layers} layers, got {pp}")
     redundant = 0

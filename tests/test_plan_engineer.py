@@ -295,3 +295,8 @@ def test_a_chip_named_without_a_count_says_it_plans_one():
     assert "give --gpus" not in next(row.text for row in counted.rows if row.key == "n_chips")
     system = _plan(PHI_4, "HGX H100")
     assert "give --gpus" not in next(row.text for row in system.rows if row.key == "n_chips")
+
+
+def test_a_tp_the_kv_heads_refuse_is_told_the_widths_that_work():
+    with pytest.raises(ValueError, match=r"10 KV heads, got 4 \(the widths its heads and the 8 GPUs allow: 1, 2\)"):
+        _plan(PHI_4, n_chips=8, tp=4)

@@ -61,7 +61,7 @@ class LongContextWorkload:
 def lecture_workload() -> LongContextWorkload:
     """The board's model: 100 B active (01:37:28), sparsity 8 as in Chapter 1, 1,667 B of KV per token."""
     inferred = context.infer_kv_bytes(crossover_context=context.LECTURE_CROSSOVER)
-    return LongContextWorkload("Lecture: 100 B active, 1.7 kB/token", context.LECTURE_N_ACTIVE,
+    return LongContextWorkload("Lecture: 100 B active, 1.67 kB/token", context.LECTURE_N_ACTIVE,
                                8 * context.LECTURE_N_ACTIVE, fixed_kv_bytes_fp8=inferred)
 
 

@@ -42,11 +42,6 @@ def _decades(low: float, high: float) -> tuple[float, float]:
     return 10.0 ** math.floor(math.log10(low)), 10.0 ** math.ceil(math.log10(high))
 
 
-
-def _factor(value: float) -> str:
-    """A multiple as people write it: "2.59×", "43.2×", "1,296×" (never "1.3e+03×")."""
-    return f"{value:,.0f}×" if value >= 100 else f"{value:.3g}×"
-
 class OvertrainingExplorer(base.Explorer):
     """Traffic, deployment life, family split, RL multiplier, decode MFU and model size -> the
     lecture's D_inference, D_pretrain, D_RL and the ratio to Chinchilla (lecture 01:24:28-01:32:13)."""
@@ -235,7 +230,8 @@ class InferenceAwareExplorer(base.Explorer):
         estimate = scaling.lecture_estimate()
         self.lecture_point = (estimate["D_inference"], estimate["D_pretrain"] / scaling.LECTURE_N_ACTIVE)
         curve_axis.plot(*self.lecture_point, "*", color=COLORS["balance"], ms=13,
-                        label=f"lecture: 100B on {units.count(estimate['D_inference'], 'tokens')} (≈100×)")
+                        label=f"lecture: 100B on {units.count(estimate['D_inference'], 'tokens')} "
+                              f"({_factor(estimate['overtraining'])}; rounded on air to 100×)")
         self.your_point, = curve_axis.plot([], [], "o", color=COLORS["weights"], ms=8, label="optimum at your demand")
         curve_axis.legend(loc="upper left")
         cost_axis.set(xscale="log", yscale="log", xlabel="active parameters N (all reach the target loss)",

@@ -583,18 +583,27 @@ class NotebookSession:
             """() => [...document.querySelectorAll('.lecture-figure')].map(el =>
                  ({tag: el.tagName, title: el.getAttribute('title') || '', alt: el.getAttribute('alt')}))""")
 
-    def log_slider_valuetexts(self, *, unsynced_only: bool = False) -> list[dict]:
+    def log_slider_valuetexts(self, *, unsynced_only: bool = False, settle: float = 5.0) -> list[dict]:
         """What a screen reader hears for each log slider (its handle's aria-valuetext) beside the
-        real value in its readout; with ``unsynced_only`` just those where the two disagree."""
-        rows = self.page.evaluate(
+        real value in its readout; with ``unsynced_only`` just those where the two disagree, after giving the
+        page's script up to ``settle`` seconds to catch up (a slider a cover has just shown is synced by a
+        mutation observer, on a busy machine a moment later; one that never syncs is still reported)."""
+        deadline = time.monotonic() + settle
+        while True:
+            rows = self._log_slider_valuetexts()
+            if unsynced_only:
+                rows = [row for row in rows if not row["readout"] or not row["valuetext"].startswith(row["readout"])]
+            if not rows or not unsynced_only or time.monotonic() >= deadline:
+                return rows
+            self.page.wait_for_timeout(250)
+
+    def _log_slider_valuetexts(self) -> list[dict]:
+        return self.page.evaluate(
             """() => [...document.querySelectorAll('.lecture-log-slider')].map(box => {
                  const h = box.querySelector('.noUi-handle'), r = box.querySelector('.widget-readout');
                  return {readout: r ? (r.textContent || r.value || '').trim() : '',
                          valuetext: h ? (h.getAttribute('aria-valuetext') || '') : ''};
                })""")
-        if unsynced_only:
-            rows = [row for row in rows if not row["readout"] or not row["valuetext"].startswith(row["readout"])]
-        return rows
 
     def displayed_controls(self) -> list[dict]:
         """Every explorer control's label and what the page shows for it (a slider's readout, a

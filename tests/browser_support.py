@@ -830,6 +830,18 @@ class NotebookSession:
                    const c = box.closest('[data-lt-container]');
                    return {container: c ? c.getAttribute('data-lt-container') : null, frame: box.dataset.frame}; })""")
 
+    def wait_settled(self, timeout: float = 15.0) -> list[dict]:
+        """Poll :meth:`unsettled_figures` until none is left or ``timeout`` seconds pass; return what is left.
+        The kernel reports idle while a redraw it queued with ``call_soon`` still runs (explorers.base), so on a
+        loaded machine the last frame can reach the page a second or more after the kernel goes idle; a figure
+        that never catches up is still returned."""
+        deadline = time.monotonic() + timeout
+        while True:
+            unsettled = self.unsettled_figures()
+            if not unsettled or time.monotonic() >= deadline:
+                return unsettled
+            time.sleep(0.2)
+
     def hold_key(self, slider: Slider, key: str, repeats: int, rate: float = 30.0) -> None:
         """Hold ``key`` down on a slider's handle: one keydown, then ``repeats - 1`` autorepeat keydowns
         (``repeat: true``) at ``rate`` per second, then the keyup, as a keyboard does."""

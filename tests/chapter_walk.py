@@ -104,8 +104,9 @@ def replay(session: NotebookSession, name: str) -> None:
     stale = [p for p in paints if p["stale"]]
     assert not stale, (f"{name}: {len(stale)} of {len(paints)} frames painted for positions already left "
                        f"({sequences}): {stale[:5]}")
-    unsettled = session.unsettled_figures()
-    assert not unsettled, f"{name}: figures not showing their controls' positions once they stopped: {unsettled}"
+    unsettled = session.wait_settled(15.0)
+    assert not unsettled, (f"{name}: figures not showing their controls' positions 15 s after they stopped: "
+                           f"{unsettled}")
     assert not session.errors(), session.errors()
     print(f"{name}: {sequences}, {len(paints)} frames painted ({sum(p['ahead'] for p in paints)} ahead), none stale")
 

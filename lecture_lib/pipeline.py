@@ -319,6 +319,18 @@ class Timeline:
         return float(max(self.in_flight(stage)[1].max() for stage in range(self.stages)))
 
     @property
+    def peak_held_text(self) -> str:
+        """:attr:`peak_in_flight` for people: "4 micro-batches", or with interleaving, where each chunk holds
+        1/v of a stage's layers and so 1/v of a micro-batch's activations there, "5.5 micro-batches' worth"."""
+        from . import units
+
+        peak = self.peak_in_flight
+        if self.chunks > 1:
+            return (f"{peak:.3g} micro-batches' worth (each of the {self.chunks} chunks holds 1/{self.chunks} "
+                    f"of a micro-batch's activations)")
+        return units.plural(round(peak), "micro-batch", "micro-batches")
+
+    @property
     def bubble_fraction_formula(self) -> float:
         """What the closed form predicts for this schedule (training: (P-1)/(v m+P-1);
         inference: (P-1)/(tokens m+P-1) when m >= P, the fill and drain of the whole run)."""
@@ -480,5 +492,5 @@ def describe(timeline: Timeline) -> str:
             line += f", steady state {timeline.steady_idle_fraction():.1%}"
     else:
         line += (f" (formula {timeline.bubble_fraction_formula:.1%}), "
-                 f"peak activations held {timeline.peak_in_flight:g} micro-batches")
+                 f"peak activations held {timeline.peak_held_text}")
     return line

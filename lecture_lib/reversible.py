@@ -33,7 +33,7 @@ import sympy as sp
 
 from . import validate
 from .formula import Formula, simplify, solve
-from .symbols import (B, FLOPs, N_active, act_values, bytes_tok, bytes_value, d_model, flops_train, k_seg,
+from .symbols import (B, FLOPs, L_cross, N_active, act_values, bytes_tok, bytes_value, d_model, flops_train, k_seg,
                       kv_advantage, len_seq, m_act, mem_bw, n_layers, rate_kv, rate_rev, t_kv_read,
                       t_kv_recompute)
 
@@ -796,6 +796,10 @@ ACT_REVERSIBLE = Formula(
     m_act, _TOKENS * (2 + act_values) * d_model * bytes_value,
     source="lecture 02:12:55 and Gomez et al. 2017: only the two output streams (width D each) plus one "
            "layer's working set, whatever the depth")
+CROSSING_DEPTH = Formula(
+    L_cross, solve(sp.Eq(ACT_CHECKPOINT_BEST.rhs, ACT_REVERSIBLE.rhs), n_layers)[0],
+    source="ACT_CHECKPOINT_BEST = ACT_REVERSIBLE solved for L: below this depth best checkpointing holds less "
+           "than a reversible network (about 6 layers at c_act = 20)")
 
 FLOPS_STANDARD = Formula(flops_train, 6 * N_active,
                          source="2 FLOPs per parameter forward + 4 backward (lecture notes, Chapter 5)")

@@ -201,6 +201,7 @@ n_layers = _define("n_layers", r"L", "layers (depth) of the network being traine
 len_seq = _define("len_seq", r"\mathrm{len}_\mathrm{seq}", "tokens per training sequence", "tokens", 7)
 act_values = _define("act_values", r"c_\mathrm{act}", "activation values kept per token per layer, in units of d_model (about 20)", "-", 7)
 k_seg = _define("k_seg", r"k_\mathrm{seg}", "layers per checkpointed segment (one stored layer input every k_seg layers)", "layers", 7)
+L_cross = _define("L_cross", r"L_\times", "depth at which checkpointing at its best segment and reversible layers hold the same activations", "layers", 7)
 m_act = _define("m_act", r"M_\mathrm{act}", "activation memory held for the backward pass", "bytes", 7)
 flops_train = _define("flops_train", r"\mathrm{FLOP}_\mathrm{train}", "training FLOPs per token", "FLOP", 7)
 t_kv_recompute = _define("t_kv_recompute", r"t_\mathrm{recompute}", "time to recompute one token's KV: a forward pass", "s", 7)

@@ -168,3 +168,37 @@ def test_a_guess_box_can_be_labelled_when_a_chapter_asks_two_questions():
     prediction = predict.FACTORIES["decode_idle"]()
     assert prediction.ask().box.description == "your guess"
     assert prediction.ask("your guess, question 1").box.description == "your guess, question 1"
+
+
+def test_a_share_guessed_above_one_is_told_it_is_a_fraction_before_and_after_the_reveal():
+    """A learner typed "4" for the idle fraction (meaning a percentage, or a quarter) and was told only "off by 5×":
+    before the reveal the saved-guess line says the answer is a fraction and how to type a percentage; the verdict
+    says it too. A guess in range, or a question whose answer is not a share, gets no such line."""
+    idle = predict.decode_idle()
+    idle.set_guess("4")
+    assert "fraction between 0 and 1" in idle.ask_message_html() and "type 4%" in idle.message_html()
+    idle.press_reveal()
+    assert "fraction between 0 and 1" in idle.message_html() and "off by 5×" in idle.message_html()
+    fine = predict.decode_idle()
+    fine.set_guess("40%")
+    assert "fraction" not in fine.ask_message_html()
+    factor = predict.kv_shrink_factor()
+    factor.set_guess("4")
+    assert "fraction" not in factor.ask_message_html()
+    assert "fraction" not in predict.verdict(400, 0.75) and "fraction" not in predict.verdict(4, 40)
+
+
+def test_the_crossing_depth_is_the_library_formula_at_the_scaling_book_c_act():
+    """Ch7's new question: checkpointing at its best segment and reversible layers hold the same activations at
+    L = (c + 2)² / 4c, 6.05 layers at c = 20 (whatever the width, the sequence and the format)."""
+    import sympy as sp
+
+    from lecture_lib import reversible as rv
+    from lecture_lib.symbols import act_values
+
+    assert sp.simplify(rv.CROSSING_DEPTH.rhs - (act_values + 2) ** 2 / (4 * act_values)) == 0
+    assert predict.crossing_depth().answer() == pytest.approx(6.05)
+    for depth in (5, 7):      # the explorer's two curves change order there
+        kept = {s: rv.activation_memory(strategy=s, n_layers=depth, d_model=8192, len_seq=8192)
+                for s in ("checkpoint", "reversible")}
+        assert (kept["checkpoint"] < kept["reversible"]) == (depth < 6.05)

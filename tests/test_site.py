@@ -198,3 +198,41 @@ def test_site_predict_prompts_do_not_ask_for_a_box_the_page_lacks():
                 assert "box" not in text and "Type a number" not in text, (path.name, text)
                 assert "Write your number down before you open the answer" in text
     assert prompts >= 5
+
+
+def test_a_folded_derivation_is_a_collapsed_details_on_the_page_and_its_source_is_not_shown():
+    """A code cell JupyterLab shows folded (``jupyter.source_hidden``: Ch3's bubble derivations spell the answer
+    out) is, on the page, a closed ``<details>`` holding its code above its outputs, not code in plain view."""
+    import nbformat
+
+    build_site = _build_site_module()
+    notebook = nbformat.v4.new_notebook()
+    derivation = nbformat.v4.new_code_cell("idle = (P - 1) * (t_F + t_B)\n\nderived = idle / (useful + idle)")
+    derivation.metadata["jupyter"] = {"source_hidden": True}
+    derivation.outputs = [nbformat.v4.new_output("stream", text="the formula holds\n")]
+    notebook.cells = [nbformat.v4.new_markdown_cell("# Title"), derivation, nbformat.v4.new_code_cell("shown = 1")]
+    build_site.fold_hidden_sources(notebook)
+    page = build_site.to_html(notebook)
+    folded = re.search(r"<details class=.lecture-hidden-source.>(.*?)</details>", page, re.S)
+    assert folded and "derived = idle / (useful + idle)" in html_unescape(folded.group(1))
+    outside = page.replace(folded.group(0), "")
+    assert "derived" not in outside and "(useful + idle)" not in outside          # the source is not shown twice
+    assert "the formula holds" in outside and "shown" in outside                 # its outputs and other cells are
+
+
+def html_unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
+
+
+def test_chapter3_derivations_that_spell_out_the_bubble_are_folded():
+    """Ch3's cells that derive (P−1)/(m+P−1) and its interleaved form sit under the second question's unrevealed
+    reveal; a learner reading down after Run All could evaluate them at P = m = 4, so their code is folded."""
+    import nbformat
+
+    path = next((REPO / "notebooks").glob("03_*.ipynb"))
+    derivations = [cell for cell in nbformat.read(path, as_version=4).cells
+                   if cell.cell_type == "code" and "idle / (useful +" in cell.source.replace("interleaved_time", "idle")]
+    assert len(derivations) == 2
+    assert all(cell.metadata.get("jupyter", {}).get("source_hidden") for cell in derivations)

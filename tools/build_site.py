@@ -18,6 +18,8 @@ HTML, readable offline, with no kernel and no network.
 * A predict-then-reveal question (``lecture_lib.explorers.predict``) becomes its prompt and a collapsed
   ``<details>`` answer, and a cover over outputs that would give the answer (``Prediction.cover``) a
   collapsed ``<details>`` holding them; every static figure gets a text alternative (its titles and axis labels).
+  A code cell whose source JupyterLab shows collapsed (``jupyter.source_hidden``: a derivation that would give
+  an answer away) becomes a collapsed ``<details>`` holding its code, above its outputs.
 * ``index.html`` lists the chapters and the exercise pages.
 
 Usage: ``python tools/build_site.py [--output site] [--chapters 00 01 ...]``.
@@ -349,9 +351,32 @@ def finish(notebook, *, exercise: bool) -> None:
     from lecture_lib.practice import exercises
 
     notebook.cells = [cell for cell in notebook.cells if cell.get("id") != SETUP_ID]
+    fold_hidden_sources(notebook)
     if exercise:
         for problem in exercises.problems(notebook):
             notebook.cells[problem.check].outputs = []
+
+
+HIDDEN_SOURCE_SUMMARY = "The code of the cell below (it derives an answer: open once you have revealed your guess)"
+
+
+def fold_hidden_sources(notebook) -> None:
+    """JupyterLab shows a code cell with ``metadata.jupyter.source_hidden`` collapsed, one click from its code;
+    the page does the same with a ``<details>`` holding the code, put above the cell, whose own source is then
+    left out (nbconvert's ``transient.remove_source``). Its outputs stay where they are."""
+    import nbformat
+
+    folded = []
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and cell.metadata.get("jupyter", {}).get("source_hidden"):
+            code = html.escape(cell.source)
+            code = code.replace("\n", "&#10;")     # one line: a blank line would end the markdown's HTML block
+            folded.append(nbformat.v4.new_markdown_cell(
+                f"<details class='lecture-hidden-source'><summary>{HIDDEN_SOURCE_SUMMARY}</summary>"
+                f"<pre><code>{code}</code></pre></details>"))
+            cell.metadata.setdefault("transient", {})["remove_source"] = True
+        folded.append(cell)
+    notebook.cells = folded
 
 
 # --- Build --------------------------------------------------------------------------------------

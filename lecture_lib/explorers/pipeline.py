@@ -210,7 +210,7 @@ class ScheduleExplorer(base.Explorer):
                 ("bubble: simulated idle time", f"{timeline.bubble_fraction:.1%}"),
                 ("bubble: formula " + ("(P−1)/(vm+P−1)" if used_chunks > 1 else "(P−1)/(m+P−1)"), f"{formula:.1%}"),
                 ("step time (no bubble would be)", f"{timeline.makespan:g} t_F  ({ideal:g} t_F)"),
-                ("peak activations held (stage 0)", f"{timeline.peak_in_flight:.3g} micro-batches"),
+                ("peak activations held (stage 0)", timeline.peak_held_text),
             ]
         if not inference:
             rows_out.append((f"interleaved with v = {chunks} would idle",

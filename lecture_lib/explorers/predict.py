@@ -114,6 +114,9 @@ def verdict(guess: float | None, actual: float, *, against: str = "") -> str:
     if decades < math.log10(3):
         return f"You guessed {_fmt(guess)}: the right ballpark, off by {units.factor(10 ** decades, 2)}{target and ' from ' + against}."
     factor = f"{10 ** decades:,.0f}×" if decades < 6 else f"about {units.ten_to_the(round(decades))}×"
+    if actual < 1 < guess <= 100:      # a share typed as a percentage without its % sign
+        return (f"You guessed {_fmt(guess)}: off by {factor}{target and ' from ' + against}. This answer is a "
+                f"fraction between 0 and 1: if you meant {_fmt(guess)}%, type {_fmt(guess)}% (or {_fmt(guess / 100)}).")
     return (f"You guessed {_fmt(guess)}: off by {factor}{target and ' from ' + against}. "
             "Worth finding which term you over- or under-estimated.")
 
@@ -198,7 +201,8 @@ class Prediction:
         problem = f"{html.escape(self.problem)}; write a plain number ({html.escape(self.example)}). " \
             if self.problem else ""
         if self.state == "guessed":
-            return f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved. Press <b>Reveal</b> when ready."
+            return (f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved.{self._share_hint()} "
+                    "Press <b>Reveal</b> when ready.")
         if self.state == "needs_guess":
             return (f"{problem}✏️ <b>Enter a guess first</b> in the guess box, then press Reveal; "
                     "or press <b>Show anyway</b>.")
@@ -249,6 +253,14 @@ class Prediction:
         names what is held back ("the schedule chart"), shown on the cover."""
         return cover(self, *items, what=what)
 
+    def _share_hint(self) -> str:
+        """For a question whose answer is a share (its example is "e.g. 0.5"), a guess above 1 and at most 100 was
+        most likely a percentage typed without its sign: say so before the reveal, while it can still be changed."""
+        if self.example.startswith("e.g. 0.") and self.guess is not None and 1 < self.guess <= 100:
+            return (f" This answer is a fraction between 0 and 1: for {html.escape(_fmt(self.guess))}%, type "
+                    f"{html.escape(_fmt(self.guess))}% (or {html.escape(_fmt(self.guess / 100))}).")
+        return ""
+
     def _style(self) -> str:
         colour = "#9467bd" if self.state == "revealed" else "#7f7f7f"
         return f"border-left:4px solid {colour};padding:4px 10px"
@@ -267,7 +279,7 @@ class Prediction:
                                     key=lambda pair: _ratio_log10(self.guess, pair[1]), default=graded[0])
             return html.escape(verdict(self.guess, actual, against=label if len(graded) > 1 else ""))
         if self.state == "guessed":
-            return f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved."
+            return f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved.{self._share_hint()}"
         return "✏️ <b>Enter a guess first</b>: type it here; <b>Reveal</b> is in the reveal panel."
 
     def _render(self) -> None:
@@ -602,6 +614,20 @@ def network_avalanche() -> Prediction:
                       source="the course's measurement (a random 16-layer residual net, weight scale 0.3)")
 
 
+def crossing_depth() -> Prediction:
+    """Ch7 §6: the depth at which checkpointing at its best segment length and reversible layers hold the same
+    activation memory (the explorer's two lines cross there, whatever the model, sequence and format)."""
+    from lecture_lib import reversible as rv
+
+    return Prediction("depth where checkpointing and reversible layers cross",
+                      lambda: rv.CROSSING_DEPTH(act_values=rv.ACTIVATION_VALUES_PER_LAYER), "layers", example="e.g. 30",
+                      source="the course's formulas: checkpointing at its best segment against reversible layers, "
+                             "c_act = 20 activation values per token per layer (the scaling book's rule of thumb)",
+                      note="Only c_act is left: the model's width, the sequence and the format cancel. Below about "
+                           "half a dozen layers checkpointing holds less; a real network is far deeper, so reversible "
+                           "layers hold less there, by a factor that grows as √L.",
+                      giveaways=("half a dozen",))
+
 
 def batch1_share() -> Prediction:
     """Ch8: the share of its bound that a tuned engine reaches decoding one sequence of a 70B model on one H200."""
@@ -642,7 +668,7 @@ FACTORIES = {
     "decode_idle": decode_idle, "training_bubble": training_bubble, "kv_shrink_factor": kv_shrink_factor,
     "overtraining": overtraining, "kv_bytes_at_price_step": kv_bytes_at_price_step,
     "flash_drain_minutes": flash_drain_minutes,
-    "cipher_avalanche": cipher_avalanche, "network_avalanche": network_avalanche,
+    "cipher_avalanche": cipher_avalanche, "network_avalanche": network_avalanche, "crossing_depth": crossing_depth,
     "batch1_share": batch1_share, "deepseek_decode_share": deepseek_decode_share,
     "layout_capacity": layout_capacity,
 }

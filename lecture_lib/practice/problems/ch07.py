@@ -95,7 +95,7 @@ def _llama_standard(values_per_layer: float = rv.ACTIVATION_VALUES_PER_LAYER) ->
 
 
 def _crossover_depth() -> sp.Expr:
-    return sp.solve(sp.Eq(rv.ACT_CHECKPOINT_BEST.rhs, rv.ACT_REVERSIBLE.rhs), n_layers)[0]
+    return rv.CROSSING_DEPTH.rhs
 
 
 def _longest_sequence(strategy: str = "reversible", *, layers: float | None = None,

@@ -10,10 +10,11 @@ STRICT_PORT := $(if $(filter command line environment,$(origin PORT)),--strict,)
 # JupyterLab refuses to run as root unless told; containers and CI machines often are root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab test test-fast exercises bench clean-venv help
+.PHONY: lab notebook test test-fast exercises bench clean-venv help
 
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv on first run)"
+	@echo "make notebook   the same in Jupyter Notebook 7"
 	@echo "make test       run every test: library, notebooks, exercises, browser"
 	@echo "make test-fast  every test except the browser ones and the exhaustive sweeps (slow)"
 	@echo "make exercises  regenerate exercises/ from solutions/"
@@ -75,6 +76,14 @@ LAB_FLAGS = --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
 lab: $(VENV)/.course-installed
 	@$(PYTHON) tools/serve.py --check --port $(PORT) $(STRICT_PORT)
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS)
+
+# Jupyter Notebook 7, the other front end: the same server flags, landing on the start page as well (its own
+# default is the file list, /tree).
+NOTEBOOK_FLAGS = $(subst --LabApp.default_url=/lab/tree/,--JupyterNotebookApp.default_url=/notebooks/,$(LAB_FLAGS))
+
+notebook: $(VENV)/.course-installed
+	@$(PYTHON) tools/serve.py --check --port $(PORT) $(STRICT_PORT)
+	$(VENV)/bin/jupyter notebook $(NOTEBOOK_FLAGS)
 
 # Both run in parallel (pytest-xdist; tests/conftest.py keeps each file on one worker, the chapters' browser walks
 # one after another, and shares out the notebook runs test by test). The suite spends much of its time

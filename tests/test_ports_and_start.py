@@ -44,18 +44,27 @@ def test_make_lab_sets_the_start_page_as_default_url():
     assert "--ServerApp.port_retries=0" in make_variable("LAB_FLAGS", "PORT=9123")
 
 
+def test_make_notebook_sets_the_start_page_as_default_url():
+    """Notebook 7 landed on its file list (/tree): `make notebook` gives it the lab's flags with its own default URL."""
+    flags = make_variable("NOTEBOOK_FLAGS")
+    assert f"--JupyterNotebookApp.default_url=/notebooks/{START_PAGE}" in flags and "LabApp" not in flags
+    assert '--ServerApp.root_dir=' in flags
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX only")
-def test_jupyter_lab_with_the_makefile_flags_prints_and_redirects_to_the_start_page():
-    pytest.importorskip("jupyterlab")
+@pytest.mark.parametrize("front_end, variable, landing", [("lab", "LAB_FLAGS", f"/lab/tree/{START_PAGE}"),
+                                                          ("notebook", "NOTEBOOK_FLAGS", f"/notebooks/{START_PAGE}")])
+def test_jupyter_with_the_makefile_flags_prints_and_redirects_to_the_start_page(front_end, variable, landing):
+    pytest.importorskip("jupyterlab" if front_end == "lab" else "notebook")
     holder, _ = busy_port()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     holder.close()
-    flags = shlex.split(make_variable("LAB_FLAGS", f"PORT={port}"))
+    flags = shlex.split(make_variable(variable, f"PORT={port}"))
     jupyter = Path(sys.executable).with_name("jupyter")
-    process = subprocess.Popen([str(jupyter), "lab", *flags, "--no-browser"], cwd=REPO,
+    process = subprocess.Popen([str(jupyter), front_end, *flags, "--no-browser"], cwd=REPO,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         printed, deadline = "", time.monotonic() + 120
@@ -67,7 +76,7 @@ def test_jupyter_lab_with_the_makefile_flags_prints_and_redirects_to_the_start_p
         match = re.search(r"(http://127\.0\.0\.1:\d+)(/\S*)\?token=(\w+)", printed)
         assert match, printed[-3000:]
         base, path, token = match.groups()
-        assert path == f"/lab/tree/{START_PAGE}", "the URL JupyterLab prints opens the start page"
+        assert path == landing, f"the URL {front_end} prints opens the start page"
 
         class NoRedirect(urllib.request.HTTPRedirectHandler):
             def redirect_request(self, *args, **kwargs):
@@ -84,7 +93,7 @@ def test_jupyter_lab_with_the_makefile_flags_prints_and_redirects_to_the_start_p
                 break
             except urllib.error.URLError:
                 time.sleep(0.5)
-        assert location and location.split("?")[0].endswith(f"/lab/tree/{START_PAGE}"), location
+        assert location and location.split("?")[0].endswith(landing), location
     finally:
         process.terminate()
         try:

@@ -69,9 +69,12 @@ $(VENV)/.%-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 # it prints land on notebooks/00_start_here.ipynb. (A path argument, `jupyter lab FILE`, opens FILE only
 # in a browser JupyterLab launches itself; the printed URL and `/` still go to the Launcher.)
 START_PAGE := notebooks/00_start_here.ipynb
-LAB_FLAGS = --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
+# No news prompt and no update check: the course runs offline, and the prompt's toast covered explorer readouts.
+SERVER_FLAGS = --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
 	$(if $(STRICT_PORT),--ServerApp.port_retries=0,) \
-	--ServerApp.root_dir="$(CURDIR)" --LabApp.default_url=/lab/tree/$(START_PAGE) $(ROOT_FLAG)
+	--ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG)
+LAB_FLAGS = $(SERVER_FLAGS) --LabApp.default_url=/lab/tree/$(START_PAGE) \
+	--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate
 
 lab: $(VENV)/.course-installed
 	@$(PYTHON) tools/serve.py --check --port $(PORT) $(STRICT_PORT)
@@ -79,7 +82,7 @@ lab: $(VENV)/.course-installed
 
 # Jupyter Notebook 7, the other front end: the same server flags, landing on the start page as well (its own
 # default is the file list, /tree).
-NOTEBOOK_FLAGS = $(subst --LabApp.default_url=/lab/tree/,--JupyterNotebookApp.default_url=/notebooks/,$(LAB_FLAGS))
+NOTEBOOK_FLAGS = $(SERVER_FLAGS) --JupyterNotebookApp.default_url=/notebooks/$(START_PAGE)
 
 notebook: $(VENV)/.course-installed
 	@$(PYTHON) tools/serve.py --check --port $(PORT) $(STRICT_PORT)

@@ -39,6 +39,7 @@ def busy_port():
 def test_make_lab_sets_the_start_page_as_default_url():
     flags = make_variable("LAB_FLAGS")
     assert f"--LabApp.default_url=/lab/tree/{START_PAGE}" in flags
+    assert "--LabApp.news_url=None" in flags, "the news prompt's toast covered explorer readouts (and needs a network)"
     assert (REPO / START_PAGE).is_file()
     assert "port_retries=0" not in flags, "the default port may move on to a free one"
     assert "--ServerApp.port_retries=0" in make_variable("LAB_FLAGS", "PORT=9123")

@@ -207,8 +207,11 @@ class Model:
                                  f"got {_describe(getattr(self, name))}")
         for name in ("published_params_total", "published_params_active"):
             value = getattr(self, name)
-            if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-                    or not (value == 0 or 1 <= value <= 1e15)):   # also refuses NaN, inf and 10**400
+            try:      # compared as a Python float: a float16 would overflow casting 1e15 (and warn)
+                as_float = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else None
+            except OverflowError:                                   # 10**400
+                as_float = math.inf
+            if as_float is None or not (as_float == 0 or 1 <= as_float <= 1e15):   # also refuses NaN and inf
                 raise ValueError(f"{name} must be 0 (not published) or a parameter count from 1 to 1e15, "
                                  f"got {_describe(value)}")
             set_(self, name, float(value))

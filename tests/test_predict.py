@@ -77,7 +77,10 @@ def test_an_unreadable_guess_says_why_and_reveals_nothing():
     prediction = predict.two_rack_slowdown()
     panel = prediction.reveal()
     prediction.set_guess("lots")
-    assert "could not read" in panel.status.value and "Answer" not in panel.status.value
+    assert "Could not read" in panel.status.value and "Answer" not in panel.status.value
+    # said to a learner: no API parameter name ("text: ..."), and the forms the box takes (a walk found "text:" odd
+    # and "write a plain number" at odds with a prompt that invites "50 kB")
+    assert "text:" not in panel.status.value and "2 kB work too" in panel.status.value
     panel.reveal_button.click()
     assert prediction.state == "needs_guess"
 
@@ -202,3 +205,13 @@ def test_the_crossing_depth_is_the_library_formula_at_the_scaling_book_c_act():
         kept = {s: rv.activation_memory(strategy=s, n_layers=depth, d_model=8192, len_seq=8192)
                 for s in ("checkpoint", "reversible")}
         assert (kept["checkpoint"] < kept["reversible"]) == (depth < 6.05)
+
+
+def test_a_share_answer_is_also_written_as_the_percentage_the_explorers_print():
+    """A walk found the bubble written "0.429" in the reveal and "42.9%" in the simulator and the explorer."""
+    bubble = predict.training_bubble()
+    bubble.press_show_anyway()
+    assert "<b>0.429 (42.9%)</b>" in bubble.message_html()
+    factor = predict.kv_shrink_factor()
+    factor.press_show_anyway()
+    assert "%" not in factor.message_html().split("Answer")[1].split("</b>")[0]

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from lecture_lib import hardware, measurements, models
+from lecture_lib import hardware, measurements, models, units
 from lecture_lib import plan as planner
 
 from . import base, sliders
@@ -244,6 +244,10 @@ class PlanExplorer(base.Explorer):
                  text("capacity", f"{layout}_weights_per_gpu") + " per GPU", "ok" if fits else "bad"),
                 ("target", text("inputs", "target")),
                 ("largest batch that fits", text("decode", "fit_limit")),
+                ("largest batch, layout by layout", " · ".join(
+                    f"{row.label.split(':')[0]}: {units.whole(row.value)}" for row in result.rows
+                    if row.section == "capacity" and row.key.endswith("_max_batch") and row.value is not None)
+                 or "—"),
                 ("B* weights only / with KV", f"{text('decode', 'balance_batch')} / {text('decode', 'balance_batch_with_kv')}"),
                 ("latency floor (batch 1)", text("decode", "latency_floor")),
                 ("operating batch", text("decode", "batch")),

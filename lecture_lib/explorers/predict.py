@@ -192,14 +192,13 @@ class Prediction:
             against = label if len(graded) > 1 else ""
             rows = [f"<b>{html.escape(self.name)}</b>: {html.escape(verdict(self.guess, actual, against=against))}"]
             for label, value in graded:
-                rows.append(f"Answer, from {html.escape(label)}: <b>{html.escape(_fmt(value) + unit)}</b>")
+                rows.append(f"Answer, from {html.escape(label)}: <b>{html.escape(self._answer_text(value) + unit)}</b>")
             for label, value in self.comparisons:
                 rows.append(f"{html.escape(label)}: <b>{html.escape(_fmt(float(value())) + unit)}</b>")
             if self.note:
                 rows.append(html.escape(self.note))
             return "<br>".join(rows)
-        problem = f"{html.escape(self.problem)}; write a plain number ({html.escape(self.example)}). " \
-            if self.problem else ""
+        problem = f"{html.escape(self._problem_text())}. " if self.problem else ""
         if self.state == "guessed":
             return (f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved.{self._share_hint()} "
                     "Press <b>Reveal</b> when ready.")
@@ -253,6 +252,19 @@ class Prediction:
         names what is held back ("the schedule chart"), shown on the cover."""
         return cover(self, *items, what=what)
 
+    def _problem_text(self) -> str:
+        """Why the box's text could not be read, for a learner: without the API's parameter name ("text: ..."), and
+        with the forms the box takes."""
+        reason = self.problem[len("text: "):] if self.problem.startswith("text: ") else self.problem
+        reason = reason[:1].upper() + reason[1:]
+        return f"{reason}; write a number such as {self.example[len('e.g. '):]} (2k, 25%, 1/4 and 2 kB work too)"
+
+    def _answer_text(self, value: float) -> str:
+        """An answer as the reveal writes it; a share also as the percentage the explorers print ("0.429 (42.9%)")."""
+        if self.example.startswith("e.g. 0.") and 0 < value < 1:
+            return f"{_fmt(value)} ({value:.1%})"
+        return _fmt(value)
+
     def _share_hint(self) -> str:
         """For a question whose answer is a share (its example is "e.g. 0.5"), a guess above 1 and at most 100 was
         most likely a percentage typed without its sign: say so before the reveal, while it can still be changed."""
@@ -270,7 +282,7 @@ class Prediction:
         often sit one above the other, in Voila too). Once revealed, only the verdict."""
         unit = f" {self.unit}" if self.unit else ""
         if self.problem:
-            return f"{html.escape(self.problem)}; write a plain number ({html.escape(self.example)})."
+            return f"{html.escape(self._problem_text())}."
         if self.state == "revealed":
             graded = self.graded()
             label, actual = graded[0]
@@ -579,8 +591,8 @@ def flash_drain_minutes() -> Prediction:
 
     return Prediction("drain time of one flash drive (3.84 TB NVMe at 7 GB/s)", minutes, "minutes", example="e.g. 1",
                       source="the course's flash preset (capacity / bandwidth)",
-                      note="By the drain-time rule, flash is the tier for holds of minutes: a 5-minute cache sits "
-                           "nearest to flash, a 1-hour one between flash and disk (a 24 TB disk drains in about a day).",
+                      note="By the drain-time rule, flash is the tier for holds of minutes: a 5-minute cache and a "
+                           "1-hour one both sit nearest to flash (a 24 TB disk drains in about a day).",
                       giveaways=("flash and spinning disk", "cheapest tier flash", "both durations in flash",
                                  "nearest to flash", "≈ 9 minutes"))
 

@@ -300,3 +300,20 @@ def test_a_chip_named_without_a_count_says_it_plans_one():
 def test_a_tp_the_kv_heads_refuse_is_told_the_widths_that_work():
     with pytest.raises(ValueError, match=r"10 KV heads, got 4 \(the widths its heads and the 8 GPUs allow: 1, 2\)"):
         _plan(PHI_4, n_chips=8, tp=4)
+
+
+def test_the_plan_explorer_lists_each_layouts_batch_so_the_chapter_9_answer_can_be_checked():
+    """A learner walk: Ch9's answer (DP attention + EP over TP, 5.26×) could not be checked anywhere after the reveal;
+    the explorer's cover promised each layout's batch and showed only the headline's. Its readout now lists them,
+    and their ratio is the prediction's answer."""
+    import re
+
+    from lecture_lib.explorers import predict
+    from lecture_lib.explorers.plan import PlanExplorer
+
+    explorer = PlanExplorer(model="deepseek-v3", system="HGX H200", len_ctx=8192)
+    rows, _ = explorer.update(explorer.values)
+    listed = dict(row[:2] for row in rows)["largest batch, layout by layout"]
+    batches = {name.strip(): int(count.replace(",", "")) for name, count in re.findall(r"([^:·]+): ([\d,]+)", listed)}
+    assert set(batches) >= {"TP", "DP-attention + EP"}, listed
+    assert batches["DP-attention + EP"] / batches["TP"] == pytest.approx(predict.layout_capacity().answer())

@@ -411,7 +411,8 @@ def _cover_class():
                 self.bar_text = widgets.HTML(
                     f"<div style='border-left:4px solid #7f7f7f;padding:4px 10px;background:#f6f6f6'>"
                     f"<b>Covered until you reveal your guess</b> ({html.escape(self._names())}): "
-                    f"{html.escape(what)} would give the answer away.</div>", tooltip=what)
+                    f"{html.escape(what)} would give the answer away. <i>Show it anyway</i> skips your guess and "
+                    f"opens the answer with it.</div>", tooltip=what)
                 self.button = widgets.Button(description="Show it anyway", icon="eye",
                                              tooltip="opens this and skips your guess: the answer is revealed too",
                                              layout=widgets.Layout(width="auto", flex="0 0 auto"))  # never cut to "Show it …"

@@ -260,3 +260,28 @@ def test_without_anywidget_every_control_of_every_explorer_still_moves_its_figur
         explorer.view.figure.clear()
     without = _inert_controls(classes)
     assert without <= with_anywidget, f"controls that changed nothing only without anywidget: {without - with_anywidget}"
+
+
+def test_a_redraw_resends_an_unchanged_readout_the_page_may_have_replaced_with_a_predicted_one():
+    """A learner's drag: the Fast Mode table stayed on 43 chips beside a figure drawn for 35. The page had shown a
+    readout predicted for a position the drag passed; the kernel's last redraw was for the final position, whose
+    readout it had already sent once, so traitlets sent nothing. A live explorer's redraw now always sends it."""
+    from lecture_lib.explorers.roofline import FastModeExplorer
+
+    explorer = FastModeExplorer()
+    if not explorer.view.live:
+        pytest.skip("anywidget is not installed")
+    sent = []
+    explorer.readout._send = lambda message, buffers=None: sent.append(message)
+    explorer.refresh()                                   # same controls, same table as the last redraw
+    assert any(m.get("state", {}).get("value") == explorer.readout.value for m in sent)
+
+
+def test_a_value_typed_where_the_slider_already_is_puts_its_own_readout_back():
+    """Typing "2e4" into a readout showing 20,000 changed nothing, so the page kept showing "2e4"; the slider's
+    label is now re-sent (with the trailing space the page redraws on), as for text that is not a number."""
+    control = sliders.log_slider("batch", 20_000, 1, 65536)
+    label = control._options_labels[control.index]
+    control.typed.value = "2e4"
+    assert control.value == 20_000 and control._options_labels[control.index] == label + " "
+    assert control.typed.value == ""

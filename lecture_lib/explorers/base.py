@@ -431,7 +431,13 @@ class Explorer:
         with self.view.widget.hold_sync():    # pixels and their text alternative in one message (one <img> load)
             self.view.render(full=full or needs_full)
             self.view.describe(self.summary(rows))
-        self.readout.value = readout_table(rows)     # after the figure: the page paints the curves first
+        table = readout_table(rows)                  # after the figure: the page paints the curves first
+        if table == self.readout.value and self.view.live:
+            # Unchanged here, but the page may show a readout it predicted for another position (a drag that
+            # passed this one, went on and came back between two redraws): traitlets sends no unchanged value,
+            # so send it, or the table beside a right picture stays wrong until the next move.
+            self.readout.send_state("value")
+        self.readout.value = table
         self.render_count += 1
 
     def predict(self, name: str, value, *, background: bool = False) -> tuple | None:

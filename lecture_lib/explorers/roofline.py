@@ -394,8 +394,8 @@ class FastModeExplorer(_RooflineExplorer):
         s_slow, p_slow, _ = self._speed_and_price(r, values, values["batch_normal"] * 4)
         bytes_tok = r["workload"].kv_bytes_per_token(r["kv_bytes"], values["len_ctx"])
         rows = self.deployment_rows(r, values, batch=values["batch_normal"], bytes_tok=bytes_tok) + [
-            ("normal: speed, price", f"{s_normal:,.0f} tok/s, {units.dollars(p_normal)}/M"),
-            ("fast: speed, price", f"{s_fast:,.0f} tok/s, {units.dollars(p_fast)}/M"),
+            ("normal: speed, price", f"{units.rate(s_normal)}, {units.dollars(p_normal)}/M"),
+            ("fast: speed, price", f"{units.rate(s_fast)}, {units.dollars(p_fast)}/M"),
             ("fast / normal speed", f"{units.power_of_ten(s_fast / s_normal)}×"),
             ("fast / normal price", f"{units.power_of_ten(p_fast / p_normal)}×"),
             ("batch ratio normal / fast", f"{units.power_of_ten(values['batch_normal'] / values['batch_fast'])}"),
@@ -403,7 +403,7 @@ class FastModeExplorer(_RooflineExplorer):
              f"{roofline.FAST_MODE_BATCH_RATIO(price_ratio=6, speed_ratio=2.5):.0f}"),
             ("'Slow Mode' (4× the normal batch)",
              f"{p_slow / p_normal:.0%} of the price, {s_slow / s_normal:.0%} of the speed"),
-            ("fastest possible (B = 1)", f"{speed.max():,.0f} tok/s"),
+            ("fastest possible (B = 1)", units.rate(speed.max())),
         ]
         return rows, changed
 

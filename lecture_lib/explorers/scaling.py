@@ -230,8 +230,8 @@ class InferenceAwareExplorer(base.Explorer):
         estimate = scaling.lecture_estimate()
         self.lecture_point = (estimate["D_inference"], estimate["D_pretrain"] / scaling.LECTURE_N_ACTIVE)
         curve_axis.plot(*self.lecture_point, "*", color=COLORS["balance"], ms=13,
-                        label=f"lecture: 100B on {units.count(estimate['D_inference'], 'tokens')} "
-                              f"({_factor(estimate['overtraining'])}; rounded on air to 100×)")
+                        label=f"lecture: 100B, {units.count(estimate['D_inference'], 'tokens')} "
+                              f"({_factor(estimate['overtraining'])}; 100× on air)")
         self.your_point, = curve_axis.plot([], [], "o", color=COLORS["weights"], ms=8, label="optimum at your demand")
         curve_axis.legend(loc="upper left")
         cost_axis.set(xscale="log", yscale="log", xlabel="active parameters N (all reach the target loss)",

@@ -307,9 +307,10 @@ def _accept_typing(control: "LogSlider") -> None:
             control.tooltip = (None if end is None else
                                f"{text.strip()} is beyond this slider's range, {value_label(low)} to {value_label(high)}: "
                                f"set to {value_label(end)}")
-            if end is not None and control.value == end:
-                raise ValueError("already at that end")        # no change: put the readout back
-            control.value = value if end is None else end
+            target = value if end is None else end
+            if control.value == target:       # already there ("2e4" at 20,000): no change, so put the readout back
+                raise ValueError("no change")
+            control.value = target
         except ValueError:
             # the page redraws its readout only on a change: the same label with a trailing space
             # (restored at the next move) puts the slider's own value back where the text was typed

@@ -842,6 +842,39 @@ class NotebookSession:
                 return unsettled
             time.sleep(0.2)
 
+    def stale_readouts(self) -> list[str]:
+        """Explorer readouts on the page whose text is none of the kernel's readouts: the page once kept a table it
+        had predicted for a position a drag passed, beside a figure drawn for where the drag ended. Compared as text
+        with every space removed (the page's table cells against the kernel's HTML)."""
+        import ast
+        import html as _html
+        import json
+        import re
+
+        kernel = self.execute_in_kernel(
+            "import json as _j\nfrom ipywidgets.widgets.widget import _instances as _inst\n",
+            "_j.dumps([_x.value for _x in list(_inst.values()) if 'lecture-readout' in getattr(_x, '_dom_classes', ())"
+            " and getattr(_x, 'comm', None) is not None])")
+        if "error" in kernel:
+            raise AssertionError(f"{self.name}: could not read the kernel's readouts: {kernel['error']}")
+
+        def squeeze(text: str) -> str:
+            return re.sub(r"\s+", "", text)
+
+        known = {squeeze(_html.unescape(re.sub(r"<[^>]+>", "", value))) for value in json.loads(ast.literal_eval(kernel["value"]))}
+        shown = self.page.evaluate("() => [...document.querySelectorAll('.lecture-explorer .lecture-readout')]"
+                                   ".map((el) => el.textContent || '')")
+        return [text.strip()[:200] for text in shown if squeeze(text) not in known]
+
+    def wait_readouts_settled(self, timeout: float = 15.0) -> list[str]:
+        """Poll :meth:`stale_readouts` until none is left or ``timeout`` seconds pass; return what is left."""
+        deadline = time.monotonic() + timeout
+        while True:
+            stale = self.stale_readouts()
+            if not stale or time.monotonic() >= deadline:
+                return stale
+            time.sleep(0.3)
+
     def hold_key(self, slider: Slider, key: str, repeats: int, rate: float = 30.0) -> None:
         """Hold ``key`` down on a slider's handle: one keydown, then ``repeats - 1`` autorepeat keydowns
         (``repeat: true``) at ``rate`` per second, then the keyup, as a keyboard does."""

@@ -107,6 +107,14 @@ def replay(session: NotebookSession, name: str) -> None:
     unsettled = session.wait_settled(15.0)
     assert not unsettled, (f"{name}: figures not showing their controls' positions 15 s after they stopped: "
                            f"{unsettled}")
+    stale_tables = session.wait_readouts_settled(15.0)       # and the table beside each figure is the kernel's own
+    assert not stale_tables, f"{name}: readouts that are not the kernel's 15 s after the controls stopped: {stale_tables}"
+    if session.counts()["explorers"]:          # the check can fail: a table changed on the page alone is found
+        session.page.evaluate("""() => { const el = document.querySelector('.lecture-explorer .lecture-readout');
+                                         el.dataset.ltKept = el.innerHTML; el.innerHTML += '<b>1 234</b>'; }""")
+        assert session.stale_readouts(), f"{name}: the readout check missed a table changed on the page"
+        session.page.evaluate("""() => { const el = document.querySelector('.lecture-explorer .lecture-readout');
+                                         el.innerHTML = el.dataset.ltKept; }""")
     assert not session.errors(), session.errors()
     print(f"{name}: {sequences}, {len(paints)} frames painted ({sum(p['ahead'] for p in paints)} ahead), none stale")
 

@@ -386,13 +386,18 @@ ARIA_VALUETEXT_SCRIPT = """
     if (target && target.matches && target.matches(CONTROL) && !target.hasAttribute('data-lm-suppress-shortcuts'))
       target.setAttribute('data-lm-suppress-shortcuts', 'true');
   }, true);
-  // Only aria-valuetext changes are watched (noUiSlider rewrites it on every move, after which the
-  // readout holds the new value): no work on the rest of the page's DOM churn.
-  new MutationObserver(sync).observe(document.body, {subtree: true, attributes: true,
+  // aria-valuetext changes (noUiSlider rewrites it on every move) and added nodes (a slider drawn
+  // detached, then attached, changes no attribute the page can see) ask for one sync per frame, so
+  // the rest of the page's DOM churn costs a flag test.
+  let queued = false;
+  const soon = () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => { queued = false; sync(); });
+  };
+  new MutationObserver(soon).observe(document.body, {subtree: true, childList: true, attributes: true,
                                                      attributeFilter: ['aria-valuetext']});
   sync();
-  setTimeout(sync, 300);
-  setTimeout(sync, 1500);
 })();
 """
 

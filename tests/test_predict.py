@@ -128,7 +128,8 @@ def test_the_repr_never_shows_the_answer():
 
 
 def test_verdict_words():
-    assert "spot on" in predict.verdict(100, 110)
+    assert "spot on (within 10%)" in predict.verdict(100, 110)
+    assert "close (within 20%)" in predict.verdict(2000, 1667)      # a learner read "spot on" for 20% off as praise too high
     assert "ballpark" in predict.verdict(100, 200)
     assert "off by 100×" in predict.verdict(1, 100)
     assert "No guess" in predict.verdict(None, 5)

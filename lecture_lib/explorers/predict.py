@@ -109,8 +109,9 @@ def verdict(guess: float | None, actual: float, *, against: str = "") -> str:
     target = f" of {against}" if against else ""
     if decades < math.log10(1.005):
         return f"You guessed {_fmt(guess)}: spot on{target and ', exactly ' + against}."
-    if decades < math.log10(1.25):
-        return f"You guessed {_fmt(guess)}: spot on (within {math.ceil(100 * (10 ** decades - 1))}%{target})."
+    if decades < math.log10(1.25):          # 2 KB against 1,667 B is close, not spot on
+        word = "spot on" if decades <= math.log10(1.1) + 1e-12 else "close"
+        return f"You guessed {_fmt(guess)}: {word} (within {math.ceil(100 * (10 ** decades - 1) - 1e-9)}%{target})."
     if decades < math.log10(3):
         return f"You guessed {_fmt(guess)}: the right ballpark, off by {units.factor(10 ** decades, 2)}{target and ' from ' + against}."
     factor = f"{10 ** decades:,.0f}×" if decades < 6 else f"about {units.ten_to_the(round(decades))}×"

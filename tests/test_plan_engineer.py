@@ -317,3 +317,16 @@ def test_the_plan_explorer_lists_each_layouts_batch_so_the_chapter_9_answer_can_
     batches = {name.strip(): int(count.replace(",", "")) for name, count in re.findall(r"([^:·]+): ([\d,]+)", listed)}
     assert set(batches) >= {"TP", "DP-attention + EP"}, listed
     assert batches["DP-attention + EP"] / batches["TP"] == pytest.approx(predict.layout_capacity().answer())
+
+
+def test_the_model_row_says_why_active_is_below_the_total():
+    """A learner saw Ch9's Mistral read "7.24 B params, 7.11 B active" with nothing saying why a dense model has an
+    active count at all: the untied input embedding is stored but is a lookup (models.Model.params_active)."""
+    def model_row(plan):
+        return next(row.text for row in plan.rows if row.key == "model")
+
+    dense = model_row(_plan(PHI_4))
+    assert "active (all but the input-embedding table, a lookup that does no FLOPs)" in dense
+    assert "routed experts" in model_row(_plan(QWEN3_30B_A3B))
+    tied = dict(PHI_4, tie_word_embeddings=True, _name_or_path="tied")
+    assert "(" not in model_row(_plan(tied)).split("active", 1)[1]      # tied: active = total, nothing to explain

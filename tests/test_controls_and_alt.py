@@ -180,6 +180,25 @@ def test_explorer_alternative_has_no_tex_and_no_untitled_chart(cls):
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
+def test_explorer_alternative_reads_its_readout_as_shown_and_no_e_notation(cls):
+    """A learner's walk heard "0.0307/M" where the readout shows "$0.0307/M" (readout rows were read as figure TeX,
+    whose "$" is a math delimiter), and "tokens from 10B to 1e+07T" (a tick label past 999T)."""
+    import re
+
+    explorer = cls()
+    rows, _ = explorer.update(explorer.values)
+    alt = explorer.view.alt_text
+    for label, value, *_ in rows:
+        assert " ".join(str(value).split()) in alt, f"{cls.__name__}: the readout's {value!r} is not in {alt!r}"
+    assert not re.search(r"\d(?:\.\d+)?e[+-]?\d", alt), alt
+
+
+def test_tick_labels_past_a_thousand_tera_are_powers_of_ten():
+    assert plots.compact_number(1e19) == "10¹⁹" and plots.compact_number(2.5e16) == "2.5 × 10¹⁶"
+    assert plots.compact_number(9.99e14) == "999T" and plots.compact_number(1.2e5) == "120k"
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_figure_fits_the_notebook_column(cls):
     explorer = cls()
     width = int(explorer.view.widget.layout.width.rstrip("px"))

@@ -472,7 +472,8 @@ class Explorer:
         limits, or a categorical axis's labels), its series, and the readouts (which state the
         learner's point), without TeX markup. Rebuilt on every redraw."""
         text = plots.describe(self.view.figure, self.title or "Chart")
-        rows = " ".join(f"{plots.plain_text(label)}: {plots.plain_text(value)}." for label, value, *_ in rows)
+        # Readout rows are plain text, where "$" is a dollar (plain_text reads it as figure TeX and drops it).
+        rows = " ".join(f"{' '.join(str(label).split())}: {' '.join(str(value).split())}." for label, value, *_ in rows)
         return f"{text} {rows}".strip()
 
     def _on_change(self, change) -> None:

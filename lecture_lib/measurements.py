@@ -787,11 +787,12 @@ def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0
     same = [row for row in same_class if row.regime(fraction) == regime]
     widened = ""
     if len(same) < MIN_BAND_ROWS:
-        widened = (f"no {label} row" if not same else f"only {len(same)} {label} row{'s' if len(same) != 1 else ''}")
+        named = f"{kind} {label}"          # "no prefill dense, …": Chapter 8's class counts are of other kinds' rows
+        widened = (f"no {named} row" if not same else f"only {len(same)} {named} row{'s' if len(same) != 1 else ''}")
         if len(same_class) >= MIN_BAND_ROWS:
             same, widened = same_class, widened + f": widened to every {'MoE' if moe else 'dense'} row"
         else:
-            same, widened = pool, widened + ": widened to every row of this kind"
+            same, widened = pool, widened + f": widened to every {kind} row"
     if not same:
         return {"n": 0, "low": None, "high": None, "median": None, "keys": [], "models": [], "class": label,
                 "widened": f"no comparable {kind} row in Chapter 8's dataset (rows whose primary could not be read "

@@ -674,8 +674,9 @@ def test_the_band_is_built_from_rows_of_the_plans_class_and_names_them(moe, regi
 
 def test_fewer_than_three_rows_widen_the_band_and_say_so():
     band = measurements.reality_band(kind="prefill", moe=False, regime="compute")
-    assert band["n"] >= 3 and band["widened"].startswith("no dense, compute-bound row:")
-    assert "widened to every row of this kind" in band["widened"]
+    assert band["n"] >= 3 and band["widened"].startswith("no prefill dense, compute-bound row:")
+    assert "widened to every prefill row" in band["widened"]      # a learner read "no dense, compute-bound row" beside
+    # Chapter 8's "dense, compute-bound: 4 rows" (output rows) as a contradiction
 
 
 def test_a_runtime_reserve_shrinks_the_fitted_batch_and_raises_efficiency():

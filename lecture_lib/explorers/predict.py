@@ -580,6 +580,7 @@ def kv_bytes_at_price_step() -> Prediction:
         "KV bytes per token at the 200K step",
         lambda: context.KV_BYTES_FROM_PRICE_STEP_BOARD(mem_bw=1, mults=300, N_active=100e9, len_ctx=200e3),
         "bytes per token", example="e.g. 50000",
+        note="1,667 bytes is the 1.67 kB the explorers below write (kB = 1,000 bytes).",
         giveaways=("1.67 kB", "1.6 kB", "1.7 KB", "1.7 kB"))   # how the explorers write it
 
 
@@ -672,7 +673,7 @@ def layout_capacity() -> Prediction:
         numbers = plan.plan("deepseek-v3", "HGX H200", price_per_gpu_hour=3.5, len_ctx=8192).numbers["capacity"]
         return numbers["dp_ep_max_batch"] / numbers["tp_max_batch"]
 
-    return Prediction("sequences that fit, DP attention + EP over TP (DeepSeek-V3, one HGX H200)", dp_over_tp,
+    return Prediction("sequences that fit, DP-attention + EP over TP (DeepSeek-V3, one HGX H200)", dp_over_tp,
                       "times as many", example="e.g. 2",
                       source="the course's planner (its DeepSeek-V3 and HGX H200 presets, 8,192 tokens)")
 

@@ -115,8 +115,8 @@ class OvertrainingExplorer(base.Explorer):
             ("D_pretrain (equal cost)", units.count(estimate["D_pretrain"], "tokens")),
             ("D_RL (equal cost)", units.count(estimate["D_RL"], "tokens")),
             ("D_pretrain : D_RL : D_inference",
-             f"{estimate['D_pretrain'] / estimate['D_inference']:.2f} : "
-             f"{estimate['D_RL'] / estimate['D_inference']:.2f} : 1"),
+             f"{estimate['D_pretrain'] / estimate['D_inference']:.2g} : "
+             f"{estimate['D_RL'] / estimate['D_inference']:.2g} : 1"),
             ("inefficiency (training ÷ decode MFU)", f"{estimate['inefficiency']:.2f}"),
             ("Chinchilla tokens (20 N)", units.count(estimate["D_chinchilla"], "tokens")),
             ("over-trained by", f"{_factor(estimate['overtraining'])}  (lecture: ≈100×)"),

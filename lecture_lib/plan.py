@@ -1190,7 +1190,9 @@ def _band(add, kind: str, key: str, what: str, bound: float, *, model, regime: s
             f"no band: {band['widened']}", source)
         return
     caveat = f"; {band['widened']}" if band["widened"] else ""
-    add("reality", f"{key}_band", f"{band['class']} {kind} rows: share of the bound", band,
+    rows_of = (f"{band['class']} {kind} rows" if not band["widened"]      # a widened band is not of the plan's class
+               else f"{kind} rows, widened from {band['class']}")
+    add("reality", f"{key}_band", f"{rows_of}: share of the bound", band,
         f"measured systems reach {band['low']:.0%}–{band['high']:.0%} of their bound; median {band['median']:.0%} "
         f"({band['n']} rows{caveat}; a guide, not a forecast)", source)
     add("reality", f"{key}_rows", "rows behind that band", band["keys"], ", ".join(band["keys"]), source)

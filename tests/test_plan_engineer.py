@@ -330,3 +330,16 @@ def test_the_model_row_says_why_active_is_below_the_total():
     assert "routed experts" in model_row(_plan(QWEN3_30B_A3B))
     tied = dict(PHI_4, tie_word_embeddings=True, _name_or_path="tied")
     assert "(" not in model_row(_plan(tied)).split("active", 1)[1]      # tied: active = total, nothing to explain
+
+
+def test_a_widened_reality_band_is_not_labelled_with_the_plans_class():
+    """A learner read "dense, compute-bound prefill rows: share of the bound" above a list of MoE rows: the band had
+    widened to every prefill row (measurements.reality_band), and only the value's note said so."""
+    plan = _plan(PHI_4)
+    for row in plan.rows:
+        if row.key.endswith("_band") and isinstance(row.value, dict) and row.value.get("widened"):
+            assert "widened from" in row.label, row.label
+        elif row.key.endswith("_band") and isinstance(row.value, dict) and row.value.get("n"):
+            assert row.value["class"] in row.label
+    assert any(row.key.endswith("_band") and row.value.get("widened") for row in plan.rows
+               if isinstance(row.value, dict)), "phi-4's prefill band widens (no dense, compute-bound prefill row)"

@@ -696,7 +696,7 @@ def auto_layout(model, deployment) -> str:
     return "dp_ep" if model.is_moe and deployment.n_chips > 1 else "tp"
 
 
-def active_params_why(model: models.Model) -> str:
+def _active_params_why(model: models.Model) -> str:
     """Why a plan's active count differs from the total, in a few words (empty when they agree): a dense
     model's stored input embedding is a lookup that does no FLOPs (models.Model.params_active)."""
     if model.params_active == model.params_total:
@@ -841,7 +841,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     # Inputs -------------------------------------------------------------------------------------
     add("inputs", "model", "model", model.name,
         f"{model.name}: {units.count(model.params_total)} params, {units.count(model.params_active)} active"
-        + active_params_why(model), "models.Model.params_total, params_active")
+        + _active_params_why(model), "models.Model.params_total, params_active")
     add("inputs", "deployment", "hardware", deployment.name,
         f"{n} × {chip.name} ({deployment.n_domains} scale-up domain{'s' if deployment.n_domains > 1 else ''} "
         f"of {deployment.chips_per_domain})", "collectives.deployment")

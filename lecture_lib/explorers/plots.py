@@ -7,7 +7,6 @@ global state, so explorers can own one figure each and redraw it in place.
 from __future__ import annotations
 
 import functools
-import math
 
 STYLE = {
     "font.size": 10,
@@ -310,13 +309,8 @@ def fit_width(figure, max_width: float) -> None:
 def compact_number(value: float, _position=None) -> str:
     """A tick label that stays short: 100k, 1.5M, 2B (no 100000125000150000 run-together labels)."""
     magnitude = abs(value)
-    if magnitude >= 1e15:                   # past "999T": 10¹⁶, not "1e+04T"
-        from lecture_lib import units
-
-        exponent = math.log10(magnitude)
-        if value > 0 and abs(exponent - round(exponent)) < 1e-9:
-            return units.ten_to_the(round(exponent))       # a log axis's ticks: 10¹⁶
-        return units.power_of_ten(value)
+    if magnitude >= 1e15:                   # past "999T": 10¹⁶ or 2.5 × 10¹⁶, not "1e+04T"
+        return _no_e_notation(f"{value:.3g}")
     for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
         if magnitude >= 10 * scale if suffix == "k" else magnitude >= scale:
             return f"{value / scale:.3g}{suffix}"

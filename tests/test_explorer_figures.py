@@ -198,3 +198,62 @@ def test_no_e_notation_in_any_text_of_a_figure(cls):
         assert not found, f"{cls.__name__}: e-notation in figure text: {found}"
     finally:
         explorer.view.figure.clear()
+
+
+def _settings(control) -> list:
+    """Positions that move the axes: a slider's two ends, or a dropdown's last and first options."""
+    if isinstance(control, widgets.Dropdown):
+        return [control._options_values[-1], control._options_values[0]]
+    if isinstance(control, sliders.LogSlider):
+        return [control.stops[-1], control.stops[0]]
+    return _ends(control)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
+def test_pasted_legends_and_pinned_titles_draw_the_pixels_matplotlib_draws(cls, monkeypatch):
+    """FigureView's two shortcuts for a full redraw (legends pasted from the last draw, titles not
+    lifted where nothing can reach them) change no pixel: an explorer drawn with them and one drawn
+    without are compared after every control, in turn, goes to each end (a dropdown to its last and first options)."""
+    quick = cls()
+    monkeypatch.setattr(base, "LEGEND_CACHE", False)
+    monkeypatch.setattr(base, "PIN_TITLES", False)
+    plain = cls()
+    monkeypatch.undo()
+    assert any(axis._autotitlepos is False for axis in quick.view.figure.axes)
+
+    def pixels(explorer, values):        # the state a move would draw, without the move's own redraw
+        explorer.update(values)
+        explorer.view.render(full=True)
+        return np.asarray(explorer.view.canvas.buffer_rgba()).copy()
+
+    values = quick.values
+    try:
+        quick.view.render(full=True)
+        for name, control in quick.controls.items():
+            for value in _settings(control):
+                values[name] = value
+                same = np.array_equal(pixels(quick, values), pixels(plain, values))
+                assert same, f"{cls.__name__}: {name}={value!r} draws other pixels with the shortcuts"
+        assert quick.view._legend_pixels is not None or not any(a.get_legend() for a in quick.view.figure.axes)
+    finally:
+        quick.view.figure.clear()
+        plain.view.figure.clear()
+
+
+def test_a_legend_whose_text_changes_is_laid_out_again():
+    """The pasted legend is keyed by what it shows: edit one of its texts and the next full redraw
+    draws the new text (the comparison above would fail if the old pixels were pasted)."""
+    from lecture_lib.explorers.roofline import BatchExplorer
+
+    explorer = BatchExplorer()
+    view = explorer.view
+    view.render(full=True)
+    view.render(full=True)
+    assert view._legend_pixels is not None
+    before = np.asarray(explorer.view.canvas.buffer_rgba()).copy()
+    legend = next(axis.get_legend() for axis in view.figure.axes if axis.get_legend() is not None)
+    legend.texts[0].set_text(legend.texts[0].get_text() + " (edited)")
+    view.render(full=True)
+    assert not np.array_equal(before, np.asarray(explorer.view.canvas.buffer_rgba()))
+    view.figure.clear()

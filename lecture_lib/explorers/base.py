@@ -55,6 +55,9 @@ def pixel_ratio() -> float:
 
 
 PIXEL_RATIO = pixel_ratio()
+LEGEND_CACHE = True         # FigureView.draw_canvas pastes unchanged legends (tests switch it off to compare)
+PIN_TITLES = True           # FigureView.finish skips matplotlib's title placement where it cannot move them
+LEGEND_PAD_PX = 2           # a legend's antialiased edges reach this far past its box
 STATUS_COLORS = {"bad": "#c62828", "ok": "#2e7d32", "note": "#8a5a00"}
 # A mark as well as a colour (never colour alone); glyphs DejaVu Sans has. A note is "⚠" in text presentation
 # (U+FE0E): "ℹ" read as a stray letter i beside a value (issue 29 §2).
@@ -167,6 +170,7 @@ class FigureView:
         self.stamp: dict = {}            # {"state": positions, "attrs": ...} of the controls the next frame is for
         self._recorded: dict = {}       # live: each moving artist's last canvas operations
         self.last_render_seconds = 0.0
+        self._legend_pixels = None       # (what the legends show, their pixels): see draw_canvas
 
     def finish(self) -> None:
         """After the explorer has built its artists: fonts to at least 10 pt, legends outside the
@@ -182,6 +186,8 @@ class FigureView:
         plots.distinguish_lines(self.figure)
         plots.keep_labels_inside(self.figure)
         plots.fit_width(self.figure, plots.MAX_WIDTH_PX / self.figure.dpi)
+        if PIN_TITLES:
+            plots.pin_titles(self.figure)
         width, height = (int(round(v)) for v in self.figure.get_size_inches() * self.figure.dpi)
         self.widget.layout.width, self.widget.layout.height = f"{width}px", f"{height}px"
         self.figure.set_dpi(self.figure.dpi * PIXEL_RATIO)
@@ -199,7 +205,7 @@ class FigureView:
         started = time.perf_counter()
         full = full or self._background is None
         if full:
-            self.canvas.draw()          # every artist but the animated ones
+            self.draw_canvas()          # every artist but the animated ones
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
             self._page_background_stale = True
             self._recorded.clear()      # the axes' transforms may have changed
@@ -211,6 +217,37 @@ class FigureView:
         self.last_render_seconds = time.perf_counter() - started
         if full:
             self.full_render_seconds = self.last_render_seconds     # what predicting new axes costs (ahead.py)
+
+    def draw_canvas(self) -> None:
+        """``canvas.draw()``, with the legends beside or below the axes pasted from the last draw when
+        nothing they show has changed: laying out a legend's texts and swatches is about a quarter of a
+        full redraw, and a move that changes the axes leaves the legends as they were. A legend is
+        cached only where it covers no axes (over the figure's plain background its pixels depend on
+        nothing else); ``tests/test_explorer_figures.py`` compares the pasted and the drawn pixels."""
+        legends = [axis.get_legend() for axis in self.figure.axes if axis.get_legend() is not None]
+        legends += list(self.figure.legends)
+        key = _legends_key(self.figure, legends)
+        cached = self._legend_pixels
+        if cached is not None and cached[0] == key and legends:
+            for legend in legends:
+                legend.set_animated(True)
+            try:
+                self.canvas.draw()
+            finally:
+                for legend in legends:
+                    legend.set_animated(False)
+            for region in cached[1]:
+                self.canvas.restore_region(region)
+            return
+        self.canvas.draw()
+        self._legend_pixels = None
+        if not legends or not LEGEND_CACHE:
+            return
+        renderer = self.canvas.get_renderer()
+        boxes = [legend.get_window_extent(renderer).padded(LEGEND_PAD_PX) for legend in legends]
+        if any(box.overlaps(axis.bbox) for box in boxes for axis in self.figure.axes):
+            return
+        self._legend_pixels = (key, [self.canvas.copy_from_bbox(box) for box in boxes])
 
     def _draw_moving(self, *, restore: bool = True) -> None:
         """Agg draws the moving artists over the cached background (restored first, unless the
@@ -265,7 +302,7 @@ class FigureView:
 
         if not self.live or self._background is None:
             return None
-        self.canvas.draw()
+        self.draw_canvas()
         png = self.png_bytes(colours=256)
         self._recorded.clear()          # recorded below with other transforms
         try:
@@ -326,6 +363,32 @@ class FigureView:
         indexed = image.quantize(palette=self._palette, dither=Image.Dither.NONE)
         indexed.save(buffer, format="png", compress_level=1)
         return buffer.getvalue()
+
+
+def _legends_key(figure, legends) -> tuple:
+    """Everything a legend's pixels depend on: the figure's size and resolution, and each legend's
+    place, title, texts and swatches (read from the artists the legend draws, so an explorer that
+    edits a text or a swatch makes the next full redraw lay the legend out again)."""
+    def looks(artist) -> tuple:
+        found = [type(artist).__name__]
+        for getter in SWATCH_GETTERS:
+            if hasattr(artist, getter):
+                value = getattr(artist, getter)()
+                found.append(repr(value.tolist() if hasattr(value, "tolist") else value))
+        return tuple(found)
+
+    parts = [tuple(figure.get_size_inches()), figure.dpi]
+    for legend in legends:
+        parts.append((id(legend), legend.get_visible(), legend.get_alpha(), legend.get_frame_on(), legend._loc,
+                      legend.get_bbox_to_anchor().bounds, looks(legend.get_title()),
+                      tuple(looks(text) + (text.get_text(),) for text in legend.texts),
+                      tuple(looks(handle) for handle in legend.legend_handles if handle is not None)))
+    return tuple(parts)
+
+
+SWATCH_GETTERS = ("get_visible", "get_alpha", "get_color", "get_facecolor", "get_edgecolor", "get_linestyle",
+                  "get_linewidth", "get_marker", "get_markersize", "get_markerfacecolor", "get_hatch",
+                  "get_fontsize", "get_fontweight", "get_fontstyle")
 
 
 # --- The explorer -------------------------------------------------------------------------------

@@ -335,6 +335,29 @@ def readable_ticks(figure) -> None:
                 which.set_major_formatter(FuncFormatter(compact_number))
 
 
+def pin_titles(figure) -> None:
+    """Skip matplotlib's search for room above an axes' title where it can find none.
+
+    Before every draw, matplotlib measures the x axis's tick labels (when they may sit on top) and
+    every y tick label (for a "1e6"-style offset text that could reach the title) to lift the title
+    clear of them: about a quarter of a full redraw on a log axis with many ticks. Where the x axis
+    keeps its ticks and label at the bottom and no y formatter can write an offset (the course's
+    FuncFormatter and log formatters), the search always leaves the title where it is, so it is
+    pinned there. Tests compare every explorer's pixels with and without (tests/test_explorer_figures.py)."""
+    from matplotlib.ticker import Formatter, FuncFormatter
+
+    def roomy(axis) -> bool:
+        formatter = axis.yaxis.get_major_formatter()
+        return (axis.xaxis.get_ticks_position() == "bottom" and axis.xaxis.get_label_position() == "bottom"
+                and type(formatter).get_offset in (Formatter.get_offset, FuncFormatter.get_offset)
+                and not formatter.get_offset())
+
+    for axis in figure.axes:
+        related = set(axis._twinned_axes.get_siblings(axis)) | set(axis.child_axes)
+        if getattr(axis, "_autotitlepos", False) and all(roomy(other) for other in related):
+            axis._autotitlepos = False      # matplotlib's own flag for a title placed by hand
+
+
 def styled(function):
     """Run ``function`` under the course's rc style (artists created inside inherit it)."""
     import matplotlib

@@ -67,6 +67,29 @@ def test_markers_text_fills_and_hatches_are_recorded():
     assert len(_triples(points)) == hatch["o"] + hatch["n"]
 
 
+def test_a_label_measured_once_is_not_measured_again_in_later_frames(monkeypatch):
+    """Each frame is recorded by a new Recorder, so text widths are remembered across frames
+    (live_figure.text_extent); a changed size or string is measured afresh, and the remembered
+    width is the one Agg gives."""
+    figure, axes = _figure()
+    label = axes.text(5, 5, "rack 3", fontsize=11)
+    agg = figure.canvas.get_renderer()
+    measured = []
+    original = type(agg).get_text_width_height_descent
+    monkeypatch.setattr(type(agg), "get_text_width_height_descent",
+                        lambda self, s, prop, ismath: measured.append(s) or original(self, s, prop, ismath))
+    live_figure._text_extents.clear()
+    first, _ = live_figure.record(figure, [label])
+    assert measured
+    count = len(measured)
+    again, _ = live_figure.record(figure, [label])
+    assert len(measured) == count and again == first
+    assert first[0]["tw"] == pytest.approx(original(agg, "rack 3", label.get_fontproperties(), False)[0], abs=0.01)
+    label.set_fontsize(14)
+    bigger, _ = live_figure.record(figure, [label])
+    assert len(measured) > count and bigger[0]["tw"] > first[0]["tw"]
+
+
 def test_math_text_is_drawn_as_plain_text():
     figure, axes = _figure()
     label = axes.text(1, 1, r"$B^*$ balance")

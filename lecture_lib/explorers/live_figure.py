@@ -36,6 +36,21 @@ from matplotlib.path import Path
 MOVETO, LINETO, CLOSEPOLY = Path.MOVETO, Path.LINETO, Path.CLOSEPOLY
 COORDINATE_LIMIT = 1e5      # px; a filled path far outside the canvas is clamped, not sent as 1e30
 FONT_FAMILIES = '"DejaVu Sans", "Bitstream Vera Sans", "Helvetica Neue", Arial, sans-serif'
+TEXT_EXTENTS_KEPT = 4096    # measured strings remembered (tick and stage labels recur from frame to frame)
+_text_extents: dict = {}
+
+
+def text_extent(agg, s: str, prop, ismath) -> tuple[float, float, float]:
+    """Agg's (width, height, descent) of a string, remembered across frames. matplotlib keeps its own
+    such cache per renderer, but each frame is recorded by a new :class:`Recorder`, so that cache never
+    hit: measuring the same labels again was half the cost of a Gantt chart's frame."""
+    key = (s, prop.copy(), ismath, agg.dpi)     # FontProperties compare by every property (hash)
+    found = _text_extents.get(key)
+    if found is None:
+        if len(_text_extents) >= TEXT_EXTENTS_KEPT:
+            _text_extents.clear()
+        found = _text_extents[key] = agg.get_text_width_height_descent(s, prop, ismath)
+    return found
 
 
 def available() -> bool:
@@ -97,7 +112,7 @@ class Recorder(RendererBase):
         return points * self.dpi / 72.0
 
     def get_text_width_height_descent(self, s, prop, ismath):
-        return self.agg.get_text_width_height_descent(s, prop, ismath)
+        return text_extent(self.agg, s, prop, ismath)
 
     def new_gc(self):
         return GraphicsContextBase()
@@ -211,7 +226,7 @@ class Recorder(RendererBase):
         weight = 700 if weight in ("bold", "heavy", "extra bold", "black", "semibold", "demibold") or (
             isinstance(weight, (int, float)) and weight >= 600) else 400
         style = "italic " if prop.get_style() in ("italic", "oblique") else ""
-        width, _, _ = self.agg.get_text_width_height_descent(s, prop, False)
+        width, _, _ = text_extent(self.agg, s, prop, False)
         op = {"k": "t", "s": s, "x": round(x, 2), "y": round(self.height - y, 2), "a": round(angle, 2),
               "font": f"{style}{weight} {size:.2f}px {FONT_FAMILIES}", "c": color, "tw": round(width, 2)}
         box = gc.get_clip_rectangle()

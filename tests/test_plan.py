@@ -280,8 +280,33 @@ def test_a_missing_config_path_is_a_clear_error(tmp_path):
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "lecture_lib.plan", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+    """``python -m lecture_lib.plan ARGS`` run in this process (its ``main``, as the module's
+    ``__main__`` calls it): stdout, stderr and the exit status. Starting a Python per call cost a
+    second of imports each; ``test_the_planner_runs_as_a_command`` still starts the real command."""
+    import contextlib
+    import io
+    import types
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = planner.main(list(args))
+        except SystemExit as stop:          # argparse's own errors and --help
+            code = stop.code if isinstance(stop.code, int) else 1
+    return types.SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+def test_the_planner_runs_as_a_command():
+    """The real command, in its own process: the same text as ``main`` in this one, exit status 0,
+    and 2 with one line on stderr for a bad flag."""
+    args = ["llama-3-70b", "H200", "--gpus", "2", "--price", "3", "--context", "4096"]
+    command = subprocess.run([sys.executable, "-m", "lecture_lib.plan", *args], capture_output=True, text=True,
+                             cwd=ROOT, timeout=120)
+    assert command.returncode == 0, command.stderr
+    assert command.stdout == _cli(*args).stdout
+    bad = subprocess.run([sys.executable, "-m", "lecture_lib.plan", *args[:-1], "-5"], capture_output=True,
+                         text=True, cwd=ROOT, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--context" in bad.stderr
 
 
 def test_cli_prints_the_same_table_and_json():

@@ -11,6 +11,7 @@ import traitlets
 
 from lecture_lib.explorers import base, sliders, plots
 from lecture_lib.explorers.base import explorer_classes
+from pristine import pristine
 
 EXPLORERS = explorer_classes()
 IDS = lambda c: f"{c.__module__.rpartition('.')[2]}.{c.__name__}"
@@ -28,7 +29,7 @@ def _nice(value: float, declared: float, low: float, high: float) -> bool:
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_log_sliders_start_on_the_declared_value_and_stop_on_round_numbers(cls):
-    explorer = cls()
+    explorer = pristine(cls)
     logs = {n: c for n, c in explorer.controls.items() if isinstance(c, widgets.FloatLogSlider)}
     for name, control in logs.items():
         assert isinstance(control, sliders.LogSlider), name
@@ -174,7 +175,7 @@ def test_plain_text_drops_tex():
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_explorer_alternative_has_no_tex_and_no_untitled_chart(cls):
-    alt = cls().view.alt_text
+    alt = pristine(cls).view.alt_text
     assert "\\$" not in alt and "\\" not in alt and "untitled" not in alt and "mathdefault" not in alt
     assert "Chart" in alt
 
@@ -185,7 +186,7 @@ def test_explorer_alternative_reads_its_readout_as_shown_and_no_e_notation(cls):
     whose "$" is a math delimiter), and "tokens from 10B to 1e+07T" (a tick label past 999T)."""
     import re
 
-    explorer = cls()
+    explorer = pristine(cls)
     rows, _ = explorer.update(explorer.values)
     alt = explorer.view.alt_text
     for label, value, *_ in rows:
@@ -200,7 +201,7 @@ def test_tick_labels_past_a_thousand_tera_are_powers_of_ten():
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_figure_fits_the_notebook_column(cls):
-    explorer = cls()
+    explorer = pristine(cls)
     width = int(explorer.view.widget.layout.width.rstrip("px"))
     assert width <= plots.MAX_WIDTH_PX, width
 

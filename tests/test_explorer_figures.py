@@ -12,6 +12,7 @@ from matplotlib.text import Text
 
 from lecture_lib.explorers import base, sliders, plots
 from lecture_lib.explorers.base import explorer_classes
+from pristine import pristine
 
 EXPLORERS = explorer_classes()
 IDS = lambda c: f"{c.__module__.rpartition('.')[2]}.{c.__name__}"
@@ -77,82 +78,76 @@ def test_every_line_stays_on_the_chart_at_each_slider_extreme(cls):
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_figure_is_readable(cls):
-    explorer = cls()
+    explorer = pristine(cls)
     figure = explorer.view.figure
-    try:
-        # 2x pixels, shown at 1x through the image widget's CSS size
-        shown = int(explorer.view.widget.layout.width.rstrip("px"))
-        assert figure.canvas.get_width_height()[0] == pytest.approx(base.PIXEL_RATIO * shown, abs=2)
-        # no text smaller than 10 pt
-        small = [(t.get_text(), t.get_fontsize()) for t in figure.findobj(Text)
-                 if t.get_text() and t.get_fontsize() < plots.MIN_FONT]
-        assert not small, small
-        renderer = figure.canvas.get_renderer()
-        frame = figure.bbox
-        # tick labels and titles inside the figure (Ch6's "1000" clipped to "100")
-        for axis in figure.axes:
-            for text in axis.get_xticklabels() + axis.get_yticklabels() + [axis.title]:
-                if not text.get_text() or not text.get_visible():
-                    continue
-                box = text.get_window_extent(renderer)
-                if box.x0 < frame.x0 - 1 or box.x1 > frame.x1 + 1:
-                    continue_ok = False
-                else:
-                    continue_ok = True
-                assert continue_ok, (axis.get_title(), text.get_text(), "clipped at the figure's edge")
-            legend = axis.get_legend()
-            if legend is not None:
-                box = legend.get_window_extent(renderer)
-                # legends sit outside every axes' data area and do not run into a title
-                for other in figure.axes:
-                    assert not box.overlaps(other.bbox), (axis.get_title(), "legend covers an axes")
-                    if other.get_title():
-                        assert not box.overlaps(other.title.get_window_extent(renderer)), "legend covers a title"
-                assert box.x1 <= frame.x1 + 1, "legend cut off at the right"
-                # told apart without colour
-                handles = [h for h in legend.legend_handles if isinstance(h, Line2D)]
-                signatures = [plots.line_signature(h) for h in handles]
-                assert len(set(signatures)) == len(signatures), (axis.get_title(), signatures)
-    finally:
-        figure.clear()
+    # 2x pixels, shown at 1x through the image widget's CSS size
+    shown = int(explorer.view.widget.layout.width.rstrip("px"))
+    assert figure.canvas.get_width_height()[0] == pytest.approx(base.PIXEL_RATIO * shown, abs=2)
+    # no text smaller than 10 pt
+    small = [(t.get_text(), t.get_fontsize()) for t in figure.findobj(Text)
+             if t.get_text() and t.get_fontsize() < plots.MIN_FONT]
+    assert not small, small
+    renderer = figure.canvas.get_renderer()
+    frame = figure.bbox
+    # tick labels and titles inside the figure (Ch6's "1000" clipped to "100")
+    for axis in figure.axes:
+        for text in axis.get_xticklabels() + axis.get_yticklabels() + [axis.title]:
+            if not text.get_text() or not text.get_visible():
+                continue
+            box = text.get_window_extent(renderer)
+            if box.x0 < frame.x0 - 1 or box.x1 > frame.x1 + 1:
+                continue_ok = False
+            else:
+                continue_ok = True
+            assert continue_ok, (axis.get_title(), text.get_text(), "clipped at the figure's edge")
+        legend = axis.get_legend()
+        if legend is not None:
+            box = legend.get_window_extent(renderer)
+            # legends sit outside every axes' data area and do not run into a title
+            for other in figure.axes:
+                assert not box.overlaps(other.bbox), (axis.get_title(), "legend covers an axes")
+                if other.get_title():
+                    assert not box.overlaps(other.title.get_window_extent(renderer)), "legend covers a title"
+            assert box.x1 <= frame.x1 + 1, "legend cut off at the right"
+            # told apart without colour
+            handles = [h for h in legend.legend_handles if isinstance(h, Line2D)]
+            signatures = [plots.line_signature(h) for h in handles]
+            assert len(set(signatures)) == len(signatures), (axis.get_title(), signatures)
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_alt_text_is_present_and_follows_every_redraw(cls):
-    explorer = cls()
-    try:
-        first = explorer.view.alt_text
-        assert first and len(first) > 60
-        state = explorer.view.widget.get_state()      # what the front end gets
-        if explorer.view.live:                         # the live figure's <img> takes alt and title from it
-            assert state["alt"] == first
-        else:                                          # the Image's title needs description == ""
-            assert state["description"] == "" and state["tooltip"] == first
-        assert explorer.title.split(" (")[0] in first
-        slider = next((c for c in explorer.controls.values() if isinstance(c, SLIDERS)), None)
-        if slider is not None:
-            ends = _ends(slider)
+    explorer = pristine(cls)
+    first = explorer.view.alt_text
+    assert first and len(first) > 60
+    state = explorer.view.widget.get_state()      # what the front end gets
+    if explorer.view.live:                         # the live figure's <img> takes alt and title from it
+        assert state["alt"] == first
+    else:                                          # the Image's title needs description == ""
+        assert state["description"] == "" and state["tooltip"] == first
+    assert explorer.title.split(" (")[0] in first
+    slider = next((c for c in explorer.controls.values() if isinstance(c, SLIDERS)), None)
+    if slider is not None:
+        ends, start = _ends(slider), slider.value
+        try:
             slider.value = ends[1] if slider.value != ends[1] else ends[0]
             shown = explorer.view.widget.get_state()["alt" if explorer.view.live else "tooltip"]
             assert shown != first, "alt text not updated after a redraw"
             assert shown == explorer.view.alt_text
-    finally:
-        explorer.view.figure.clear()
+        finally:
+            slider.value = start                   # the shared explorer is rebuilt if this left wider axes
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_labels_fit_and_counts_are_integer_sliders(cls):
-    explorer = cls()
-    try:
-        for name, control in explorer.controls.items():
-            width = int(control.style.description_width.rstrip("px"))
-            assert width >= len(control.description) * sliders.LABEL_PX_PER_CHAR, (name, control.description)
-            lowered = control.description.lower()
-            if isinstance(control, (widgets.FloatSlider,)) and any(
-                    word in lowered for word in ("layers", "stages", "micro-batches", "gpus", "racks", "chips")):
-                pytest.fail(f"{name!r} counts whole things but is a float slider")
-    finally:
-        explorer.view.figure.clear()
+    explorer = pristine(cls)
+    for name, control in explorer.controls.items():
+        width = int(control.style.description_width.rstrip("px"))
+        assert width >= len(control.description) * sliders.LABEL_PX_PER_CHAR, (name, control.description)
+        lowered = control.description.lower()
+        if isinstance(control, (widgets.FloatSlider,)) and any(
+                word in lowered for word in ("layers", "stages", "micro-batches", "gpus", "racks", "chips")):
+            pytest.fail(f"{name!r} counts whole things but is a float slider")
 
 
 @pytest.mark.parametrize("setting, expected", [("", 1.0), ("2", 2.0), ("1.5", 1.5), ("9", 3.0), ("x", 1.0)])
@@ -214,7 +209,9 @@ def _settings(control) -> list:
 def test_pasted_legends_and_pinned_titles_draw_the_pixels_matplotlib_draws(cls, monkeypatch):
     """FigureView's two shortcuts for a full redraw (legends pasted from the last draw, titles not
     lifted where nothing can reach them) change no pixel: an explorer drawn with them and one drawn
-    without are compared after every control, in turn, goes to each end (a dropdown to its last and first options)."""
+    without are compared at their defaults, with every control at its top end (a dropdown on its last
+    option), then every control at its bottom end (first option): the axes, the tick labels and the
+    legends' texts all change between the three."""
     quick = cls()
     monkeypatch.setattr(base, "LEGEND_CACHE", False)
     monkeypatch.setattr(base, "PIN_TITLES", False)
@@ -227,14 +224,13 @@ def test_pasted_legends_and_pinned_titles_draw_the_pixels_matplotlib_draws(cls, 
         explorer.view.render(full=True)
         return np.asarray(explorer.view.canvas.buffer_rgba()).copy()
 
-    values = quick.values
     try:
         quick.view.render(full=True)
-        for name, control in quick.controls.items():
-            for value in _settings(control):
-                values[name] = value
-                same = np.array_equal(pixels(quick, values), pixels(plain, values))
-                assert same, f"{cls.__name__}: {name}={value!r} draws other pixels with the shortcuts"
+        states = [quick.values] + [{name: _settings(control)[end] for name, control in quick.controls.items()}
+                                   for end in (0, 1)]
+        for values in states:
+            same = np.array_equal(pixels(quick, values), pixels(plain, values))
+            assert same, f"{cls.__name__}: {values} draws other pixels with the shortcuts"
         assert quick.view._legend_pixels is not None or not any(a.get_legend() for a in quick.view.figure.axes)
     finally:
         quick.view.figure.clear()

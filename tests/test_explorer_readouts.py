@@ -15,6 +15,7 @@ from lecture_lib.explorers import moe as mx
 from lecture_lib.explorers import pipeline_memory as pmx
 from lecture_lib.explorers import roofline as rx
 from lecture_lib.pipeline_memory import MEMORY_TOTAL
+from pristine import pristine
 
 
 def _text(explorer) -> str:
@@ -210,8 +211,7 @@ def test_scale_up_explorer_says_a_dense_model_reads_everything_at_batch_1():
 def test_readouts_show_text_not_escaped_markup(cls):
     """readout_table escapes values once: a row that passes markup or pre-escaped text would show
     "<i>", "<a href=...>" or "&#x27;" to the learner (Chapter 8's quote and source rows did)."""
-    explorer = cls()
-    shown = explorer.readout.value
+    shown = pristine(cls).readout.value
     assert "&lt;" not in shown and "&amp;" not in shown, shown[:300]
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from lecture_lib import collectives, hardware, hf_config, measurements, models, moe, pipeline, pipeline_memory, roofline
 from lecture_lib import plan as planner
+from plan_cli import run_cli as _cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -277,23 +278,6 @@ def test_a_malformed_config_json_is_a_clear_error(tmp_path, text, field):
 def test_a_missing_config_path_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="cannot be read"):
         planner.plan(str(tmp_path / "nope.json"), "H100", price_per_gpu_hour=2, len_ctx=1024)
-
-
-def _cli(*args):
-    """``python -m lecture_lib.plan ARGS`` run in this process (its ``main``, as the module's
-    ``__main__`` calls it): stdout, stderr and the exit status. Starting a Python per call cost a
-    second of imports each; ``test_the_planner_runs_as_a_command`` still starts the real command."""
-    import contextlib
-    import io
-    import types
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = planner.main(list(args))
-        except SystemExit as stop:          # argparse's own errors and --help
-            code = stop.code if isinstance(stop.code, int) else 1
-    return types.SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 def test_the_planner_runs_as_a_command():

@@ -2,17 +2,13 @@
 Qwen3-32B-AWQ) and found these; each test failed before its fix."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from engineer_configs import PHI_4, QWEN3_30B_A3B, QWEN3_32B_AWQ
 from lecture_lib import collectives, hardware, roofline
 from lecture_lib import plan as planner
-
-ROOT = Path(__file__).resolve().parents[1]
+from plan_cli import run_cli as _cli
 
 
 def _plan(config, system="H100", **kwargs):
@@ -106,23 +102,6 @@ def test_auto_tp_on_one_hgx_is_still_all_eight():
 
 
 # --- 5. past the model's max_position_embeddings -------------------------------------------------
-
-def _cli(*args):
-    """``python -m lecture_lib.plan ARGS`` run in this process (its ``main``, as the module's
-    ``__main__`` calls it): stdout, stderr and the exit status. Starting a Python per call cost a
-    second of imports each; ``test_the_planner_runs_as_a_command`` still starts the real command."""
-    import contextlib
-    import io
-    import types
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = planner.main(list(args))
-        except SystemExit as stop:          # argparse's own errors and --help
-            code = stop.code if isinstance(stop.code, int) else 1
-    return types.SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
-
 
 def test_a_context_past_max_position_embeddings_is_warned_in_text_json_and_sweeps(tmp_path):
     path = tmp_path / "config.json"

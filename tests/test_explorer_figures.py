@@ -232,6 +232,7 @@ def test_pasted_legends_and_pinned_titles_draw_the_pixels_matplotlib_draws(cls, 
             same = np.array_equal(pixels(quick, values), pixels(plain, values))
             assert same, f"{cls.__name__}: {values} draws other pixels with the shortcuts"
         assert quick.view._legend_pixels is not None or not any(a.get_legend() for a in quick.view.figure.axes)
+        assert plain.view._legend_pixels is None        # drawn by matplotlib every time: the comparison means something
     finally:
         quick.view.figure.clear()
         plain.view.figure.clear()

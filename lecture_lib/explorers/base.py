@@ -55,7 +55,7 @@ def pixel_ratio() -> float:
 
 
 PIXEL_RATIO = pixel_ratio()
-LEGEND_CACHE = True         # FigureView.draw_canvas pastes unchanged legends (tests switch it off to compare)
+LEGEND_CACHE = True         # FigureViews made while True paste unchanged legends (tests make one without to compare)
 PIN_TITLES = True           # FigureView.finish skips matplotlib's title placement where it cannot move them
 LEGEND_PAD_PX = 2           # a legend's antialiased edges reach this far past its box
 STATUS_COLORS = {"bad": "#c62828", "ok": "#2e7d32", "note": "#8a5a00"}
@@ -171,6 +171,7 @@ class FigureView:
         self._recorded: dict = {}       # live: each moving artist's last canvas operations
         self.last_render_seconds = 0.0
         self._legend_pixels = None       # (what the legends show, their pixels): see draw_canvas
+        self.paste_legends = LEGEND_CACHE
 
     def finish(self) -> None:
         """After the explorer has built its artists: fonts to at least 10 pt, legends outside the
@@ -241,7 +242,7 @@ class FigureView:
             return
         self.canvas.draw()
         self._legend_pixels = None
-        if not legends or not LEGEND_CACHE:
+        if not legends or not self.paste_legends:
             return
         renderer = self.canvas.get_renderer()
         boxes = [legend.get_window_extent(renderer).padded(LEGEND_PAD_PX) for legend in legends]

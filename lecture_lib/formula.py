@@ -13,6 +13,7 @@ What the learner reads is therefore exactly what the slider computes.
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 
 import numpy as np
@@ -128,9 +129,13 @@ class Formula:
         """The free symbols of the right-hand side, sorted by name (the call signature)."""
         return tuple(sorted(self.rhs.free_symbols, key=lambda s: s.name))
 
-    @property
+    @cached_property
     def input_names(self) -> tuple[str, ...]:
         return tuple(s.name for s in self.inputs)
+
+    @cached_property
+    def _input_set(self) -> frozenset[str]:
+        return frozenset(self.input_names)
 
     @property
     def equation(self) -> sp.Eq:
@@ -178,9 +183,12 @@ class Formula:
         """
         allow_zero = (allow_zero,) if isinstance(allow_zero, str) else tuple(allow_zero)
         called_as = dict(called_as or {})
-        self._check_names(values, partial=False)
-        self._check_names(dict.fromkeys(allow_zero), partial=True)
-        self._check_names(called_as, partial=True)
+        if values.keys() != self._input_set:       # the common case, exactly its inputs, needs no more checks
+            self._check_names(values, partial=False)
+        if allow_zero:
+            self._check_names(dict.fromkeys(allow_zero), partial=True)
+        if called_as:
+            self._check_names(called_as, partial=True)
         args = [validate.number(called_as.get(name, name), values[name], allow_zero=name in allow_zero)
                 for name in self.input_names]
         with np.errstate(all="ignore"):
@@ -192,7 +200,9 @@ class Formula:
             if not inside:
                 raise ValueError(f"{self.name}() is defined only where {sp.sstr(self.domain)}; "
                                  f"got {self._given(values, called_as)}")
-        if result.dtype.kind not in "iuf" or not np.all(np.isfinite(result)):
+        finite = (math.isfinite(result) if result.ndim == 0 and result.dtype.kind in "iuf"
+                  else result.dtype.kind in "iuf" and bool(np.all(np.isfinite(result))))
+        if not finite:
             raise ValueError(f"{self.name}() has no finite real value at {self._given(values, called_as)} "
                              "(a division by zero, an overflow or a root of a negative number)")
         if np.ndim(result) == 0:
@@ -200,7 +210,7 @@ class Formula:
         return np.asarray(result, dtype=float)
 
     def _check_names(self, values: dict, *, partial: bool) -> None:
-        expected = set(self.input_names)
+        expected = self._input_set
         unknown = sorted(set(values) - expected)
         if unknown:
             raise ValueError(f"{self.name}() got unknown input(s) {unknown}; "

@@ -10,7 +10,9 @@ import pytest
 from matplotlib.lines import Line2D
 from matplotlib.text import Text
 
-from lecture_lib.explorers import base, sliders, plots
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from lecture_lib.explorers import agg_text, base, sliders, plots
 from lecture_lib.explorers.base import explorer_classes
 from pristine import pristine
 
@@ -207,17 +209,20 @@ def _settings(control) -> list:
 @pytest.mark.slow
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_pasted_legends_and_pinned_titles_draw_the_pixels_matplotlib_draws(cls, monkeypatch):
-    """FigureView's two shortcuts for a full redraw (legends pasted from the last draw, titles not
-    lifted where nothing can reach them) change no pixel: an explorer drawn with them and one drawn
-    without are compared at their defaults, with every control at its top end (a dropdown on its last
-    option), then every control at its bottom end (first option): the axes, the tick labels and the
-    legends' texts all change between the three."""
+    """FigureView's three shortcuts for a full redraw (legends pasted from the last draw, titles not
+    lifted where nothing can reach them, text drawn from remembered glyphs) change no pixel: an explorer
+    drawn with them and one drawn by plain matplotlib are compared at their defaults, with every control at
+    its top end (a dropdown on its last option), then every control at its bottom end (first option): the
+    axes, the tick labels and the legends' texts all change between the three."""
     quick = cls()
     monkeypatch.setattr(base, "LEGEND_CACHE", False)
     monkeypatch.setattr(base, "PIN_TITLES", False)
+    monkeypatch.setattr(agg_text, "REMEMBER_GLYPHS", False)
     plain = cls()
     monkeypatch.undo()
     assert any(axis._autotitlepos is False for axis in quick.view.figure.axes)
+    assert type(plain.view.canvas) is FigureCanvasAgg
+    assert type(quick.view.canvas) is agg_text.Canvas or not agg_text.SUPPORTED
 
     def pixels(explorer, values):        # the state a move would draw, without the move's own redraw
         explorer.update(values)
@@ -236,6 +241,32 @@ def test_pasted_legends_and_pinned_titles_draw_the_pixels_matplotlib_draws(cls, 
     finally:
         quick.view.figure.clear()
         plain.view.figure.clear()
+
+
+@pytest.mark.skipif(not agg_text.SUPPORTED, reason="this matplotlib draws text another way; plain Agg is used")
+def test_text_from_remembered_glyphs_is_pixel_for_pixel_agg_text():
+    """Strings at every 1/8-pixel phase, turned 0, 90 and 30 degrees, in three sizes, with superscripts,
+    signs and math, antialiased or not: drawn twice (the second time from remembered glyphs) by the
+    course's canvas and once by plain Agg, the pixels are the same."""
+    from matplotlib.figure import Figure
+
+    def draw(canvas_class):
+        figure = Figure(figsize=(6, 4), dpi=80)
+        canvas = canvas_class(figure)
+        strings = ["10³ tokens/s", "2×10⁻⁴", "B* ≈ 300 − 1", "$t_{step}$", "Étude ½"]
+        for i in range(48):
+            text = figure.text(0.02 + (i % 8) * 0.12 + (i % 8) / 8 / 480, 0.05 + (i // 8) * 0.15 + (i % 3) / 8 / 320,
+                               strings[i % len(strings)], rotation=(0, 90, 30)[i % 3], fontsize=(8, 10, 13)[i % 3])
+            text.set_antialiased(i % 4 != 0)
+        canvas.draw()
+        first = np.asarray(canvas.buffer_rgba()).copy()
+        canvas.draw()
+        return first, np.asarray(canvas.buffer_rgba()).copy()
+
+    first, again = draw(agg_text.Canvas)
+    plain, _ = draw(FigureCanvasAgg)
+    assert np.array_equal(first, plain) and np.array_equal(again, plain)
+    assert (plain[..., :3] < 128).any()          # something was drawn
 
 
 def test_a_legend_whose_text_changes_is_laid_out_again():

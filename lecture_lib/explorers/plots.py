@@ -67,12 +67,13 @@ MAX_WIDTH_PX = round(840 * presentation_scale())
 def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):
     """A Figure on the Agg canvas with the course style, and its axes (a list)."""
     import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+
+    from . import agg_text
 
     with matplotlib.rc_context(STYLE):
         figure = Figure(figsize=(width, height), dpi=DPI)
-        FigureCanvasAgg(figure)
+        agg_text.canvas_class()(figure)
         axes = figure.subplots(nrows, ncols, squeeze=False).ravel().tolist()
         figure.subplots_adjust(left=0.16 / ncols + 0.03, right=0.98, bottom=0.15, top=0.9, wspace=0.3)
     return figure, axes

@@ -1,0 +1,112 @@
+"""Agg's text drawn from glyphs rendered once: the same pixels, without FreeType's work on every redraw.
+
+A full redraw of an explorer draws some 70 texts (tick labels, axis labels, titles, legend entries), almost all
+of them the same strings as in the last redraw. Matplotlib (3.11's Agg) shapes each string again
+(``FT2Font._layout``, about 0.6 ms) and renders each glyph again (``FT2Font._render_glyph``) every time: about a
+third of a full redraw. :class:`Canvas` draws text with a renderer that remembers both.
+
+- A string's layout (the glyphs and their offsets) depends on the font, its size, the DPI, the hinting flags
+  and the font features and language: that is its key.
+- A glyph's bitmap depends on the same and on where the glyph's origin falls within a pixel. FreeType positions
+  glyphs in 1/64 pixel; shifting an outline by whole pixels shifts its bitmap by whole pixels and changes none
+  of its values. So a glyph is rendered once per 1/64-pixel phase and moved to its place.
+
+Math text (``$...$``) is drawn by matplotlib as before. Where matplotlib lacks the private calls used here
+(releases before 3.11 draw text differently), :class:`Canvas` is plain Agg. ``tests/test_explorer_figures.py``
+compares every explorer drawn with and without this canvas, pixel for pixel.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+
+try:
+    from matplotlib.backends.backend_agg import get_hinting_flag
+    from matplotlib.ft2font import FT2Font, RenderMode
+
+    SUPPORTED = all(hasattr(FT2Font, name) for name in ("_layout", "_set_transform", "_render_glyph"))
+except ImportError:           # matplotlib < 3.11
+    SUPPORTED = False
+
+REMEMBER_GLYPHS = True        # canvases made while True draw text from remembered glyphs (tests make one without)
+LIMIT = 20_000                # entries per cache; a full cache starts again (a figure needs a few hundred)
+
+_layouts: dict = {}
+_glyphs: dict = {}
+
+
+def _hashable(value):
+    if isinstance(value, list):
+        return tuple(_hashable(item) for item in value)
+    return value
+
+
+def _remember(cache: dict, key, value):
+    if len(cache) >= LIMIT:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
+class Renderer(RendererAgg):
+    """RendererAgg whose plain text comes from remembered layouts and glyph bitmaps."""
+
+    def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
+        if ismath:
+            return super().draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+        font = self._prepare_font(prop)
+        flags = get_hinting_flag()
+        features = mtext.get_fontfeatures() if mtext is not None else None
+        language = mtext.get_language() if mtext is not None else None
+        size = prop.get_size_in_points()
+        key = (font, size, self.dpi, s, flags, _hashable(features), _hashable(language))
+        glyphs = _layouts.get(key)
+        if glyphs is None:
+            items = font._layout(s, flags=flags, features=features, language=language)
+            glyphs = _remember(_layouts, key, tuple((item.ft_object, item.glyph_index, item.x, item.y)
+                                                    for item in items))
+        self._draw_glyphs(gc, x, y, angle, size, flags, glyphs)
+
+    def _draw_glyphs(self, gc, x, y, angle, size, flags, glyphs) -> None:
+        """Each glyph's bitmap at its place, as ``RendererAgg._draw_text_glyphs_and_boxes`` draws it (y is
+        downwards; the glyphs' own offsets are upwards)."""
+        cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
+        matrix = (0x10000 * np.array([[cos, -sin], [sin, cos]])).round().astype(int)
+        turn = tuple(matrix.ravel().tolist())
+        antialiased = bool(gc.get_antialiased())
+        mode = RenderMode.NORMAL if antialiased else RenderMode.MONO
+        top_edge = int(self.height)
+        for font, index, dx, dy in glyphs:
+            origin_x = round(0x40 * (x + dx * cos - dy * sin))            # 26.6 fixed point, as FreeType takes it
+            origin_y = round(0x40 * (self.height - y + dx * sin + dy * cos))
+            key = (font, size, self.dpi, index, turn, origin_x & 63, origin_y & 63, flags, antialiased)
+            glyph = _glyphs.get(key)
+            if glyph is None:
+                font.set_size(size, self.dpi)
+                font._set_transform(matrix, [origin_x & 63, origin_y & 63])     # only the phase within a pixel
+                bitmap = font._render_glyph(index, flags, mode)
+                buffer = np.array(bitmap.buffer, copy=True)
+                if not antialiased:
+                    buffer *= 0xff
+                glyph = _remember(_glyphs, key, (buffer, bitmap.left, bitmap.top))
+            buffer, left, top = glyph
+            self._renderer.draw_text_image(buffer, left + (origin_x >> 6),
+                                           top_edge - (top + (origin_y >> 6)) + buffer.shape[0], 0, gc)
+
+
+class Canvas(FigureCanvasAgg):
+    """FigureCanvasAgg drawing with :class:`Renderer` (plain Agg where matplotlib lacks what it needs)."""
+
+    def get_renderer(self):
+        renderer = super().get_renderer()
+        if SUPPORTED and type(renderer) is RendererAgg:
+            renderer.__class__ = Renderer
+        return renderer
+
+
+def canvas_class():
+    """The canvas a new explorer figure gets: :class:`Canvas`, or plain Agg with ``REMEMBER_GLYPHS`` off."""
+    return Canvas if REMEMBER_GLYPHS and SUPPORTED else FigureCanvasAgg

@@ -729,9 +729,10 @@ class NotebookSession:
             """() => [...document.querySelectorAll('.jp-OutputArea-output img')].map(img => ({
                  cls: img.className, alt: img.getAttribute('alt') || '', title: img.getAttribute('title') || ''}))""")
 
-    def press_dropdowns(self) -> list[dict]:
+    def press_dropdowns(self, *, restore: bool = True) -> list[dict]:
         """Focus each explorer dropdown and press ArrowDown (ArrowUp on the last option): did the
-        option change, and did focus stay on the control (not jump to another cell)?"""
+        option change, and did focus stay on the control (not jump to another cell)? With ``restore`` each
+        is moved back before the next (a chapter's walk goes on from its declared state)."""
         results = []
         count = self.page.locator(".lecture-explorer .widget-dropdown select").count()
         for i in range(count):
@@ -744,7 +745,7 @@ class NotebookSession:
             time.sleep(0.15)
             after = select.evaluate("el => [el.selectedIndex, document.activeElement === el]")
             results.append({"index": i, "key": key, "before": before[0], "after": after[0], "focused": after[1]})
-            if after[0] != before[0]:            # put it back, and let the explorer settle
+            if restore and after[0] != before[0]:            # put it back, and let the explorer settle
                 select.focus()
                 self.page.keyboard.press("ArrowUp" if key == "ArrowDown" else "ArrowDown")
             self.wait_idle(20, settle=0.2)

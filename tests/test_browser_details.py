@@ -62,108 +62,110 @@ def test_predict_then_reveal_in_the_browser(lab_server, browser):
         session.close()
 
 
-def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(lab_server, browser):
-    """Issue 19 §1: a learner types 3,000 into the batch slider's readout; the slider, its readout
-    and the explorer take exactly 3000 (not the nearest stop); a value past the top goes to the top."""
+@pytest.fixture(scope="module")
+def chapter_1(lab_server, browser):
+    """Chapter 1 open, run and its covers opened (the batch explorer waits for the B* reveal): one page for the
+    two tests below, which each look at its explorers from where the other left them."""
     session = NotebookSession(lab_server, browser, "01_batch_size_cost_and_speed.ipynb")
     try:
         session.open()
         session.run_all()
-        session.open_covers()                      # the batch explorer waits for the B* reveal
-        page = session.page
-        slider = page.locator(".lecture-log-slider").filter(has_text="batch B").first
-        readout = slider.locator(".widget-readout")
-        assert readout.get_attribute("contenteditable") == "true"
-        table = slider.locator("xpath=ancestor::*[contains(@class,'lecture-explorer')]").locator(".lecture-readout")
-        before = table.inner_text()
-        readout.click()
-        page.keyboard.press("Control+A")
-        page.keyboard.type("3,000")
-        page.keyboard.press("Enter")
-        page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
-        session.wait_idle(20, settle=0.5)
-        assert table.inner_text() != before
-        value = session.execute_in_kernel(
-            "import gc as _g; from lecture_lib.explorers.sliders import LogSlider as _LS",
-            "[c.value for c in _g.get_objects() if isinstance(c, _LS) and c.description.startswith('batch B')]")
-        assert "3000.0" in value["value"], value
-        readout.click()                                   # not a number: nothing moves, the readout shows the value again
-        page.keyboard.press("Control+A")
-        page.keyboard.type("lots")
-        page.keyboard.press("Enter")
-        page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=30_000)
-        readout.click()                                   # past the top: the top, as a bounded number box does
-        page.keyboard.press("Control+A")
-        page.keyboard.type("1e30")
-        page.keyboard.press("Enter")
-        top = slider.locator(".noUi-handle").first.get_attribute("aria-valuemax")
-        page.wait_for_function("""(el) => el.getAttribute('aria-valuenow') === el.getAttribute('aria-valuemax')""",
-                               arg=slider.locator(".noUi-handle").first.element_handle(), timeout=15_000)
-        assert top is not None
-        readout.click()
-        page.keyboard.press("Control+A")
-        page.keyboard.type("3,000")
-        page.keyboard.press("Enter")
-        page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
-        assert not session.errors()
-
-        # Issue 28's repro: a typed value, a pause, then ← twice quickly (and a held ←): the picture and the
-        # readout never show a position the slider has already left, and they end on the slider's own.
-        session.wait_idle(20, settle=1.0)
-        session.watch_paints()
-        handle = slider.locator(".noUi-handle").first
-        handle.focus()
-        for key in ["ArrowLeft"] * 2:
-            page.keyboard.press(key)
-            time.sleep(0.06)
-        time.sleep(0.5)
-        for key in ["ArrowLeft"] * 6:
-            page.keyboard.press(key)
-            time.sleep(0.04)
-        session.wait_idle(20, settle=1.0)
-        stale = [p for p in session.paints() if p["stale"]]
-        assert not stale, f"frames painted for positions the batch slider had left: {stale}"
-        shown = readout.inner_text().strip()
-        step = table.inner_text()
-        assert f"step time at B = {shown}" in step, f"the slider reads {shown} but the readout says {step!r}"
+        session.open_covers()
+        yield session
     finally:
         session.close()
 
 
-def test_a_slider_step_paints_the_frame_computed_ahead_then_the_kernels_identical_one(lab_server, browser):
+def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(chapter_1):
+    """Issue 19 §1: a learner types 3,000 into the batch slider's readout; the slider, its readout
+    and the explorer take exactly 3000 (not the nearest stop); a value past the top goes to the top."""
+    session = chapter_1
+    page = session.page
+    slider = page.locator(".lecture-log-slider").filter(has_text="batch B").first
+    readout = slider.locator(".widget-readout")
+    assert readout.get_attribute("contenteditable") == "true"
+    table = slider.locator("xpath=ancestor::*[contains(@class,'lecture-explorer')]").locator(".lecture-readout")
+    before = table.inner_text()
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("3,000")
+    page.keyboard.press("Enter")
+    page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
+    session.wait_idle(20, settle=0.5)
+    assert table.inner_text() != before
+    value = session.execute_in_kernel(
+        "import gc as _g; from lecture_lib.explorers.sliders import LogSlider as _LS",
+        "[c.value for c in _g.get_objects() if isinstance(c, _LS) and c.description.startswith('batch B')]")
+    assert "3000.0" in value["value"], value
+    readout.click()                                   # not a number: nothing moves, the readout shows the value again
+    page.keyboard.press("Control+A")
+    page.keyboard.type("lots")
+    page.keyboard.press("Enter")
+    page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=30_000)
+    readout.click()                                   # past the top: the top, as a bounded number box does
+    page.keyboard.press("Control+A")
+    page.keyboard.type("1e30")
+    page.keyboard.press("Enter")
+    top = slider.locator(".noUi-handle").first.get_attribute("aria-valuemax")
+    page.wait_for_function("""(el) => el.getAttribute('aria-valuenow') === el.getAttribute('aria-valuemax')""",
+                           arg=slider.locator(".noUi-handle").first.element_handle(), timeout=15_000)
+    assert top is not None
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("3,000")
+    page.keyboard.press("Enter")
+    page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
+    assert not session.errors()
+
+    # Issue 28's repro: a typed value, a pause, then ← twice quickly (and a held ←): the picture and the
+    # readout never show a position the slider has already left, and they end on the slider's own.
+    session.wait_idle(20, settle=1.0)
+    session.watch_paints()
+    handle = slider.locator(".noUi-handle").first
+    handle.focus()
+    for key in ["ArrowLeft"] * 2:
+        page.keyboard.press(key)
+        time.sleep(0.06)
+    time.sleep(0.5)
+    for key in ["ArrowLeft"] * 6:
+        page.keyboard.press(key)
+        time.sleep(0.04)
+    session.wait_idle(20, settle=1.0)
+    stale = [p for p in session.paints() if p["stale"]]
+    assert not stale, f"frames painted for positions the batch slider had left: {stale}"
+    shown = readout.inner_text().strip()
+    step = table.inner_text()
+    assert f"step time at B = {shown}" in step, f"the slider reads {shown} but the readout says {step!r}"
+
+
+def test_a_slider_step_paints_the_frame_computed_ahead_then_the_kernels_identical_one(chapter_1):
     """Issue 19 §9 (lecture_lib.explorers.ahead): after Run All each explorer sends the frames one arrow-key
     step away; a key press paints one at once, before the kernel answers, and the kernel's own frame
     for the move, painted after it, has exactly the same pixels; the readout is the kernel's."""
-    session = NotebookSession(lab_server, browser, "01_batch_size_cost_and_speed.ipynb")
-    try:
-        session.open()
-        session.run_all()
-        session.open_covers()                      # the batch explorer waits for the B* reveal
-        session.wait_idle(20, settle=1.5)          # the predictions are computed in idle moments
-        page = session.page
-        page.evaluate("""() => { window.__ltShots = [];
-            document.addEventListener('lecture-frame', (e) => {
-              const canvas = e.target.querySelector('canvas');
-              const readout = e.target.closest('.lecture-explorer').querySelector('.lecture-readout');
-              window.__ltShots.push({ahead: Boolean(e.detail && e.detail.ahead), pixels: canvas.toDataURL(),
-                                     readout: readout.innerText});
-            }, true); }""")
-        slider = session.sliders()[0]
-        kind, samples = session.measure_latency(slider, 4, pause=1.0)     # time for the next predictions
-        assert kind == "figure"
-        assert sum(1 for s in samples if s["ahead"]) >= 3, f"key presses not painted ahead: {samples}"
-        assert all(s["kernel_ms"] is not None and s["kernel_ms"] >= s["ms"] for s in samples), samples
-        session.wait_idle(20, settle=0.5)
-        shots = page.evaluate("() => window.__ltShots")
-        pairs = [(a, b) for a, b in zip(shots, shots[1:]) if a["ahead"] and not b["ahead"]]
-        assert len(pairs) >= 3, [s["ahead"] for s in shots]
-        for predicted, real in pairs:
-            assert predicted["pixels"] == real["pixels"], "a predicted frame differs from the kernel's frame"
-        final = session.page.evaluate(
-            "() => document.querySelector('.lecture-explorer .lecture-readout').innerText")
-        assert final == shots[-1]["readout"]
-        differences = drift(session)
-        assert not differences, differences
-        assert not session.errors()
-    finally:
-        session.close()
+    session = chapter_1
+    session.wait_idle(20, settle=1.5)          # the predictions are computed in idle moments
+    page = session.page
+    page.evaluate("""() => { window.__ltShots = [];
+        document.addEventListener('lecture-frame', (e) => {
+          const canvas = e.target.querySelector('canvas');
+          const readout = e.target.closest('.lecture-explorer').querySelector('.lecture-readout');
+          window.__ltShots.push({ahead: Boolean(e.detail && e.detail.ahead), pixels: canvas.toDataURL(),
+                                 readout: readout.innerText});
+        }, true); }""")
+    slider = session.sliders()[0]
+    kind, samples = session.measure_latency(slider, 4, pause=1.0)     # time for the next predictions
+    assert kind == "figure"
+    assert sum(1 for s in samples if s["ahead"]) >= 3, f"key presses not painted ahead: {samples}"
+    assert all(s["kernel_ms"] is not None and s["kernel_ms"] >= s["ms"] for s in samples), samples
+    session.wait_idle(20, settle=0.5)
+    shots = page.evaluate("() => window.__ltShots")
+    pairs = [(a, b) for a, b in zip(shots, shots[1:]) if a["ahead"] and not b["ahead"]]
+    assert len(pairs) >= 3, [s["ahead"] for s in shots]
+    for predicted, real in pairs:
+        assert predicted["pixels"] == real["pixels"], "a predicted frame differs from the kernel's frame"
+    final = session.page.evaluate(
+        "() => document.querySelector('.lecture-explorer .lecture-readout').innerText")
+    assert final == shots[-1]["readout"]
+    differences = drift(session)
+    assert not differences, differences
+    assert not session.errors()

@@ -63,10 +63,16 @@ KV_PER_GPU_FIXED_BATCH = Formula(c_kv, sp.expand(MEMORY_PER_GPU.rhs.subs(B, b)) 
 MAX_MICRO_BATCH = Formula(b, solve(sp.Eq(MEMORY_PER_GPU_PIPELINED.rhs, hbm_capacity), b)[0],
                           source="course derivation from E4.4: the largest micro-batch that fits in HBM",
                           note="negative when the weights alone overflow HBM; max_micro_batch() reports 0 there")
+MAX_MICRO_BATCH_FIXED_BATCH = Formula(
+    b, solve(sp.Eq(WEIGHTS_PER_GPU.rhs + KV_PER_GPU_FIXED_BATCH.rhs, hbm_capacity), b)[0],
+    source="course derivation, the contrast above: the largest batch that fits when B = b (one micro-batch, its KV "
+           "split over the P stages)",
+    note="P times MAX_MICRO_BATCH: the same HBM left over by the weights, each GPU holding 1/P of the batch's KV")
 
 # The identity the chapter is about, asserted here once so the module cannot drift from it.
 assert sp.diff(KV_PER_GPU.rhs, P) == 0, "KV per GPU must not depend on P"
 assert simplify(WEIGHTS_PER_GPU.rhs * P - WEIGHTS_PER_GPU.rhs.subs(P, 1)) == 0, "weights per GPU ∝ 1/P"
+assert simplify(MAX_MICRO_BATCH_FIXED_BATCH.rhs - P * MAX_MICRO_BATCH.rhs) == 0, "B = b fits P times the micro-batch"
 
 # --- Latency (E4.5, E4.6) -------------------------------------------------------------------------
 TOKEN_TIME = Formula(t_next_token, t_step + P * t_hop,
@@ -116,19 +122,24 @@ def memory_per_gpu(*, n_total, bytes_param, micro_batch, len_ctx, bytes_tok, exp
     return {"weights": weights, "kv": kv, "total": weights + kv}
 
 
-def max_micro_batch(*, hbm_capacity, n_total, bytes_param, len_ctx, bytes_tok, expert_parallel, stages) -> float:
+def max_micro_batch(*, hbm_capacity, n_total, bytes_param, len_ctx, bytes_tok, expert_parallel, stages,
+                    pipelined: bool = True) -> float:
     """The largest micro-batch b whose weights + KV fit in one GPU's HBM (solved from E4.4).
 
-    ``b_max = (E C_HBM - N_total bytes_param / P) / (len_ctx bytes_tok)``. Returns 0.0 when the
-    weights alone do not fit. ``hbm_capacity`` is bytes per GPU.
+    ``b_max = (E C_HBM - N_total bytes_param / P) / (len_ctx bytes_tok)`` (:data:`MAX_MICRO_BATCH`): decode keeps
+    P micro-batches in flight, so each GPU holds a whole micro-batch's KV. With ``pipelined=False`` the batch is one
+    micro-batch (B = b, P − 1 stages idle) whose KV is split over the P stages, and b can be P times larger
+    (:data:`MAX_MICRO_BATCH_FIXED_BATCH`). Returns 0.0 when the weights alone do not fit. ``hbm_capacity`` is
+    bytes per GPU.
     """
+    pipelined = validate.boolean("pipelined", pipelined)
     values = dict(hbm_capacity=hbm_capacity, n_total=n_total, bytes_param=bytes_param, len_ctx=len_ctx,
                   bytes_tok=bytes_tok, expert_parallel=expert_parallel, stages=stages)
     hbm_capacity, n_total, bytes_param, len_ctx, bytes_tok, expert_parallel, stages = (
         validate.number(name, value) for name, value in values.items())
-    fit = MAX_MICRO_BATCH(hbm_capacity=hbm_capacity, N_total=n_total, bytes_param=bytes_param, len_ctx=len_ctx,
-                          bytes_tok=bytes_tok, n_ep=expert_parallel, P=stages,
-                          called_as={"N_total": "n_total", "n_ep": "expert_parallel", "P": "stages"})
+    fit = (MAX_MICRO_BATCH if pipelined else MAX_MICRO_BATCH_FIXED_BATCH)(
+        hbm_capacity=hbm_capacity, N_total=n_total, bytes_param=bytes_param, len_ctx=len_ctx, bytes_tok=bytes_tok,
+        n_ep=expert_parallel, P=stages, called_as={"N_total": "n_total", "n_ep": "expert_parallel", "P": "stages"})
     fit = np.maximum(fit, 0.0)
     return float(fit) if np.ndim(fit) == 0 else fit
 

@@ -2,6 +2,8 @@
 on the Chapter 3 simulator, bad input, and the two explorers."""
 
 
+import re
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -142,6 +144,42 @@ def test_largest_micro_batch_at_100k_context_is_below_the_balance_batch():
     assert all(f < b_star for f in fits)
     assert fits == sorted(fits) and fits[-1] / fits[0] < 1.1    # more stages barely help
     assert 3000 < fits[0] < 3500
+
+
+def test_with_one_micro_batch_the_largest_batch_that_fits_fills_hbm_and_is_p_times_larger():
+    """B = b (one micro-batch, its KV split over the stages): the largest b fills one GPU's HBM exactly, as the
+    explorer's bars show, and is P times the pipelined micro-batch; at P = 1 the two are the same."""
+    deepseek, gb300 = models.get("deepseek-v3"), hardware.get("GB300")
+    common = dict(hbm_capacity=gb300.hbm_capacity, n_total=deepseek.params_total, bytes_param=1, len_ctx=250_000,
+                  bytes_tok=35_136, expert_parallel=64)
+    for stages in (1, 4, 16):
+        pipelined = pm.max_micro_batch(**common, stages=stages)
+        fixed = pm.max_micro_batch(**common, stages=stages, pipelined=False)
+        assert fixed == pytest.approx(stages * pipelined)
+        weights = pm.WEIGHTS_PER_GPU(N_total=deepseek.params_total, bytes_param=1, n_ep=64, P=stages)
+        kv = pm.KV_PER_GPU_FIXED_BATCH(b=fixed, len_ctx=250_000, bytes_tok=35_136, n_ep=64, P=stages)
+        assert weights + kv == pytest.approx(gb300.hbm_capacity)
+    with pytest.raises(ValueError, match="pipelined"):
+        pm.max_micro_batch(**common, stages=4, pipelined="no")
+
+
+def test_the_memory_explorers_largest_b_follows_the_batch_mode():
+    """A learner's walk found "largest b that fits at P = 4: 1,336" beside "✓ fits" at b = 2,400 once the batch mode
+    was B = b: the row now answers for the mode shown."""
+    from lecture_lib.explorers.pipeline_memory import MemoryExplorer
+
+    explorer = MemoryExplorer(len_ctx=250_000, b=2_400, P=4)
+    try:
+        def largest():
+            row = next(line for line in explorer.readout.value.split("</tr>") if "largest b that fits" in line)
+            return float(re.search(r"([\d,]+) sequences", row).group(1).replace(",", ""))
+
+        pipelined = largest()
+        explorer.controls["batch_mode"].value = "fixed"
+        assert "✓" in explorer.readout.value or "fits:" in explorer.readout.value
+        assert largest() == pytest.approx(4 * pipelined, abs=4) and largest() > 2_400
+    finally:
+        explorer.view.figure.clear()
 
 
 # --- Properties -----------------------------------------------------------------------------------------

@@ -130,7 +130,8 @@ class MemoryExplorer(base.Explorer):
         fits = "fits" if total <= hbm else "does not fit"
         b_max = pm.max_micro_batch(hbm_capacity=r["chip"].hbm_capacity, n_total=r["model"].params_total,
                                    bytes_param=r["bytes_param"], len_ctx=values["len_ctx"],
-                                   bytes_tok=values["bytes_tok"], expert_parallel=values["E"], stages=p)
+                                   bytes_tok=values["bytes_tok"], expert_parallel=values["E"], stages=p,
+                                   pipelined=values["batch_mode"] == "pipelined")
         batch = p * values["b"] if values["batch_mode"] == "pipelined" else values["b"]
         rows = [
             (f"weights per GPU at P = {p}", units.bytes_(weights[i] * GB)),

@@ -52,7 +52,7 @@ def imports_of(module: str) -> set[str]:
 
 
 @functools.cache
-def graph() -> dict[str, set[str]]:
+def import_graph() -> dict[str, set[str]]:
     """Every module's imports of the course's modules (parsed when a test first asks, not at collection, which
     every test worker repeats)."""
     return {module: imports_of(module) for module in MODULES}
@@ -107,7 +107,7 @@ def test_the_three_rooms_exist_and_say_what_lives_there():
 
 
 def test_the_import_graph_has_no_circle():
-    assert circles(graph()) == []
+    assert circles(import_graph()) == []
 
 
 def test_the_circle_finder_finds_a_circle():
@@ -118,7 +118,7 @@ def test_the_circle_finder_finds_a_circle():
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_module_imports_a_higher_room(module):
-    higher = sorted(target for target in graph()[module] if RANK[room(target)] > RANK[room(module)])
+    higher = sorted(target for target in import_graph()[module] if RANK[room(target)] > RANK[room(module)])
     assert not higher, f"{module} ({room(module)}) imports {higher}: the physics never imports an explorer " \
                        f"or a problem, and an explorer never imports practice"
 

@@ -74,8 +74,7 @@ class Renderer(RendererAgg):
         """Each glyph's bitmap at its place, as ``RendererAgg._draw_text_glyphs_and_boxes`` draws it (y is
         downwards; the glyphs' own offsets are upwards)."""
         cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
-        matrix = (0x10000 * np.array([[cos, -sin], [sin, cos]])).round().astype(int)
-        turn = tuple(matrix.ravel().tolist())
+        turn = (round(0x10000 * cos), round(-0x10000 * sin), round(0x10000 * sin), round(0x10000 * cos))   # 16.16
         antialiased = bool(gc.get_antialiased())
         mode = RenderMode.NORMAL if antialiased else RenderMode.MONO
         top_edge = int(self.height)
@@ -86,7 +85,7 @@ class Renderer(RendererAgg):
             glyph = _glyphs.get(key)
             if glyph is None:
                 font.set_size(size, self.dpi)
-                font._set_transform(matrix, [origin_x & 63, origin_y & 63])     # only the phase within a pixel
+                font._set_transform(np.array(turn).reshape(2, 2), [origin_x & 63, origin_y & 63])   # the phase only
                 bitmap = font._render_glyph(index, flags, mode)
                 buffer = np.array(bitmap.buffer, copy=True)
                 if not antialiased:

@@ -117,6 +117,45 @@ def test_figure_is_readable(cls):
             assert len(set(signatures)) == len(signatures), (axis.get_title(), signatures)
 
 
+def test_tick_labels_made_after_readable_are_readable_and_wide_log_axes_keep_only_2s_and_5s():
+    """readable() raises tick labels through the axis, so ticks a later move makes (wider limits, more
+    ticks) are 10 pt too; a log axis keeps every minor tick within DENSE_MINOR_DECADES decades and only the
+    2s and 5s beyond, as its limits move either way."""
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
+    with rc_context({"xtick.labelsize": 6, "ytick.labelsize": 6, "font.size": 6}):
+        figure = Figure(figsize=(6, 3))
+        axis = figure.add_subplot()
+        axis.set_xscale("log")
+        axis.set_xlim(1, 100)
+        axis.set_ylim(0, 1)
+        plots.readable(figure)
+        plots.readable_ticks(figure)
+        figure.canvas = FigureCanvasAgg(figure)
+        figure.canvas.draw()
+
+        def shown():                              # the locator also returns a decade either side of the view
+            low, high = axis.get_xlim()
+            return [x for x in axis.xaxis.get_minorticklocs() if low <= x <= high]
+
+        narrow = shown()
+        assert np.allclose(narrow, [k * 10.0 ** d for d in (0, 1) for k in range(2, 10)])
+
+        axis.set_xlim(1, 1e8)
+        axis.set_ylim(0, 1000)
+        figure.canvas.draw()
+        wide = shown()
+        assert np.allclose(wide, [k * 10.0 ** d for d in range(8) for k in (2, 5)])
+        labels = [t for t in axis.get_xticklabels() + axis.get_yticklabels() if t.get_text()]
+        assert len(labels) > 10
+        assert all(t.get_fontsize() >= plots.MIN_FONT for t in labels), [(t.get_text(), t.get_fontsize()) for t in labels]
+
+        axis.set_xlim(10, 1e4)                   # back within three decades: the full comb again
+        figure.canvas.draw()
+        assert len(shown()) == 3 * 8
+
+
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_alt_text_is_present_and_follows_every_redraw(cls):
     explorer = pristine(cls)

@@ -80,12 +80,32 @@ def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: i
 
 
 def readable(figure) -> None:
-    """Raise every text in ``figure`` (labels, ticks, annotations, legends) to at least MIN_FONT."""
+    """Raise every text in ``figure`` (labels, ticks, annotations, legends) to at least MIN_FONT.
+
+    Tick labels are raised through their axis's tick parameters, which every tick made later copies:
+    an axis makes its ticks when asked for its children, and walking them would make ticks for the
+    limits and locators of the moment, before the explorer's own are in place."""
+    from matplotlib.axis import Axis
     from matplotlib.text import Text
 
-    for text in figure.findobj(Text):
+    def raise_text(text) -> None:
         if text.get_fontsize() < MIN_FONT:
             text.set_fontsize(MIN_FONT)
+
+    def visit(artist) -> None:
+        if isinstance(artist, Axis):
+            raise_text(artist.label)
+            raise_text(artist.offsetText)
+            for which, ticks in (("major", artist.majorTicks), ("minor", artist.minorTicks)):
+                if ticks[0].label1.get_fontsize() < MIN_FONT:
+                    artist.set_tick_params(which=which, labelsize=MIN_FONT)
+            return
+        if isinstance(artist, Text):
+            raise_text(artist)
+        for child in artist.get_children():
+            visit(child)
+
+    visit(figure)
 
 
 # Line styles that carry meaning without colour (issue 13): weights dash-dot, KV dotted, as in every chapter.
@@ -318,6 +338,48 @@ def compact_number(value: float, _position=None) -> str:
     return f"{value:,.6g}" if magnitude >= 1000 else _no_e_notation(f"{value:.3g}")   # 1e-16 -> 10⁻¹⁶
 
 
+#: A log axis spanning more decades than this gets minor ticks at 2 and 5 only.
+DENSE_MINOR_DECADES = 3
+
+
+def sparse_minor_locator(locator):
+    """``locator`` (matplotlib's minor ticks of a log axis, 2 to 9 in every decade) thinned to the 2s and
+    5s of each decade while the view spans more than DENSE_MINOR_DECADES decades; within fewer, where a
+    reader reads values between the decades, every one is kept.
+
+    Across six decades, 2 to 9 draw a comb of eight marks in every 50 pixels that nobody reads, and they
+    were a third of a full redraw (each tick is five matplotlib artists, made and drawn one by one): the
+    redraw a slider move pays when it changes the axes."""
+    import numpy as np
+    from matplotlib.ticker import Locator
+
+    class SparseMinorLocator(Locator):
+        def __init__(self, inner):
+            self.inner = inner
+
+        def set_axis(self, axis):
+            self.axis = axis
+            self.inner.set_axis(axis)
+
+        def __call__(self):
+            low, high = self.axis.get_view_interval()
+            return self._thinned(self.inner(), low, high)
+
+        def tick_values(self, vmin, vmax):
+            return self._thinned(self.inner.tick_values(vmin, vmax), vmin, vmax)
+
+        @staticmethod
+        def _thinned(ticks, low, high):
+            ticks = np.asarray(ticks, dtype=float)
+            if not len(ticks) or min(low, high) <= 0 or abs(np.log10(high / low)) <= DENSE_MINOR_DECADES:
+                return ticks
+            ticks = ticks[ticks > 0]
+            leading = ticks / 10.0 ** np.floor(np.log10(ticks) + 1e-9)
+            return ticks[np.isclose(leading, 2) | np.isclose(leading, 5)]
+
+    return SparseMinorLocator(locator)
+
+
 def plain_log_formatter(formatter):
     """A copy of matplotlib's default log-axis formatter (same ticks labelled, same rules for
     labelling the minor ones) that writes "10³" and "2×10³" in plain text instead of the mathtext
@@ -356,8 +418,10 @@ def readable_ticks(figure) -> None:
     """On every linear axis that still has matplotlib's default ticks: at most about one tick per
     inch and compact labels (100k, 1.5M), so tick labels never run into each other at a slider's
     extreme; on a log axis, matplotlib's labels written as plain text ("10³", see
-    :func:`plain_log_formatter`). Explorers' own locators and formatters are left alone."""
-    from matplotlib.ticker import AutoLocator, FuncFormatter, LogFormatterSciNotation, MaxNLocator, ScalarFormatter
+    :func:`plain_log_formatter`) and, past DENSE_MINOR_DECADES, minor ticks at 2 and 5 only (see
+    :func:`sparse_minor_locator`). Explorers' own locators and formatters are left alone."""
+    from matplotlib.ticker import (AutoLocator, FuncFormatter, LogFormatterSciNotation, LogLocator, MaxNLocator,
+                                   ScalarFormatter)
 
     for axis in figure.axes:
         width, height = (abs(v) for v in axis.get_position().size * figure.get_size_inches())
@@ -367,6 +431,8 @@ def readable_ticks(figure) -> None:
                                           (which.get_minor_formatter(), which.set_minor_formatter)):
                     if type(formatter) is LogFormatterSciNotation:
                         setter(plain_log_formatter(formatter))
+                if type(which.get_minor_locator()) is LogLocator:
+                    which.set_minor_locator(sparse_minor_locator(which.get_minor_locator()))
             if which.get_scale() != "linear":
                 continue
             if type(which.get_major_locator()) is AutoLocator:

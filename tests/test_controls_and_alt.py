@@ -171,6 +171,7 @@ def test_the_gantt_alternative_states_its_time_axis_and_racks():
 def test_plain_text_drops_tex():
     assert plots.plain_text(r"costs \$30 at $10^{3}$ tokens, $\mathbf{F0}$, a $\times$ b") == \
         "costs $30 at 10^3 tokens, F0, a × b"
+    assert plots.plain_text(r"falling  $a\,x^{-p}$") == "falling a x^-p"      # a thin space is a space, not a comma
 
 
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)

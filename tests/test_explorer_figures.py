@@ -52,6 +52,16 @@ def _outside(explorer) -> list[str]:
             inside = ((px >= x0 - TOLERANCE) & (px <= x1 + TOLERANCE) & (py >= y0 - TOLERANCE)
                       & (py <= y1 + TOLERANCE))
             label = line.get_label() if not line.get_label().startswith("_") else repr(line)
+            if line.get_linestyle() == "None" and line.get_marker() not in (None, "", "None", " "):
+                # a dot (the learner's point) on the frame is seen whole, not cut in half by the axes' clip
+                radius = line.get_markersize() / 2 * explorer.view.figure.dpi / 72
+                clip = line.get_clip_box().extents if line.get_clip_on() and line.get_clip_box() else None
+                shown = px[inside], py[inside]
+                if clip is not None and shown[0].size and not (
+                        (shown[0] - radius >= clip[0] - TOLERANCE).all() and (shown[0] + radius <= clip[2] + TOLERANCE).all()
+                        and (shown[1] - radius >= clip[1] - TOLERANCE).all()
+                        and (shown[1] + radius <= clip[3] + TOLERANCE).all()):
+                    problems.append(f"{axis.get_title()!r}: the dot {label} is cut by the frame")
             if len(x) <= 2 and not inside.all():
                 problems.append(f"{axis.get_title()!r}: {label} outside the view")
             elif len(x) > 2 and inside.mean() < 1 / 3:

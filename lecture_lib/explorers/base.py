@@ -185,6 +185,7 @@ class FigureView:
         plots.fit_width(self.figure, plots.MAX_WIDTH_PX / self.figure.dpi)
         plots.legends_outside(self.figure, max_width=plots.MAX_WIDTH_PX / self.figure.dpi)
         plots.distinguish_lines(self.figure)
+        plots.whole_dots(self.figure)
         plots.keep_labels_inside(self.figure)
         plots.fit_width(self.figure, plots.MAX_WIDTH_PX / self.figure.dpi)
         if PIN_TITLES:

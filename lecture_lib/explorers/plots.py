@@ -169,6 +169,27 @@ def distinguish_lines(figure) -> None:
                 line.set_marker(style[1])
 
 
+def whole_dots(figure) -> None:
+    """Let every dot (a line drawn as markers only: the learner's point, a measured system) show whole
+    when its centre sits on the frame, as it does at a slider's end: its clip box is the axes' box grown
+    by the dot's radius, read at each draw. A dot whose centre is off the chart stays out of sight."""
+    from matplotlib.transforms import BboxBase
+
+    class GrownBox(BboxBase):
+        def __init__(self, axes, line):
+            super().__init__()
+            self._axes, self._line = axes, line
+
+        def get_points(self):
+            radius = self._line.get_markersize() / 2 * self._axes.get_figure(root=True).dpi / 72
+            return self._axes.bbox.padded(radius).get_points()
+
+    for axis in figure.axes:
+        for line in axis.get_lines():
+            if line.get_linestyle() == "None" and line.get_marker() not in (None, "", "None", " "):
+                line.set_clip_box(GrownBox(axis, line))
+
+
 def keep_labels_inside(figure, pad: float = 0.08) -> None:
     """Widen the figure where tick labels, axis labels or titles run past its left or right edge
     (wider 10 pt tick labels on a log axis), keeping every axes' size in inches."""
@@ -489,6 +510,7 @@ def plain_text(text: str) -> str:
         return " ".join(text.split())
     text = text.replace("\\$", "\x00")                 # an escaped dollar is a dollar
     text = text.replace("$", "")
+    text = re.sub(r"\\[,;: ]", " ", text)              # TeX's thin and wider spaces are spaces
     for command, symbol in (("times", "×"), ("cdot", "·"), ("approx", "≈"), ("le", "≤"), ("ge", "≥"),
                             ("to", "→"), ("infty", "∞"), ("propto", "∝")):
         text = re.sub(rf"\\{command}(?![A-Za-z])", symbol, text)

@@ -108,7 +108,8 @@ class NoFitShade:
         self.span = axis.axvspan(1, 1, facecolor=NO_FIT_COLOR, alpha=0.12, hatch="///", edgecolor=NO_FIT_COLOR,
                                  lw=0, label="_" + self.LABEL)
         self.text = axis.text(1, 0.5, " " + self.LABEL, transform=axis.get_xaxis_transform(), color=NO_FIT_COLOR,
-                              fontsize=10, rotation=90, va="center", ha="left")
+                              fontsize=10, rotation=90, va="center", ha="left", zorder=4,
+                              bbox=dict(facecolor="white", alpha=0.85, edgecolor="none", pad=1.0))
         view.animate(self.span, self.text)
 
     def update(self, start: float, end: float) -> None:

@@ -147,8 +147,8 @@ class HeuristicExplorer(base.Explorer):
         view, (axis,) = base.new_view(6.4, 3.8)
         axis.set(xscale="log", xlim=(self.U[0], self.U[-1]), ylim=(0, 6), xlabel="x ÷ x_equal",
                  ylabel="cost ÷ term value at x_equal", title="falling + rising cost")
-        self.falling, = axis.plot([], [], color=COLORS["compute"], label="falling  a x^-p")
-        self.rising, = axis.plot([], [], color=COLORS["weights"], label="rising  b x^q")
+        self.falling, = axis.plot([], [], color=COLORS["compute"], label=r"falling  $a\,x^{-p}$")
+        self.rising, = axis.plot([], [], color=COLORS["weights"], label=r"rising  $b\,x^{q}$")
         self.total, = axis.plot([], [], color=COLORS["total"], lw=2.6, label="sum")
         axis.axvline(1.0, color=COLORS["marker"], ls="--", lw=1.2, label="costs equal (heuristic)")
         self.optimum = axis.axvline(1.0, color=COLORS["balance"], lw=1.6, label="true minimum")

@@ -85,6 +85,20 @@ def test_red_rows_carry_a_mark_not_only_a_colour_and_are_not_error_styled():
     assert "✗ does not fit" in html and "✓ fits" in html and "color:#b00" not in html
 
 
+def test_an_equation_in_a_label_is_not_broken_across_lines_and_the_text_is_unchanged():
+    """A narrow readout wrapped "largest b that fits at P =" / "4" (a learner's walk): each short equation in a
+    label is one unbreakable span, and the row's text, which the page and the browser tests read, stays the same."""
+    import re
+
+    label = "largest b that fits at P = 4 (B = b, step at B = 2,048)"
+    html = base.readout_table([(label, "1,336")])
+    spans = re.findall(r"<span style='white-space:nowrap'>([^<]*)</span>", html)
+    assert spans == ["P = 4", "B = b", "B = 2,048"]
+    cell = re.search(r"<td[^>]*>(.*?)</td>", html).group(1)
+    assert re.sub(r"<[^>]+>", "", cell) == label
+    assert "a &lt; <span style='white-space:nowrap'>b = c</span>" in base.readout_table([("a < b = c", "1")])
+
+
 def test_ch2_and_ch4_rows_turn_red_when_weights_do_not_fit():
     scale_up = mx.ScaleUpExplorer(system="HGX A100")
     scale_up.controls["model"].value = next(o for o in scale_up.controls["model"].options if o.startswith("kimi-k2"))

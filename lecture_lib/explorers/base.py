@@ -69,6 +69,14 @@ STATUS_MARKS = {"bad": "✗ ", "ok": "✓ ", "note": "⚠\ufe0e "}
 WIDE_VALUE = 60
 
 
+def _unbroken_equations(label: str) -> str:
+    """An escaped label with each short equation ("P = 4", "B = 2,048") in a span the browser does not break
+    across lines; the text is unchanged, so the page and its tests read the same words."""
+    import re
+
+    return re.sub(r"[^\s(]+ = (?:[^\s),;]|,(?=\d))+", lambda m: f"<span style='white-space:nowrap'>{m.group(0)}</span>", label)
+
+
 def readout_table(rows: list[tuple]) -> str:
     """HTML for the readout panel: label/value pairs, values in bold.
 
@@ -82,7 +90,7 @@ def readout_table(rows: list[tuple]) -> str:
         mark = STATUS_MARKS.get(status, "")
         wide = " lecture-row-wide" if len(value) > WIDE_VALUE else ""     # a quote, a source: a line of its own
         body.append(f"<tr class='lecture-row-{status or 'plain'}{wide}' style='{style[1:]}'>"
-                    f"<td style='padding:1px 10px 1px 0'>{html.escape(label)}</td>"
+                    f"<td style='padding:1px 10px 1px 0'>{_unbroken_equations(html.escape(label))}</td>"
                     f"<td style='padding:1px 0;overflow-wrap:anywhere'><b>{mark}{html.escape(value)}</b></td></tr>")
     return f"<table style='font-size:13px;line-height:1.35'>{''.join(body)}</table>"
 

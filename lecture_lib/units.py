@@ -129,6 +129,16 @@ def number(value: float, digits: int = 3) -> str:
     return _significant(value, digits)
 
 
+def percent(value: float, digits: int = 2) -> str:
+    """A fraction as a percentage a learner can read at any size: whole from 10% (``percent(0.43)`` -> "43%"),
+    ``digits`` significant digits below ("4.5%", "0.12%"), so a small share is never shown as "0%"."""
+    value, digits = _checked(value, digits, "%")
+    share = 100 * value
+    if share == 0 or abs(share) >= 10:
+        return f"{share:,.0f}%"
+    return f"{_significant(share, digits)}%"
+
+
 def counted(n: float, noun: str, plural: str | None = None) -> str:
     """A whole count with its noun agreeing: ``counted(1, "GPU")`` -> "1 GPU", ``counted(1024, "GPU")``
     -> "1,024 GPUs" (``plural`` for nouns that do not just take an s)."""

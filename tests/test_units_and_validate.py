@@ -1,6 +1,7 @@
 """Formatting at the edge and the shared input checks."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -74,3 +75,19 @@ def test_a_power_of_ten_written_as_prose_reads_back(text, plain):
     assert units.e_notation(text) == plain
     if plain != text:
         assert float(plain) == float(units.e_notation(units.power_of_ten(float(plain)).replace(" ", "")))
+
+
+@pytest.mark.parametrize("share, shown", [(0.43, "43%"), (0.1, "10%"), (0.045, "4.5%"), (0.0012, "0.12%"),
+                                          (0.0, "0%"), (1.0, "100%"), (-0.03, "-3%")])
+def test_a_small_share_is_a_percentage_never_rounded_to_zero(share, shown):
+    """Chapter 1's "MFU at your B" read "0%" at B = 1 (a learner's walk): below 10% two significant digits."""
+    assert units.percent(share) == shown
+
+
+def test_mfu_at_batch_one_is_not_shown_as_zero():
+    from lecture_lib.explorers.roofline import BatchExplorer
+
+    explorer = BatchExplorer()
+    explorer.controls["batch"].value = 1
+    row = re.search(r"MFU at your B</td><td[^>]*><b>([^<]*)</b>", explorer.readout.value).group(1)
+    assert row != "0%" and row.endswith("%") and float(row.rstrip("%")) > 0, row

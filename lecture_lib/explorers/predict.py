@@ -221,7 +221,7 @@ class Prediction:
         texts = set(self.giveaways)
         for _label, value in self.graded():
             if 0 < value < 1:
-                texts |= {_fmt(value), f"{value:.0%}", f"{value:.1%}", f"{value:.2f}", f"{value:.3f}"}
+                texts |= {_fmt(value), f"{value:.0%}", f"{value:.1%}", units.percent(value), f"{value:.2f}", f"{value:.3f}"}
             elif 1 <= value < 100:
                 texts |= {f"{value:.1f}×", f"{value:g}×", f"{value:.0f}×", f"{value:.1f}x", f"{value:.0f}x"}
                 if value >= 10 or value != round(value):

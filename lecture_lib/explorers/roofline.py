@@ -294,7 +294,7 @@ class BatchExplorer(_RooflineExplorer):
             ("latency floor (weight fetch)", units.seconds(weights[0])),
             ("weight fetch at B = 1, only the k experts touched", units.seconds(read[0]) if moe else "n/a (dense model or board example)"),
             (f"step time at B = {batch:,.0f}", f"{units.seconds(step['t'])}  ({bound})"),
-            ("MFU at your B", f"{step['t_compute'] / step['t']:.0%}"),
+            ("MFU at your B", units.percent(step['t_compute'] / step['t'])),
             ("tokens/s at your B", units.rate(batch / step["t"])),
             ("$ / M tokens at your B", units.dollars(cost_at_b)),
             ("$ / M tokens floor (B → ∞)", units.dollars(cost_floor)),
@@ -466,7 +466,7 @@ class ContextExplorer(_RooflineExplorer):
         rows = self.deployment_rows(r, values, batch=values["batch"], bytes_tok=here_bytes) + [
             ("KV bytes per token", units.bytes_(here_bytes)),
             ("Goldilocks context", units.tokens(golden)),
-            ("MFU at your context", f"{mfu_here:.0%}"),
+            ("MFU at your context", units.percent(mfu_here)),
             ("your context / Goldilocks", units.factor(values['len_ctx'] / golden)),
         ]
         return rows, False

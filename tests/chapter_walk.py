@@ -121,7 +121,7 @@ def replay(session: NotebookSession, name: str) -> None:
 
 def replay_learner(session: NotebookSession) -> dict:
     """Issue 28's sequences on every explorer of the open notebook; returns how many of each ran."""
-    done = {"typed": 0, "held": 0, "alternating": 0, "dropdown+drag": 0, "drag": 0}
+    done = {"typed": 0, "held": 0, "alternating": 0, "step+drag to the end": 0, "dropdown+drag": 0, "drag": 0}
     by_explorer: dict[str, list] = {}
     for slider in session.sliders():
         if slider.explorer:
@@ -144,6 +144,11 @@ def replay_learner(session: NotebookSession) -> dict:
                 session.press_at(group[0], ["ArrowRight"], 0.15)
                 session.press_at(group[1], ["ArrowRight"], 0.15)
             done["alternating"] += 1
+        # a step the page paints from its predictions, then a drag to the end of the track, where the axes often
+        # change (the kernel's frame then waits for its new background; a learner saw the old readout stay)
+        session.press_at(first, ["ArrowRight"], 0.15)
+        session.drag(first, 1.0)
+        done["step+drag to the end"] += 1
         if session.dropdowns(first):          # a drag right after a dropdown change
             session.change_dropdown(first)
             session.drag(group[-1])

@@ -481,7 +481,9 @@ function render({ model, el }) {
 
   // Frames computed ahead in the kernel (lecture_lib.explorers.ahead): when a control lands on a position
   // predicted with every other control where it still is, its frame and readout are shown at once.
-  let ahead = null, readoutModel = null, shownReadout = null, acceptReadout = true;
+  // pendingReadout: the kernel's readout that came while a predicted one was shown, before the kernel's frame
+  // for it could be painted (a frame with new axes waits for its background): shown with that frame
+  let ahead = null, readoutModel = null, shownReadout = null, acceptReadout = true, pendingReadout = null;
   const jump = (id, control, attr) => {
     if (!ahead || !ahead.frames[id]) return;
     for (const [other, otherAttr] of Object.entries(ahead.attrs)) {     // every other control where it still is
@@ -496,6 +498,7 @@ function render({ model, el }) {
     img.alt = img.title = entry.alt;
     paint(entry, entry.view, true, { positions: { ...ahead.base, [id]: here }, attrs: ahead.attrs }, under);
     acceptReadout = false;            // until the kernel's own frame for this position arrives
+    pendingReadout = null;
     shownReadout = entry.readout;
     if (readoutModel) readoutModel.set('value', entry.readout);
   };
@@ -515,6 +518,11 @@ function render({ model, el }) {
     if (state) for (const id of Object.keys(state.positions)) watch(id, state.attrs[id]);
     if (state && !matches(state)) { acceptReadout = false; return; }     // superseded: keep the newer picture
     acceptReadout = true;
+    if (pendingReadout !== null && readoutModel) {
+      shownReadout = pendingReadout;
+      pendingReadout = null;
+      readoutModel.set('value', shownReadout);
+    }
     paint(frame, dataView(model.get('points')), false, state, backdrop);
   };
 
@@ -556,7 +564,10 @@ function render({ model, el }) {
       const guard = () => {
         const value = readoutModel.get('value');
         if (acceptReadout) shownReadout = value;
-        else if (shownReadout !== null && value !== shownReadout) readoutModel.set('value', shownReadout);
+        else if (shownReadout !== null && value !== shownReadout) {
+          pendingReadout = value;
+          readoutModel.set('value', shownReadout);
+        }
       };
       readoutModel.on('change:value', guard);
       unhook.push(() => readoutModel.off('change:value', guard));

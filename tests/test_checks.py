@@ -441,3 +441,13 @@ def test_every_chapter_has_at_least_three_why_problems():
         assert len(why) >= 3, f"chapter {chapter} has {len(why)} 'why' choice problems"
         for pid in why:
             assert PROBLEMS[pid].nudges, f"{pid} gives no nudge for a tempting wrong choice"
+
+
+def test_quoted_arithmetic_is_told_how_to_write_it_in_python():
+    """A learner's walk: answer = "1.5552*10^15" was called "units or words". Quoted arithmetic gets the Python
+    spelling, with ** for a power (an unquoted ^ is XOR); words and units keep their own advice."""
+    powered = check(NUMBER, "1.5552*10^15")
+    assert powered.status == "invalid" and "1.5552*10**15" in powered.message and "not a power" in powered.message
+    assert "remove the quotes: 1.5e15*2" in check(NUMBER, "1.5e15*2").message
+    for words in ("3 GB", "2 B", "about ten"):
+        assert "units or words" in check(NUMBER, words).message, words

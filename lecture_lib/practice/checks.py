@@ -456,6 +456,23 @@ def _judge(problem: Problem, answer) -> tuple[str, str]:
 _SCALES = [(1e3, "1,000"), (1e6, "a million"), (1e9, "a billion"), (1e12, "10¹²")]
 
 
+def _advice_for_quoted_arithmetic(text: str) -> str | None:
+    """For quoted arithmetic such as "1.5552*10^15" (a learner's walk): how to write it as a Python number, with
+    ``**`` for a power, since an unquoted ``10^15`` is Python's bitwise XOR. None when the text is not arithmetic."""
+    from lecture_lib import symbols
+
+    try:
+        value = symbols.parse(text)
+    except Exception:           # words, units, names: the caller's advice stands
+        return None
+    if getattr(value, "free_symbols", None) or not getattr(value, "is_number", False):
+        return None
+    python = re.sub(r"\s*\^\s*", "**", text.strip())
+    if "^" in text:
+        return f"write it without quotes as {python} (in Python ^ is not a power; ** is)"
+    return f"remove the quotes: {python}"
+
+
 def _as_number(problem: Problem, answer) -> float:
     """The learner's answer as a float, or a _Verdict("invalid") saying what went wrong."""
     unit = f" in {problem.unit}" if problem.unit else ""
@@ -467,7 +484,8 @@ def _as_number(problem: Problem, answer) -> float:
             float(text)
             advice = "remove the quotes"
         except ValueError:
-            advice = f"the checker does not read units or words, so give a plain number{unit}"
+            advice = _advice_for_quoted_arithmetic(text) or (
+                f"the checker does not read units or words, so give a plain number{unit}")
         raise _Verdict("invalid", f"That is text ({text[:40]!r}); {advice}.")
     if isinstance(answer, (list, tuple, set, dict, range)):
         raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}; pass a single number{unit}, "

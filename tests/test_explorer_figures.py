@@ -52,7 +52,7 @@ def _outside(explorer) -> list[str]:
             inside = ((px >= x0 - TOLERANCE) & (px <= x1 + TOLERANCE) & (py >= y0 - TOLERANCE)
                       & (py <= y1 + TOLERANCE))
             label = line.get_label() if not line.get_label().startswith("_") else repr(line)
-            if line.get_linestyle() == "None" and line.get_marker() not in (None, "", "None", " "):
+            if plots.is_dot(line):
                 # a dot (the learner's point) on the frame is seen whole, not cut in half by the axes' clip
                 radius = line.get_markersize() / 2 * explorer.view.figure.dpi / 72
                 clip = line.get_clip_box().extents if line.get_clip_on() and line.get_clip_box() else None

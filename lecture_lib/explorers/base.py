@@ -28,6 +28,7 @@ import asyncio
 import html
 import io
 import os
+import re
 import time
 
 import ipywidgets as widgets
@@ -69,12 +70,15 @@ STATUS_MARKS = {"bad": "✗ ", "ok": "✓ ", "note": "⚠\ufe0e "}
 WIDE_VALUE = 60
 
 
-def _unbroken_equations(label: str) -> str:
-    """An escaped label with each short equation ("P = 4", "B = 2,048") in a span the browser does not break
-    across lines; the text is unchanged, so the page and its tests read the same words."""
-    import re
+# A short equation in a readout label ("P = 4", "B = 2,048"): a name, " = ", and a value up to a space, bracket or
+# separator (a comma between digits belongs to the number).
+_EQUATION = re.compile(r"[^\s(]+ = (?:[^\s),;]|,(?=\d))+")
 
-    return re.sub(r"[^\s(]+ = (?:[^\s),;]|,(?=\d))+", lambda m: f"<span style='white-space:nowrap'>{m.group(0)}</span>", label)
+
+def _unbroken_equations(label: str) -> str:
+    """An escaped label with each short equation in a span the browser does not break across lines; the text is
+    unchanged, so the page and its tests read the same words."""
+    return _EQUATION.sub(lambda m: f"<span style='white-space:nowrap'>{m.group(0)}</span>", label)
 
 
 def readout_table(rows: list[tuple]) -> str:

@@ -169,25 +169,37 @@ def distinguish_lines(figure) -> None:
                 line.set_marker(style[1])
 
 
+def is_dot(line) -> bool:
+    """A line drawn as markers only (the learner's point, a measured system), no line between them."""
+    return line.get_linestyle() == "None" and line.get_marker() not in (None, "", "None", " ")
+
+
 def whole_dots(figure) -> None:
-    """Let every dot (a line drawn as markers only: the learner's point, a measured system) show whole
-    when its centre sits on the frame, as it does at a slider's end: its clip box is the axes' box grown
-    by the dot's radius, read at each draw. A dot whose centre is off the chart stays out of sight."""
+    """Let every dot (:func:`is_dot`) show whole when its centre sits on the frame, as it does at a slider's
+    end: its clip box is the axes' box grown by the dot's radius, read at each draw. A dot whose centre is
+    off the chart stays out of sight."""
+    for axis in figure.axes:
+        for line in axis.get_lines():
+            if is_dot(line):
+                line.set_clip_box(_grown_box_class()(axis, line))
+
+
+@functools.cache
+def _grown_box_class():
     from matplotlib.transforms import BboxBase
 
     class GrownBox(BboxBase):
+        """The axes' box grown by a dot's radius, computed when it is read (the axes may move or change dpi)."""
+
         def __init__(self, axes, line):
             super().__init__()
             self._axes, self._line = axes, line
 
         def get_points(self):
-            radius = self._line.get_markersize() / 2 * self._axes.get_figure(root=True).dpi / 72
+            radius = self._line.get_markersize() / 2 * self._axes.figure.dpi / 72
             return self._axes.bbox.padded(radius).get_points()
 
-    for axis in figure.axes:
-        for line in axis.get_lines():
-            if line.get_linestyle() == "None" and line.get_marker() not in (None, "", "None", " "):
-                line.set_clip_box(GrownBox(axis, line))
+    return GrownBox
 
 
 def keep_labels_inside(figure, pad: float = 0.08) -> None:
@@ -371,6 +383,11 @@ def sparse_minor_locator(locator):
     Across six decades, 2 to 9 draw a comb of eight marks in every 50 pixels that nobody reads, and they
     were a third of a full redraw (each tick is five matplotlib artists, made and drawn one by one): the
     redraw a slider move pays when it changes the axes."""
+    return _sparse_minor_locator_class()(locator)
+
+
+@functools.cache
+def _sparse_minor_locator_class():
     import numpy as np
     from matplotlib.ticker import Locator
 
@@ -398,7 +415,7 @@ def sparse_minor_locator(locator):
             leading = ticks / 10.0 ** np.floor(np.log10(ticks) + 1e-9)
             return ticks[np.isclose(leading, 2) | np.isclose(leading, 5)]
 
-    return SparseMinorLocator(locator)
+    return SparseMinorLocator
 
 
 def plain_log_formatter(formatter):

@@ -5,9 +5,9 @@
   token auth on, in a temporary copy of the course's notebooks, with its own (empty) Jupyter
   config, settings, workspaces and runtime directories so nothing on the machine leaks in, and no
   news or update pop-ups.
-* :func:`launch_browser` starts Debian's ``/usr/bin/chromium`` through Playwright
-  (``playwright install`` cannot download browsers here).
-* :class:`NotebookSession` opens one notebook in a fresh browser context, runs all cells, lists the
+* :func:`launch_browser` starts Debian's Chromium through Playwright (``playwright install`` cannot download
+  browsers here): its headless shell for the tests, the full browser for the benchmarks.
+* :class:`NotebookSession` opens one notebook (in the JupyterLab tab the last one left open), runs all cells, lists the
   errors on the page, finds every slider, moves one with the keyboard and tells whether its
   explorer's figure or readout changed, and measures slider-to-pixels latency.
 
@@ -36,6 +36,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
 CHROMIUM = "/usr/bin/chromium"
+# Chromium's headless shell (Debian's chromium-headless-shell; what Playwright runs when told headless) has the same
+# Blink and V8 as the browser without its window machinery: a chapter's walk costs Chromium a fifth less CPU
+# (ch02 on the 2-core machine: 23 against 29 CPU-s). The tests use it when it is installed; the benchmarks
+# (tools/bench_moves.py) time the full browser a learner has.
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -45,7 +50,7 @@ CHROMIUM_ARGS = [
     "--disable-quic",
     "--no-first-run",
 ]
-INSTALL_HINT = "install it with: apt-get install -y chromium"
+INSTALL_HINT = "install it with: apt-get install -y chromium chromium-headless-shell"
 VIEWPORT = {"width": 1500, "height": 1000}
 
 # Selectors of what the course's explorers render (lecture_lib/explorers/base.py).
@@ -104,6 +109,8 @@ class LabServer:
     Use as a context manager, or call :meth:`start` / :meth:`stop`. ``root / "notebooks"`` holds
     the copies; :meth:`add_notebook` writes extra (scratch) notebooks there.
     """
+
+    front_end = "lab"
 
     def __init__(self, notebooks: Path = NOTEBOOKS, *, startup_timeout: float = 90.0):
         self.source = Path(notebooks)
@@ -255,9 +262,15 @@ class NotebookServer(LabServer):
         return self.url(f"/notebooks/notebooks/{name}?token={self.token}")
 
 
-def launch_browser(playwright):
-    """Headless Debian Chromium through Playwright (each launch gets a fresh temporary profile)."""
-    return playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+def browser_path(*, full: bool = False) -> str:
+    """The headless shell where it is installed, else (or with ``full``) the browser a learner runs."""
+    return CHROMIUM if full or not Path(HEADLESS_SHELL).exists() else HEADLESS_SHELL
+
+
+def launch_browser(playwright, *, full: bool = False):
+    """Headless Debian Chromium through Playwright (each launch gets a fresh temporary profile): see
+    :func:`browser_path`."""
+    return playwright.chromium.launch(executable_path=browser_path(full=full), headless=True, args=CHROMIUM_ARGS)
 
 
 def _blocks(image, size: int = 4):
@@ -434,7 +447,7 @@ def press_covers(page, *, timeout: float = 30.0) -> int:
 
 @dataclass
 class NotebookSession:
-    """One notebook open in its own browser context (close it to end its kernel too)."""
+    """One notebook open in JupyterLab (or Notebook 7) in headless Chromium; close it to end its kernel too."""
 
     server: LabServer
     browser: object
@@ -447,14 +460,26 @@ class NotebookSession:
     file_browser: bool = False          # open JupyterLab's file browser beside the notebook (the default layout)
 
     def open(self, *, timeout: float = 90.0) -> "NotebookSession":
-        self.context = self.browser.new_context(viewport=self.viewport)
-        self.page = self.context.new_page()
+        """Open the notebook in JupyterLab: in the tab the last session left open on this server (as a learner opens
+        one chapter after another), or in a new one (a fresh browser context) when there is none."""
+        page = _OPEN_TABS.pop(self._tab_key(), None)
+        if page is not None and (page.is_closed() or page.context.browser is not self.browser):
+            page = None
+        if page is None:
+            self.context = self.browser.new_context(viewport=self.viewport)
+            self.page = self.context.new_page()
+        else:
+            self.context, self.page = page.context, page
         self.page.set_default_timeout(timeout * 1000)
-        self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}") if m.type == "error" else None)
-        self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
-        self.page.goto(self.server.notebook_url(self.name), wait_until="domcontentloaded")
-        self.page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started !== undefined",
-                                    timeout=timeout * 1000)
+        self.page.on("console", self._console_message)
+        self.page.on("pageerror", self._page_error)
+        if page is None:
+            self.page.goto(self.server.notebook_url(self.name), wait_until="domcontentloaded")
+            self.page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started !== undefined",
+                                        timeout=timeout * 1000)
+        else:
+            self.page.evaluate("async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
+                               f"notebooks/{self.name}")
         self.page.wait_for_function(f"() => ({_PANEL_JS})({json.dumps(self.name)}) !== null",
                                     timeout=timeout * 1000, polling=200)
         # the document and the kernel: ready, then idle
@@ -1035,19 +1060,47 @@ class NotebookSession:
             self.wait_idle(10, settle=0.05)
         return kind, samples
 
+    def _tab_key(self) -> tuple:
+        return (id(self.server), json.dumps(self.viewport, sort_keys=True), self.file_browser)
+
+    def _console_message(self, message) -> None:
+        if message.type == "error":
+            self.console.append(f"{message.type}: {message.text}")
+
+    def _page_error(self, error) -> None:
+        self.console.append(f"pageerror: {error}")
+
     def close(self) -> None:
+        """End the notebook's kernel and close it. The JupyterLab tab stays open for the next session on the same
+        server and window, unless this one ends in an exception (then the next starts from a fresh page)."""
+        failed = sys.exc_info()[0] is not None
+        closed = False
         try:
             if self.page is not None:
-                self.page.evaluate(
+                closed = self.page.evaluate(
                     """async (name) => { const p = (%s)(name);
-                         if (p) { p.context.model.dirty = false; await p.sessionContext.shutdown(); } }"""
-                    % _PANEL_JS, self.name)
+                         if (!p) return false;
+                         p.context.model.dirty = false;
+                         await p.sessionContext.shutdown();
+                         p.dispose();
+                         for (const key of ['__lt', '__ltPaints', '__ltRun', '__ltRunDone', '__ltShots']) delete window[key];
+                         return true; }""" % _PANEL_JS, self.name)
         except Exception:
             pass
-        if self.context is not None:
-            self.context.close()
+        if self.page is not None:
+            self.page.remove_listener("console", self._console_message)
+            self.page.remove_listener("pageerror", self._page_error)
+            if closed and not failed and self.server.front_end == "lab":
+                _OPEN_TABS[self._tab_key()] = self.page
+            else:
+                self.context.close()
         self.context = self.page = None
         self.server.shutdown_sessions()
+
+
+# The JupyterLab tab each server's last session left open, by server and window (see NotebookSession.open): booting
+# JupyterLab in a fresh page costs about 8 CPU-s of Chromium on the 2-core machine, opening a notebook in it ~1 s.
+_OPEN_TABS: dict[tuple, object] = {}
 
 
 def default_mismatches(displayed: list[dict], declared: list[dict]) -> list[str]:

@@ -100,7 +100,7 @@ def lab_server():
 
 @pytest.fixture(scope="module")      # Playwright's sync API keeps an event loop running: only while its module runs
 def browser():
-    """Debian's headless Chromium driven by Playwright (``executable_path=/usr/bin/chromium``)."""
+    """Debian's headless Chromium driven by Playwright: its headless shell where installed (browser_support.launch_browser)."""
     _require_browser()
     from playwright.sync_api import sync_playwright
 

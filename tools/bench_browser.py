@@ -278,7 +278,7 @@ def run(report=print, *, presses: int = 12, notebooks: list[str] | None = None,
     started = time.monotonic()
     results = []
     with bs.LabServer() as server, sync_playwright() as playwright:
-        browser = bs.launch_browser(playwright)
+        browser = bs.launch_browser(playwright, full=True)
         try:
             floor = measure_floor(server, browser, naive_presses)
             naive = measure_naive(server, browser, naive_presses)

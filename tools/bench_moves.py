@@ -229,7 +229,7 @@ def run(report=print, *, notebooks: list[str] | None = None, quick: bool | None 
     started = time.monotonic()
     results = []
     with bs.LabServer() as server, sync_playwright() as playwright:
-        browser = bs.launch_browser(playwright)
+        browser = bs.launch_browser(playwright, full=True)
         try:
             server.add_notebook(FLOOR_NAME, FLOOR_CELLS)
             floor = measure(server, browser, FLOOR_NAME, report)

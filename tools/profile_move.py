@@ -95,7 +95,7 @@ def profile(name: str, slider_index: int, presses: int, report=print) -> None:
     from playwright.sync_api import sync_playwright
 
     with bs.LabServer() as server, sync_playwright() as playwright:
-        browser = bs.launch_browser(playwright)
+        browser = bs.launch_browser(playwright, full=True)
         try:
             session = bs.NotebookSession(server, _HookedBrowser(browser), name)
             session.open()

@@ -32,7 +32,15 @@ def _min_of(args, axis=0):
     return np.minimum.reduce(np.broadcast_arrays(*args))
 
 
-_NUMPY_MODULES = [{"amax": _max_of, "amin": _min_of}, "numpy"]
+# NumPy's module object, not the name "numpy": given the name, lambdify runs `from numpy import *`, which loads every
+# submodule NumPy imports lazily (f2py, testing, ...), 0.1 s and 140 modules more in each kernel. The code it
+# prints, and so every value, is the same.
+_NUMPY_MODULES = [{"amax": _max_of, "amin": _min_of}, np]
+
+
+def lambdified(inputs, expression):
+    """``expression`` as a NumPy function of ``inputs`` (SymPy's lambdify; ``Max``/``Min`` broadcast)."""
+    return sp.lambdify(inputs, expression, modules=_NUMPY_MODULES)
 
 
 # --- derivations remembered across processes ------------------------------------------------------------------
@@ -163,11 +171,11 @@ class Formula:
 
     @cached_property
     def _numeric(self):
-        return sp.lambdify(self.inputs, self.rhs, modules=_NUMPY_MODULES)
+        return lambdified(self.inputs, self.rhs)
 
     @cached_property
     def _inside(self):
-        return sp.lambdify(self.inputs, self.domain, modules=_NUMPY_MODULES)
+        return lambdified(self.inputs, self.domain)
 
     def _given(self, values: dict, called_as: dict) -> str:
         shown = ", ".join(f"{called_as.get(name, name)}={validate._describe(values[name])}" for name in self.input_names)

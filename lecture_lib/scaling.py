@@ -28,6 +28,7 @@ model, as in the Chinchilla papers, active = total).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,7 @@ import sympy as sp
 
 from . import validate
 from .catalogue import Catalogue
-from .formula import Formula, simplify, solve
+from .formula import Formula, lambdified, simplify, solve
 from .symbols import (A_loss, B_loss, C_inference, C_pretrain, C_RL, C_total, C_train, D_chinchilla,
                       D_inference, D_opt, D_pretrain, D_RL, E_loss, L_loss, N_active, N_opt, alpha_board,
                       alpha_loss, beta_board, beta_loss, coef_a, coef_b, cost_sum, ineff, k_RL, n_family,
@@ -393,9 +394,13 @@ def _check_target(target_loss, fit: LossFit) -> float:
     return target
 
 
-_TOTAL_COST_SLOPE = sp.lambdify(
-    (N_active, L_loss, E_loss, A_loss, B_loss, alpha_loss, beta_loss, D_inference, ineff),
-    sp.diff(TRAIN_PLUS_INFERENCE.rhs.subs(D_pretrain, TOKENS_FOR_LOSS.rhs), N_active), "numpy")
+@functools.cache
+def _total_cost_slope():
+    """d(C_total)/dN at fixed loss as a NumPy function, made on first use (not by every kernel that imports)."""
+    return lambdified((N_active, L_loss, E_loss, A_loss, B_loss, alpha_loss, beta_loss, D_inference, ineff),
+                      sp.diff(TRAIN_PLUS_INFERENCE.rhs.subs(D_pretrain, TOKENS_FOR_LOSS.rhs), N_active))
+
+
 _BISECTION_STEPS = 64
 
 
@@ -406,7 +411,7 @@ def _optimal_params(target: float, fit: LossFit, demand: np.ndarray, waste) -> n
     high = np.full(np.shape(demand), np.log(n_min * 1e8))
     for _ in range(_BISECTION_STEPS):
         middle = 0.5 * (low + high)
-        slope = _TOTAL_COST_SLOPE(np.exp(middle), target, fit.E, fit.A, fit.B, fit.alpha, fit.beta, demand, waste)
+        slope = _total_cost_slope()(np.exp(middle), target, fit.E, fit.A, fit.B, fit.alpha, fit.beta, demand, waste)
         rising = slope > 0
         high = np.where(rising, middle, high)
         low = np.where(rising, low, middle)

@@ -125,3 +125,24 @@ def test_remembered_derivations_take_sympy_only_never_text(bad):
         formula.simplify(bad)
     with pytest.raises(ValueError, match="equations"):
         formula.solve(bad)
+
+
+def test_lambdified_is_sympys_numpy_function_without_loading_all_of_numpy():
+    """formula.lambdified hands lambdify NumPy's module, not its name: the printed code and the values are
+    lambdify's own, and evaluating the course's formulas loads none of the NumPy submodules that
+    ``from numpy import *`` would (0.1 s in every kernel)."""
+    import subprocess
+    import sys
+
+    x, y = sp.symbols("x y", positive=True)
+    expression = sp.Max(x, 2) * sp.exp(-y) + sp.sqrt(x) * sp.log(y)
+    ours = formula.lambdified((x, y), expression)
+    theirs = sp.lambdify((x, y), expression, modules=[{"amax": formula._max_of}, "numpy"])
+    points = (np.array([0.5, 2.0, 7.0]), np.array([0.1, 1.0, 30.0]))
+    np.testing.assert_array_equal(ours(*points), theirs(*points))
+    assert ours(3.0, 0.2) == theirs(3.0, 0.2)
+    code = ("import sys, lecture_lib.roofline as r, lecture_lib.scaling as s\n"
+            "r.T_STEP(**dict.fromkeys(r.T_STEP.input_names, 2.0)); s.inference_aware_optimum(target_loss=2.0, inference_tokens=1e12)\n"
+            "print(sorted(m for m in ('numpy.f2py', 'numpy.testing', 'numpy.ctypeslib') if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]", loaded

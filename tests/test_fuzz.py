@@ -92,6 +92,7 @@ NOT_DATA = {
     "practice.registry.register": "takes a Problem object written by a course author (tests/test_checks.py)",
     "explorers.tables.html_table": "lays out cells the table functions already escaped (tests/test_tables.py)",
     "formula.same": "compares SymPy expressions", "formula.show": "typesets SymPy expressions",
+    "formula.lambdified": "SymPy's lambdify on SymPy expressions (tests/test_formula.py)",
     "formula.solve": "SymPy's solve on SymPy equations, remembered on disk (tests/test_formula.py: text refused)",
     "formula.simplify": "SymPy's simplify, remembered on disk (tests/test_formula.py: text refused)",
     "catalogue.loose_name": "string normaliser used by every preset lookup",

@@ -424,7 +424,8 @@ def _powers_and_roots(tokens: list[tuple[int, str]]) -> list[tuple[int, str]]:
 def _with_implicit_products(tokens: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """``2 B`` and ``2B`` read as ``2*B``, ``(a)(b)`` as ``(a)*(b)``: a ``*`` goes between a number, a
     name or a closing bracket and a following number, name or opening bracket, except between a
-    name that is not a course symbol and its bracket (a call, which :func:`parse` judges)."""
+    name that is not a course symbol and its bracket (a call, which :func:`parse` judges), and between
+    two numbers: nobody writes ``2 3`` for 6, and ``1..2`` (a typo) must not read as ``1. * .2``."""
     import tokenize
 
     out, previous = [], None
@@ -433,7 +434,8 @@ def _with_implicit_products(tokens: list[tuple[int, str]]) -> list[tuple[int, st
             left_value = previous[0] in (tokenize.NUMBER, tokenize.NAME) or previous[1] == ")"
             right_value = token[0] in (tokenize.NUMBER, tokenize.NAME) or token[1] == "("
             call = previous[0] == tokenize.NAME and token[1] == "(" and _is_call(previous[1])
-            if left_value and right_value and not call:
+            numbers = previous[0] == token[0] == tokenize.NUMBER
+            if left_value and right_value and not call and not numbers:
                 out.append((tokenize.OP, "*"))
         out.append(token)
         previous = token

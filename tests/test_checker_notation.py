@@ -114,6 +114,8 @@ def test_the_examples_of_the_issue_are_judged_correct():
     ("__root__ B^2", ""),
     ("√B.name", "attribute"),
     ("√open('x')", "functions"),
+    ("1..2", ""),              # a typo, not 1. × .2
+    ("2 3", ""),               # two numbers side by side are no product
 ])
 def test_the_new_notations_keep_every_limit(text, words):
     with pytest.raises(symbols.ParseError) as caught:

@@ -13,12 +13,16 @@ from lecture_lib.explorers.predict import parse_guess
 @pytest.mark.parametrize("text, value", [
     ("1000", 1000), ("1,000", 1000), (" 2e3 ", 2000), ("2k", 2000), ("25%", 0.25), ("1/4", 0.25),
     ("3x", 3), ("9×", 9), ("50_000", 50000), (7, 7.0), (0.5, 0.5), ("", None), (None, None), ("   ", None),
-    ("2 × 10⁵", 2e5), ("2 KB", 2000), ("1.7 kB/token", 1700), ("1 MB", 1e6), ("100 bytes", 100), ("100B", 1e11)])
+    ("2 × 10⁵", 2e5), ("2 KB", 2000), ("1.7 kB/token", 1700), ("1 MB", 1e6), ("100 bytes", 100), ("100B", 1e11),
+    # arithmetic as check() reads it: a learner guessing a batch size writes a power of two
+    ("2^11", 2048), ("2**11", 2048), ("2^3^2", 512), ("3·10^4", 3e4), ("3 × 10^4", 3e4), ("(8+8)*2", 32),
+    ("2(3+1)", 8), ("10²", 100), ("−2^2", -4), ("2^-1", 0.5)])
 def test_guesses_are_read_the_way_people_write_them(text, value):
     assert parse_guess(text) == value
 
 
-@pytest.mark.parametrize("text", ["abc", "1/0", "nan", "inf", True, "1..2"])
+@pytest.mark.parametrize("text", ["abc", "1/0", "nan", "inf", True, "1..2", "B^2", "2^", "2^^3", "10^400",
+                                  "__import__('os')", "(1).real", "2^11 B"])
 def test_unreadable_guesses_are_a_value_error(text):
     with pytest.raises(ValueError):
         parse_guess(text)

@@ -43,7 +43,9 @@ _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 def parse_guess(text) -> float | None:
     """A learner's guess as a number: ``"1000"``, ``"1,000"``, ``"2e3"``, ``"2k"``, ``"25%"``,
     ``"1/4"``, ``"3x"``, ``"2 × 10⁵"``, a size ``"2 KB"`` (2000) or ``"100 bytes"``; ``None`` for an empty box. (A bare
-    ``"100B"`` is 100 billion, as parameter counts are written.) Anything else is a ``ValueError``."""
+    ``"100B"`` is 100 billion, as parameter counts are written.) Arithmetic on numbers is read as ``check()`` reads
+    it (:func:`lecture_lib.symbols.parse`): ``"2^11"``, ``"2**11"``, ``"3·10^4"``, ``"(8+8)*2"``, ``"√2"``. Anything
+    else is a ``ValueError``."""
     from lecture_lib import validate
 
     if text is None:
@@ -69,10 +71,23 @@ def parse_guess(text) -> float | None:
         try:
             value = (float(match.group(1)) / float(match.group(2)) if match else float(cleaned)) * scale
         except (ValueError, ZeroDivisionError):
-            raise ValueError(f"text: could not read {str(text)[:40]!r} as a number") from None
+            value = _arithmetic(cleaned, text) * scale
     if not math.isfinite(value):
         raise ValueError(f"text must be a finite number, got {str(text)[:40]!r}")
     return value
+
+
+def _arithmetic(cleaned: str, text) -> float:
+    """Arithmetic on numbers only (``2^11``), through the checker's allow-list parser; never evaluated as Python."""
+    from lecture_lib import symbols
+
+    try:
+        expression = symbols.parse(cleaned)
+        if expression.free_symbols:
+            raise ValueError
+        return float(expression)
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+        raise ValueError(f"text: could not read {str(text)[:40]!r} as a number") from None
 
 
 def _fmt(value: float) -> str:

@@ -3,6 +3,7 @@ The capacity row turns red when weights (or weights + KV) exceed the chips' HBM 
 fit; a format the chip lacks is explained; Fast Mode's batch stays below the normal one; numbers
 are humanised ("1,024 tokens", "23 h", "3.1 days")."""
 
+import html as _html
 import re
 
 import ipywidgets as widgets
@@ -19,7 +20,9 @@ from pristine import pristine
 
 
 def _text(explorer) -> str:
-    return re.sub(r"\s+", " ", re.sub("<[^>]+>", " ", explorer.readout.value)).replace("&gt;", ">")
+    """The readout as the page reads it: cells apart, inline spans (numbers kept with their units) not."""
+    inline = re.sub(r"</?span[^>]*>", "", explorer.readout.value)
+    return re.sub(r"\s+", " ", re.sub("<[^>]+>", " ", inline)).replace("&gt;", ">")
 
 
 def _bad(explorer) -> bool:
@@ -97,6 +100,19 @@ def test_an_equation_in_a_label_is_not_broken_across_lines_and_the_text_is_uncha
     cell = re.search(r"<td[^>]*>(.*?)</td>", html).group(1)
     assert re.sub(r"<[^>]+>", "", cell) == label
     assert "a &lt; <span style='white-space:nowrap'>b = c</span>" in base.readout_table([("a < b = c", "1")])
+
+
+def test_a_number_and_its_unit_stay_on_one_line_and_the_text_is_unchanged():
+    """A narrow readout wrapped "186" / "GB HBM3e" (a learner's walk): each number and the unit after it is one
+    unbreakable span, and the value's text stays the same."""
+    import re
+
+    value = "does not fit: 148 GB weights + 2.33 × 10¹⁵ tokens > 186 GB HBM3e, 259 T tokens, 1,336"
+    html = base.readout_table([("fits?", value)])
+    spans = re.findall(r"<span style='white-space:nowrap'>([^<]*)</span>", html)
+    assert spans == ["148 GB", "2.33 × 10¹⁵ tokens", "186 GB", "259 T tokens"]
+    cell = re.findall(r"<td[^>]*>(.*?)</td>", html)[1]
+    assert _html.unescape(re.sub(r"<[^>]+>", "", cell)) == value
 
 
 def test_ch2_and_ch4_rows_turn_red_when_weights_do_not_fit():

@@ -81,6 +81,17 @@ def _unbroken_equations(label: str) -> str:
     return _EQUATION.sub(lambda m: f"<span style='white-space:nowrap'>{m.group(0)}</span>", label)
 
 
+# A number and the unit after it ("186 GB", "259 T tokens", "2.33 × 10¹⁵ tokens"): a narrow readout wrapped
+# "186" / "GB HBM3e" (a learner's walk)
+_QUANTITY = re.compile(r"(?<![\w.,])[-−]?\d[\d,.]*(?: × 10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?(?: [kMGTPE](?= [A-Za-z]))?"
+                       r" [A-Za-zµ$%][\w/%$-]*")
+
+
+def _unbroken_quantities(value: str) -> str:
+    """An escaped value with each number and its unit in a span the browser does not break; the text is unchanged."""
+    return _QUANTITY.sub(lambda m: f"<span style='white-space:nowrap'>{m.group(0)}</span>", value)
+
+
 def readout_table(rows: list[tuple]) -> str:
     """HTML for the readout panel: label/value pairs, values in bold.
 
@@ -95,7 +106,8 @@ def readout_table(rows: list[tuple]) -> str:
         wide = " lecture-row-wide" if len(value) > WIDE_VALUE else ""     # a quote, a source: a line of its own
         body.append(f"<tr class='lecture-row-{status or 'plain'}{wide}' style='{style[1:]}'>"
                     f"<td style='padding:1px 10px 1px 0'>{_unbroken_equations(html.escape(label))}</td>"
-                    f"<td style='padding:1px 0;overflow-wrap:anywhere'><b>{mark}{html.escape(value)}</b></td></tr>")
+                    f"<td style='padding:1px 0;overflow-wrap:anywhere'><b>{mark}{_unbroken_quantities(html.escape(value))}"
+                    "</b></td></tr>")
     return f"<table style='font-size:13px;line-height:1.35'>{''.join(body)}</table>"
 
 

@@ -191,7 +191,8 @@ class LatencyExplorer(base.Explorer):
         for label, n in pm.SCALE_UP_SIZES.items():
             right.axvline(n, color=COLORS["marker"], lw=0.8, ls=":")
             right.text(n * 1.08, 0.98, label.split(" (")[0], rotation=90, va="top", ha="left", fontsize=7.5,
-                       transform=right.get_xaxis_transform(), color=COLORS["marker"])
+                       transform=right.get_xaxis_transform(), color=COLORS["marker"],
+                       bbox=dict(facecolor="white", alpha=0.85, edgecolor="none", pad=0.8))   # over the grid lines
         self.floor_line, = right.plot([], [], color=COLORS["weights"], lw=2, label="N·bytes / (n·bw)")
         self.e_dot, = right.plot([], [], "o", color=COLORS["weights"], ms=8, label="one stage: E GPUs (real)")
         self.ep_dot, = right.plot([], [], "o", mfc="none", mec=COLORS["total"], ms=8,

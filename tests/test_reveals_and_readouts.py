@@ -168,6 +168,34 @@ def answer_patterns(prediction) -> list[re.Pattern]:
             for text in prediction.answer_texts()]
 
 
+# Two times or two sizes printed side by side give a factor away as surely as the factor itself: Chapter 2 printed
+# the all-to-all in one rack and over two (8.16 µs, 73.4 µs) right under the "how much slower?" reveal.
+_QUANTITY = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(ns|µs|us|ms|s|kB|MB|GB|TB|PB)(?![\w/])")
+_SCALES = {"ns": ("time", 1e-9), "µs": ("time", 1e-6), "us": ("time", 1e-6), "ms": ("time", 1e-3), "s": ("time", 1.0),
+           "kB": ("bytes", 1e3), "MB": ("bytes", 1e6), "GB": ("bytes", 1e9), "TB": ("bytes", 1e12),
+           "PB": ("bytes", 1e15)}
+
+
+def ratio_spoilers(prediction, text: str) -> list[str]:
+    """For an answer that is a factor (its unit says × or "times"), two times or two sizes in one output whose ratio
+    is that factor within 1%. Factors up to 4.5 are left out: a 2×, 3× or 4× between two sizes is everywhere
+    (Chapter 2's expert table lists 115 kB and 459 kB)."""
+    if "×" not in prediction.unit and "times" not in prediction.unit:
+        return []
+    factors = [value for _label, value in prediction.graded() if value > 4.5]
+    quantities = [(_SCALES[unit][0], float(number.replace(",", "")) * _SCALES[unit][1], f"{number} {unit}")
+                  for number, unit in _QUANTITY.findall(text)]
+    found = []
+    for i, (kind, small, small_text) in enumerate(quantities):
+        for other_kind, large, large_text in quantities[i + 1:]:
+            if kind != other_kind or min(small, large) <= 0:
+                continue
+            ratio = max(small, large) / min(small, large)
+            found += [f"{large_text} and {small_text} (ratio {ratio:.2f}: the answer {factor:g})"
+                      for factor in factors if abs(ratio / factor - 1) < 0.01]
+    return found
+
+
 def spoilers(notebook, name: str) -> list[str]:
     """Every output a learner sees after Run All (nothing revealed) that states a prediction's answer:
     printed text, tables, figure titles, readouts and option labels of the widgets, anywhere in the
@@ -175,7 +203,8 @@ def spoilers(notebook, name: str) -> list[str]:
     found = []
     shown = ShownWidgets(notebook)
     for variable, factory in predictions_of(notebook).items():
-        patterns = answer_patterns(factory())
+        prediction = factory()
+        patterns = answer_patterns(prediction)
         for cell in notebook.cells:
             if (name, cell.get("id")) in NOT_SPOILERS:
                 continue
@@ -184,6 +213,8 @@ def spoilers(notebook, name: str) -> list[str]:
                     if pattern.search(text):
                         found.append(f"{variable}: cell {cell.get('id')} shows {pattern.pattern!r} before the reveal: "
                                      f"{text[max(0, pattern.search(text).start() - 60):pattern.search(text).end() + 20]!r}")
+                found += [f"{variable}: cell {cell.get('id')} shows {pair} before the reveal"
+                          for pair in ratio_spoilers(prediction, text)]
     return found
 
 
@@ -717,3 +748,13 @@ def test_the_source_scan_finds_a_hard_coded_title_and_a_formula():
     assert any("3/4" in f and "code" in f for f in found)
     assert any("(P-1)/(m+P-1)" in f and "markdown" in f for f in found)
     assert not any("3/4" in f and "markdown" in f for f in found)
+
+
+def test_two_printed_times_whose_ratio_is_the_answer_are_a_spoiler():
+    """Chapter 2 printed the all-to-all in one rack and over two right under the "how much slower?" reveal."""
+    slowdown = predict.FACTORIES["two_rack_slowdown"]()
+    answer = max(value for _label, value in slowdown.graded())
+    text = f"all-to-all in one rack:   8.16 µs\nall-to-all over two racks: {8.16 * answer:.1f} µs (8.1× compute)"
+    assert ratio_spoilers(slowdown, text)
+    assert not ratio_spoilers(slowdown, "in one rack: 8.16 µs, over two racks: 50 µs, a 73.4 GB model")
+    assert not ratio_spoilers(predict.FACTORIES["batch1_share"](), text)       # a share, not a factor

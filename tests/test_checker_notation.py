@@ -385,3 +385,32 @@ def test_a_plain_wrong_division_gets_no_reading_note():
 
     verdict, text = checks._judge_expression(checks.PROBLEMS["7.7"], "(act_values + 2)/(4*act_values)")
     assert verdict == "wrong" and "left to right" not in text
+
+
+# ------------------------------------------------------------------ ^ in an unquoted answer (Python's XOR)
+
+class _Shell:
+    """Enough of an IPython shell for check() to read the cells run so far."""
+
+    execution_count = 2
+
+    def __init__(self, *cells):
+        self.user_ns = {"In": ["", *cells]}
+
+
+@pytest.mark.parametrize("work, problem", [("answer = 2^3 - 2", "wrong"), ("answer = 2^2 + 2", "correct")])
+def test_an_answer_computed_with_a_caret_is_told_that_python_reads_it_as_xor(monkeypatch, work, problem):
+    """A learner's walk: Problem 2.1's answer is 6. `2^3 - 2` is 3 in Python (XOR) and got "off by a factor of about
+    2, the usual pairs: FLOPs vs multiplies"; `2^2 + 2` is 6 by chance and got a plain "Correct"."""
+    import IPython
+
+    answer = eval(work.split("=", 1)[1])      # what Python makes of the work cell
+    assert (answer == expected("2.1")) == (problem == "correct")
+    monkeypatch.setattr(IPython, "get_ipython", lambda: _Shell(work, 'check("2.1", answer)'))
+    result = check("2.1", answer)
+    assert result.status == problem and "XOR" in result.message and "**" in result.message
+    assert "factor" not in result.message
+    monkeypatch.setattr(IPython, "get_ipython", lambda: _Shell("answer = 2**3 - 2  # not 2^3", 'check("2.1", answer)'))
+    assert "XOR" not in check("2.1", 2**3 - 3).message          # a ^ in a comment is not an operator
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
+    assert "XOR" not in check("2.1", 3).message                 # outside a kernel: nothing to read

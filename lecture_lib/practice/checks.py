@@ -193,6 +193,7 @@ def check(problem_id, answer) -> CheckResult:
         else:
             status, message = _outcome(problem, answer)
     status, message = _no_credit_for_the_key(key, status, message)
+    status, message = _with_caret_advice(answer, status, message)
     previous = _stale_for(key, problem, answer, status)
     if previous is None:
         _last_judged[:] = [key, answer]
@@ -471,6 +472,45 @@ def _advice_for_quoted_arithmetic(text: str) -> str | None:
     if "^" in text:
         return f"write it without quotes as {python} (in Python ^ is not a power; ** is)"
     return f"remove the quotes: {python}"
+
+
+# An unquoted ``2^3 - 2`` is Python's bitwise XOR: the answer is 3, and the usual nudge ("off by a factor of about
+# 2") sends a learner looking for a slip they did not make (a learner's walk). The check reads the cells it can see.
+CARET = ("Your cell uses ^, which Python reads as bitwise XOR, not a power (2^3 is 1 there; 2**3 is 8): "
+         "write ** for a power and run it again.")
+
+
+def _with_caret_advice(answer, status: str, message: str) -> tuple[str, str]:
+    """A whole-number answer from a cell that used ``^`` as an operator: a wrong one is told why instead of the usual
+    nudge; a right one keeps its verdict, with the warning after it (XOR and the power agreed by chance)."""
+    if status not in ("correct", "wrong") or not isinstance(answer, numbers.Integral) or isinstance(answer, bool):
+        return status, message
+    if not any(_uses_caret(cell) for cell in _recent_cells()):
+        return status, message
+    return (status, f"{message} Note: {CARET}") if status == "correct" else (status, f"Not quite. {CARET}")
+
+
+def _recent_cells(count: int = 2) -> list[str]:
+    """The source of the cell running now and the one run before it, when an IPython kernel runs them."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return []
+    shell = get_ipython()
+    inputs = shell.user_ns.get("In") if shell is not None else None
+    return [text for text in inputs[-count:] if isinstance(text, str)] if isinstance(inputs, list) else []
+
+
+def _uses_caret(source: str) -> bool:
+    """True when ``^`` (or ``^=``) is an operator in ``source``, outside strings and comments."""
+    import io
+    import tokenize
+
+    try:
+        return any(token.type == tokenize.OP and token.string in ("^", "^=")
+                   for token in tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return False
 
 
 def _as_number(problem: Problem, answer) -> float:

@@ -259,3 +259,18 @@ def test_a_linear_slider_reads_half_a_month_as_0_5_not_0_500():
     spec.loader.exec_module(build_site)
     assert build_site._number(0.5, months.readout_format) == "0.5"
     assert build_site._number(12.0, months.readout_format) == "12"
+
+
+def test_a_floor_for_weights_that_do_not_fit_says_it_is_hypothetical_and_small_shares_are_not_zero():
+    """A learner's walk: Kimi K2 on an HGX H100 showed "✗ does not fit" beside a plain "weight-fetch floor 38.3 ms";
+    and a rack of 16 read "671 GB weights = 0% of 214 TB HBM"."""
+    scale_up = mx.ScaleUpExplorer(system="HGX H100")
+    scale_up.controls["model"].value = next(o for o in scale_up.controls["model"].options if o.startswith("kimi-k2"))
+    assert _bad(scale_up)
+    assert re.search(r"weight-fetch floor per step \(every expert read\) [\d.]+ ms \(if the weights fitted\)", _text(scale_up))
+    assert "more than there is room for" in _text(scale_up)
+    scale_up.controls["system"].value = next(o for o in scale_up.controls["system"].options if "NVL72" in str(o))
+    assert _ok(scale_up) and "if the weights fitted" not in _text(scale_up)
+    label, text, status = base.capacity_row(n_total=671e9, bytes_param=1, batch=0, len_ctx=1, bytes_tok=1,
+                                            hbm_capacity=214e12)
+    assert status == "ok" and "= 0.31% of" in text

@@ -144,7 +144,7 @@ def capacity_row(*, n_total: float, bytes_param: float, batch: float, len_ctx: f
     if total > hbm_capacity:
         return label, f"does not fit: {units.bytes_(weights)} weights + {units.bytes_(kv)} KV > {hbm}", "bad"
     held = f"{units.bytes_(weights)} weights" + (f" + {units.bytes_(kv)} KV" if kv > 0 else "")
-    return label, f"fits: {held} = {total / hbm_capacity:.0%} of {hbm}", "ok"
+    return label, f"fits: {held} = {units.percent(total / hbm_capacity)} of {hbm}", "ok"
 
 
 # --- The live figure ----------------------------------------------------------------------------

@@ -274,10 +274,13 @@ class ScaleUpExplorer(base.Explorer):
         self.lines["label"].set_text(f"{system.name}: {count}")
         weight_bytes = model.params_total * bytes_param
         fits = model.params_total <= n_fit
-        verdict = (f"fits: weights use {weight_bytes / system.hbm_capacity:.0%} of HBM" if fits
+        verdict = (f"fits: weights use {units.percent(weight_bytes / system.hbm_capacity)} of HBM" if fits
                    else f"does not fit: {units.bytes_(weight_bytes)} weights > {units.bytes_(share * system.hbm_capacity)}"
                         f" ({share:.0%} of {units.bytes_(system.hbm_capacity)} HBM), {units.factor(model.params_total / n_fit)}"
-                        " the room")
+                        " more than there is room for")
+        # a floor for weights that do not fit is what it would be if they fitted (a learner's walk read it
+        # as a real floor beside "does not fit")
+        unless = "" if fits else " (if the weights fitted)"
         if model.n_experts:
             placed = moe.layout(n_experts=model.n_experts, n_gpus=system.n_chips)
             experts = (f"{placed['experts_per_gpu']} per GPU on {placed['gpus_used']} GPUs"
@@ -290,12 +293,12 @@ class ScaleUpExplorer(base.Explorer):
             ("weights", f"{units.bytes_(weight_bytes)} ({units.count(model.params_total)} × {bytes_param:g} B)"),
             (f"fits in {share:.0%} of HBM?", verdict, "ok" if fits else "bad"),
             ("largest model that fits", f"{units.count(n_fit)} params"),
-            ("weight-fetch floor per step (every expert read)", units.seconds(floor_here)),
+            ("weight-fetch floor per step (every expert read)", units.seconds(floor_here) + unless),
             ("… at batch 1 (a token reads only its k experts)",
              units.seconds(moe.WEIGHT_FETCH_FLOOR(N_total=read_batch1, bytes_param=bytes_param,
                                                   mem_bw=system.hbm_bandwidth))
              + f" ({units.count(read_batch1)} params read; a lower bound, as the k experts sit on at most k GPUs)"
-             if read_batch1 else "the same: every parameter is read"),
+             + unless if read_batch1 else "the same: every parameter is read"),
             ("experts (expert parallelism)", experts),
             ("active params (set by compute)", units.count(model.params_active)),
         ]

@@ -14,6 +14,7 @@ from lecture_lib.symbols import L_stage, P, k_active, n_micro, link_ratio, v_chu
 
 TRAINING = ("gpipe", "1f1b")
 
+
 def _text(explorer) -> str:
     """An explorer's readout as the page shows it (the HTML's tags, which keep numbers with their units, removed)."""
     return re.sub(r"<[^>]+>", "", explorer.readout.value)

@@ -16,12 +16,12 @@ from lecture_lib.explorers.predict import parse_guess
     ("2 × 10⁵", 2e5), ("2 KB", 2000), ("1.7 kB/token", 1700), ("1 MB", 1e6), ("100 bytes", 100), ("100B", 1e11),
     # arithmetic as check() reads it: a learner guessing a batch size writes a power of two
     ("2^11", 2048), ("2**11", 2048), ("2^3^2", 512), ("3·10^4", 3e4), ("3 × 10^4", 3e4), ("(8+8)*2", 32),
-    ("2(3+1)", 8), ("10²", 100), ("−2^2", -4), ("2^-1", 0.5)])
+    ("2(3+1)", 8), ("10²", 100), ("−2^2", -4), ("2^-1", 0.5), ("1.5 KiB", 1536), ("2 MiB/token", 2 * 1024**2)])
 def test_guesses_are_read_the_way_people_write_them(text, value):
     assert parse_guess(text) == value
 
 
-@pytest.mark.parametrize("text", ["abc", "1/0", "nan", "inf", True, "1..2", "B^2", "2^", "2^^3", "10^400",
+@pytest.mark.parametrize("text", ["abc", "1/0", "nan", "inf", True, "1..2", "1.2.3 KiB", "inf KiB", "B^2", "2^", "2^^3", "10^400",
                                   "__import__('os')", "(1).real", "2^11 B"])
 def test_unreadable_guesses_are_a_value_error(text):
     with pytest.raises(ValueError):
@@ -220,3 +220,17 @@ def test_a_share_answer_is_also_written_as_the_percentage_the_explorers_print():
     factor = predict.kv_shrink_factor()
     factor.press_show_anyway()
     assert "%" not in factor.message_html().split("Answer")[1].split("</b>")[0]
+
+
+def test_a_percentage_for_a_question_that_is_not_a_share_is_read_as_a_fraction_and_says_so():
+    """A learner's walk typed 40% for Chapter 6's bytes per token and was told only "0.4 bytes per token"."""
+    prediction = predict.FACTORIES["kv_bytes_at_price_step"]()
+    prediction.set_guess("40%")
+    assert prediction.guess == 0.4
+    for shown in (prediction.message_html(), prediction.ask_message_html()):
+        assert "reads as a fraction" in shown and "type it without the % sign" in shown
+    prediction.set_guess("40")
+    assert "reads as a fraction" not in prediction.message_html()
+    share = predict.FACTORIES["batch1_share"]()
+    share.set_guess("40%")
+    assert share.guess == 0.4 and "reads as a fraction" not in share.message_html()

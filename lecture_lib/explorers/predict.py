@@ -42,7 +42,8 @@ _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 def parse_guess(text) -> float | None:
     """A learner's guess as a number: ``"1000"``, ``"1,000"``, ``"2e3"``, ``"2k"``, ``"25%"``,
-    ``"1/4"``, ``"3x"``, ``"2 × 10⁵"``, a size ``"2 KB"`` (2000) or ``"100 bytes"``; ``None`` for an empty box. (A bare
+    ``"1/4"``, ``"3x"``, ``"2 × 10⁵"``, a size ``"2 KB"`` (2000), ``"1.5 KiB"`` (1536) or ``"100 bytes"``; ``None`` for an
+    empty box. (A bare
     ``"100B"`` is 100 billion, as parameter counts are written.) Arithmetic on numbers is read as ``check()`` reads
     it (:func:`lecture_lib.symbols.parse`): ``"2^11"``, ``"2**11"``, ``"3·10^4"``, ``"(8+8)*2"``, ``"√2"``. Anything
     else is a ``ValueError``."""
@@ -57,6 +58,12 @@ def parse_guess(text) -> float | None:
     else:
         cleaned = str(text).strip().replace(",", "").replace("_", "").replace(" ", "")
         cleaned = units.e_notation(cleaned).rstrip("×xX")
+        binary = re.fullmatch(r"([0-9.eE+-]+)([kKmMgGtT])iB(?:/token)?", cleaned)
+        if binary:      # "1.7 KiB": powers of 1024
+            try:
+                return float(binary.group(1)) * 1024 ** ("kmgt".index(binary.group(2).lower()) + 1)
+            except ValueError:
+                raise ValueError(f"text: could not read {str(text)[:40]!r} as a number") from None
         size = re.fullmatch(r"([0-9.eE+-]+)([kKmMgGtT])B(?:/token)?|([0-9.eE+-]+)(?:bytes?)(?:/token)?", cleaned)
         if size:        # bytes with a decimal prefix, as the lecture writes sizes: "2KB" is 2000, "100bytes" 100
             cleaned = size.group(1) + size.group(2) if size.group(1) else size.group(3)
@@ -164,6 +171,7 @@ class Prediction:
     guess: float | None = field(default=None, init=False)
     state: str = field(default="waiting", init=False)   # waiting, guessed, needs_guess, revealed
     problem: str = field(default="", init=False)        # why the last text typed could not be read
+    _percent: bool = field(default=False, init=False, repr=False)   # the guess was typed as a percentage
     _views: list = field(default_factory=list, init=False, repr=False)
     _details: list = field(default_factory=list, init=False, repr=False)
     _covers: list = field(default_factory=list, init=False, repr=False)
@@ -180,8 +188,9 @@ class Prediction:
         try:
             self.guess = parse_guess(text)
             self.problem = ""
+            self._percent = isinstance(text, str) and text.strip().endswith("%")
         except ValueError as error:
-            self.guess, self.problem = None, str(error)
+            self.guess, self.problem, self._percent = None, str(error), False
         self.state = "guessed" if self.guess is not None else "waiting"
         self._render()
 
@@ -283,7 +292,13 @@ class Prediction:
 
     def _share_hint(self) -> str:
         """For a question whose answer is a share (its example is "e.g. 0.5"), a guess above 1 and at most 100 was
-        most likely a percentage typed without its sign: say so before the reveal, while it can still be changed."""
+        most likely a percentage typed without its sign: say so before the reveal, while it can still be changed.
+        For any other question, a guess typed as a percentage is read as a fraction: say that too (a learner's walk
+        typed 40% for a number of bytes per token and got 0.4)."""
+        if not self.example.startswith("e.g. 0.") and self._percent and self.guess is not None:
+            return (f" A percentage reads as a fraction: {html.escape(_fmt(self.guess * 100))}% is "
+                    f"{html.escape(_fmt(self.guess))}. If you meant {html.escape(_fmt(self.guess * 100))}, type it "
+                    "without the % sign.")
         if self.example.startswith("e.g. 0.") and self.guess is not None and 1 < self.guess <= 100:
             return (f" This answer is a fraction between 0 and 1: for {html.escape(_fmt(self.guess))}%, type "
                     f"{html.escape(_fmt(self.guess))}% (or {html.escape(_fmt(self.guess / 100))}).")

@@ -282,7 +282,7 @@ class Prediction:
         with the forms the box takes."""
         reason = self.problem[len("text: "):] if self.problem.startswith("text: ") else self.problem
         reason = reason[:1].upper() + reason[1:]
-        return f"{reason}; write a number such as {self.example[len('e.g. '):]} (2k, 25%, 1/4 and 2 kB work too)"
+        return f"{reason}; write a number such as {self.example[len('e.g. '):]} (2k, 25%, 1/4, 2^11 and 2 kB work too)"
 
     def _answer_text(self, value: float) -> str:
         """An answer as the reveal writes it; a share also as the percentage the explorers print ("0.429 (42.9%)")."""

@@ -409,9 +409,10 @@ def _optimal_params(target: float, fit: LossFit, demand: np.ndarray, waste) -> n
     n_min = _min_params(target, fit)
     low = np.full(np.shape(demand), np.log(n_min * (1 + 1e-9)))
     high = np.full(np.shape(demand), np.log(n_min * 1e8))
+    total_cost_slope = _total_cost_slope()
     for _ in range(_BISECTION_STEPS):
         middle = 0.5 * (low + high)
-        slope = _total_cost_slope()(np.exp(middle), target, fit.E, fit.A, fit.B, fit.alpha, fit.beta, demand, waste)
+        slope = total_cost_slope(np.exp(middle), target, fit.E, fit.A, fit.B, fit.alpha, fit.beta, demand, waste)
         rising = slope > 0
         high = np.where(rising, middle, high)
         low = np.where(rising, low, middle)

@@ -462,8 +462,8 @@ class NotebookSession:
     def open(self, *, timeout: float = 90.0) -> "NotebookSession":
         """Open the notebook in JupyterLab: in the tab the last session left open on this server (as a learner opens
         one chapter after another), or in a new one (a fresh browser context) when there is none."""
-        page = _OPEN_TABS.pop(self._tab_key(), None)
-        if page is not None and (page.is_closed() or page.context.browser is not self.browser):
+        server, page = _OPEN_TABS.pop(self._tab_key(), (None, None))
+        if page is not None and (server is not self.server or page.is_closed() or page.context.browser is not self.browser):
             page = None
         if page is None:
             self.context = self.browser.new_context(viewport=self.viewport)
@@ -1091,16 +1091,17 @@ class NotebookSession:
             self.page.remove_listener("console", self._console_message)
             self.page.remove_listener("pageerror", self._page_error)
             if closed and not failed and self.server.front_end == "lab":
-                _OPEN_TABS[self._tab_key()] = self.page
+                _OPEN_TABS[self._tab_key()] = (self.server, self.page)
             else:
                 self.context.close()
         self.context = self.page = None
         self.server.shutdown_sessions()
 
 
-# The JupyterLab tab each server's last session left open, by server and window (see NotebookSession.open): booting
-# JupyterLab in a fresh page costs about 8 CPU-s of Chromium on the 2-core machine, opening a notebook in it ~1 s.
-_OPEN_TABS: dict[tuple, object] = {}
+# The JupyterLab tab each server's last session left open, with that server, by server and window (see
+# NotebookSession.open): booting JupyterLab in a fresh page costs Chromium about 8 CPU-s on the 2-core machine,
+# opening a notebook in a booted tab about 2.5.
+_OPEN_TABS: dict[tuple, tuple] = {}
 
 
 def default_mismatches(displayed: list[dict], declared: list[dict]) -> list[str]:

@@ -21,7 +21,7 @@ def test_guesses_are_read_the_way_people_write_them(text, value):
     assert parse_guess(text) == value
 
 
-@pytest.mark.parametrize("text", ["abc", "1/0", "nan", "inf", True, "1..2", "1.2.3 KiB", "inf KiB", "B^2", "2^", "2^^3", "10^400",
+@pytest.mark.parametrize("text", ["abc", "1/0", "nan", "inf", True, "1..2", "1.2.3 KiB", "inf KiB", "1e400 KiB", "B^2", "2^", "2^^3", "10^400",
                                   "__import__('os')", "(1).real", "2^11 B"])
 def test_unreadable_guesses_are_a_value_error(text):
     with pytest.raises(ValueError):

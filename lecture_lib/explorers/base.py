@@ -75,21 +75,16 @@ WIDE_VALUE = 60
 _EQUATION = re.compile(r"[^\s(]+ = (?:[^\s),;]|,(?=\d))+")
 
 
-def _unbroken_equations(label: str) -> str:
-    """An escaped label with each short equation in a span the browser does not break across lines; the text is
-    unchanged, so the page and its tests read the same words."""
-    return _EQUATION.sub(lambda m: f"<span style='white-space:nowrap'>{m.group(0)}</span>", label)
+def _unbroken(pattern: re.Pattern, text: str) -> str:
+    """Escaped ``text`` with each match of ``pattern`` in a span the browser does not break across lines; the text
+    is unchanged, so the page and its tests read the same words."""
+    return pattern.sub(lambda m: f"<span style='white-space:nowrap'>{m.group(0)}</span>", text)
 
 
 # A number and the unit after it ("186 GB", "259 T tokens", "2.33 × 10¹⁵ tokens"): a narrow readout wrapped
 # "186" / "GB HBM3e" (a learner's walk)
 _QUANTITY = re.compile(r"(?<![\w.,])[-−]?\d[\d,.]*(?: × 10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?(?: [kMGTPE](?= [A-Za-z]))?"
                        r" [A-Za-zµ$%][\w/%$-]*")
-
-
-def _unbroken_quantities(value: str) -> str:
-    """An escaped value with each number and its unit in a span the browser does not break; the text is unchanged."""
-    return _QUANTITY.sub(lambda m: f"<span style='white-space:nowrap'>{m.group(0)}</span>", value)
 
 
 def readout_table(rows: list[tuple]) -> str:
@@ -105,8 +100,8 @@ def readout_table(rows: list[tuple]) -> str:
         mark = STATUS_MARKS.get(status, "")
         wide = " lecture-row-wide" if len(value) > WIDE_VALUE else ""     # a quote, a source: a line of its own
         body.append(f"<tr class='lecture-row-{status or 'plain'}{wide}' style='{style[1:]}'>"
-                    f"<td style='padding:1px 10px 1px 0'>{_unbroken_equations(html.escape(label))}</td>"
-                    f"<td style='padding:1px 0;overflow-wrap:anywhere'><b>{mark}{_unbroken_quantities(html.escape(value))}"
+                    f"<td style='padding:1px 10px 1px 0'>{_unbroken(_EQUATION, html.escape(label))}</td>"
+                    f"<td style='padding:1px 0;overflow-wrap:anywhere'><b>{mark}{_unbroken(_QUANTITY, html.escape(value))}"
                     "</b></td></tr>")
     return f"<table style='font-size:13px;line-height:1.35'>{''.join(body)}</table>"
 

@@ -42,11 +42,10 @@ _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 def parse_guess(text) -> float | None:
     """A learner's guess as a number: ``"1000"``, ``"1,000"``, ``"2e3"``, ``"2k"``, ``"25%"``,
-    ``"1/4"``, ``"3x"``, ``"2 × 10⁵"``, a size ``"2 KB"`` (2000), ``"1.5 KiB"`` (1536) or ``"100 bytes"``; ``None`` for an
-    empty box. (A bare
-    ``"100B"`` is 100 billion, as parameter counts are written.) Arithmetic on numbers is read as ``check()`` reads
-    it (:func:`lecture_lib.symbols.parse`): ``"2^11"``, ``"2**11"``, ``"3·10^4"``, ``"(8+8)*2"``, ``"√2"``. Anything
-    else is a ``ValueError``."""
+    ``"1/4"``, ``"3x"``, ``"2 × 10⁵"``, a size ``"2 KB"`` (2000), ``"1.5 KiB"`` (1536) or ``"100 bytes"``; ``None``
+    for an empty box. (A bare ``"100B"`` is 100 billion, as parameter counts are written.) Arithmetic on numbers is
+    read as ``check()`` reads it (:func:`lecture_lib.symbols.parse`): ``"2^11"``, ``"2**11"``, ``"3·10^4"``,
+    ``"(8+8)*2"``, ``"√2"``. Anything else is a ``ValueError``."""
     from lecture_lib import validate
 
     if text is None:
@@ -58,18 +57,15 @@ def parse_guess(text) -> float | None:
     else:
         cleaned = str(text).strip().replace(",", "").replace("_", "").replace(" ", "")
         cleaned = units.e_notation(cleaned).rstrip("×xX")
+        scale = 1.0
         binary = re.fullmatch(r"([0-9.eE+-]+)([kKmMgGtT])iB(?:/token)?", cleaned)
         if binary:      # "1.7 KiB": powers of 1024
-            try:
-                return float(binary.group(1)) * 1024 ** ("kmgt".index(binary.group(2).lower()) + 1)
-            except ValueError:
-                raise ValueError(f"text: could not read {str(text)[:40]!r} as a number") from None
+            cleaned, scale = binary.group(1), 1024.0 ** ("kmgt".index(binary.group(2).lower()) + 1)
         size = re.fullmatch(r"([0-9.eE+-]+)([kKmMgGtT])B(?:/token)?|([0-9.eE+-]+)(?:bytes?)(?:/token)?", cleaned)
         if size:        # bytes with a decimal prefix, as the lecture writes sizes: "2KB" is 2000, "100bytes" 100
             cleaned = size.group(1) + size.group(2) if size.group(1) else size.group(3)
         if not cleaned:
             return None
-        scale = 1.0
         if cleaned.endswith("%"):
             cleaned, scale = cleaned[:-1], 0.01
         elif cleaned[-1].lower() in _SUFFIXES and re.fullmatch(r"[0-9.eE+-]+[kKmMbBgGtT]", cleaned):
@@ -225,7 +221,7 @@ class Prediction:
             return "<br>".join(rows)
         problem = f"{html.escape(self._problem_text())}. " if self.problem else ""
         if self.state == "guessed":
-            return (f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved.{self._share_hint()} "
+            return (f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved.{self._guess_hint()} "
                     "Press <b>Reveal</b> when ready.")
         if self.state == "needs_guess":
             return (f"{problem}✏️ <b>Enter a guess first</b> in the guess box, then press Reveal; "
@@ -290,7 +286,7 @@ class Prediction:
             return f"{_fmt(value)} ({value:.1%})"
         return _fmt(value)
 
-    def _share_hint(self) -> str:
+    def _guess_hint(self) -> str:
         """For a question whose answer is a share (its example is "e.g. 0.5"), a guess above 1 and at most 100 was
         most likely a percentage typed without its sign: say so before the reveal, while it can still be changed.
         For any other question, a guess typed as a percentage is read as a fraction: say that too (a learner's walk
@@ -322,7 +318,7 @@ class Prediction:
                                     key=lambda pair: _ratio_log10(self.guess, pair[1]), default=graded[0])
             return html.escape(verdict(self.guess, actual, against=label if len(graded) > 1 else ""))
         if self.state == "guessed":
-            return f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved.{self._share_hint()}"
+            return f"Your guess, <b>{html.escape(_fmt(self.guess) + unit)}</b>, is saved.{self._guess_hint()}"
         return "✏️ <b>Enter a guess first</b>: type it here; <b>Reveal</b> is in the reveal panel."
 
     def _render(self) -> None:

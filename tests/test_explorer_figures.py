@@ -258,8 +258,9 @@ def _settings(control) -> list:
 @pytest.mark.slow
 @pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
 def test_pasted_legends_and_pinned_titles_draw_the_pixels_matplotlib_draws(cls, monkeypatch):
-    """FigureView's three shortcuts for a full redraw (legends pasted from the last draw, titles not
-    lifted where nothing can reach them, text drawn from remembered glyphs) change no pixel: an explorer
+    """FigureView's four shortcuts for a full redraw (legends pasted from the last draw, titles not
+    lifted where nothing can reach them, text drawn from remembered glyphs, each axis's ticks and their labels'
+    boxes computed once per draw) change no pixel: an explorer
     drawn with them and one drawn by plain matplotlib are compared at their defaults, with every control at
     its top end (a dropdown on its last option), then every control at its bottom end (first option): the
     axes, the tick labels and the legends' texts all change between the three."""
@@ -316,6 +317,30 @@ def test_text_from_remembered_glyphs_is_pixel_for_pixel_agg_text():
     plain, _ = draw(FigureCanvasAgg)
     assert np.array_equal(first, plain) and np.array_equal(again, plain)
     assert (plain[..., :3] < 128).any()          # something was drawn
+
+
+@pytest.mark.skipif(not agg_text.ONCE_PER_DRAW, reason="this matplotlib places ticks another way")
+def test_a_full_redraw_computes_each_axiss_ticks_once(monkeypatch):
+    """Matplotlib 3.11 places an axis's ticks three times in one draw (the axis, its label, its spine). The course's
+    canvas does it once per axis; a draw after the limits changed computes the new ticks (the memory lasts one draw)."""
+    from matplotlib.axis import Axis
+
+    from lecture_lib.explorers.roofline import BatchExplorer
+
+    explorer = BatchExplorer()
+    figure, calls = explorer.view.figure, []
+    original = Axis._update_ticks
+    monkeypatch.setattr(Axis, "_update_ticks", lambda self: calls.append(self) or original(self))
+    explorer.view.canvas.draw()
+    axes = [axis for ax in figure.axes for axis in ax._axis_map.values() if axis.get_visible()]
+    assert sorted(map(id, calls)) == sorted(map(id, axes)), f"{len(calls)} tick placements for {len(axes)} axes"
+    ax = figure.axes[0]
+    before = [t.get_text() for t in ax.xaxis.get_ticklabels()]
+    ax.set_xlim(ax.get_xlim()[0], ax.get_xlim()[1] * 1e3)
+    explorer.view.canvas.draw()
+    assert [t.get_text() for t in ax.xaxis.get_ticklabels()] != before
+    assert not any(name in axis.__dict__ for axis in axes for name in agg_text.TICK_METHODS), "left on the axes"
+    figure.clear()
 
 
 def test_a_legend_whose_text_changes_is_laid_out_again():

@@ -21,7 +21,10 @@ The label-only floor (a slider that only rewrites a text label, tools/bench_brow
 same way in the same run; its latency is keydown -> the label painted. Timings on a shared machine
 are noisy: compare each notebook with the floor of the same run.
 
-    python tools/bench_moves.py [--quick] [notebook.ipynb ...]
+    python tools/bench_moves.py [--quick] [--slowest N] [notebook.ipynb ...]
+
+``--slowest N`` lists each notebook's N slowest moves (which control, which kind, whether a frame computed ahead
+or the kernel's answered it): where the p90 comes from.
 
 ``BENCH_QUICK=1`` (or ``--quick``) measures chapters 1, 4 and 5 only, in about 4 minutes on the
 course's 2-core machine; all chapters take about 10.
@@ -65,7 +68,9 @@ HOOK_JS = r"""
   const moved = (el) => {
     const id = container(el);
     // a change the kernel made (a typed value, a linked slider) is no input of the learner's
-    if (id !== null && m.kind && performance.now() - last < 250) m.inputs.push({id, kind: m.kind, at: last});
+    const box = el.closest && el.closest('.widget-slider, .widget-dropdown');
+    const label = box ? ((box.querySelector('.widget-label') || {}).textContent || '').trim() : '';
+    if (id !== null && m.kind && performance.now() - last < 250) m.inputs.push({id, kind: m.kind, at: last, label});
   };
   new MutationObserver((records) => { for (const r of records) moved(r.target); })
     .observe(document.body, {subtree: true, attributes: true, attributeFilter: ['aria-valuenow']});
@@ -173,7 +178,8 @@ def latencies(log: dict) -> dict[str, list[dict]]:
         seen.add(key)
         after = next((p for p in paints.get(move["id"], []) if p["at"] >= move["at"] and p["painted"]), None)
         found.setdefault(move["kind"], []).append(
-            {"ms": after["painted"] - move["at"] if after else None, "ahead": bool(after and after["ahead"])})
+            {"ms": after["painted"] - move["at"] if after else None, "ahead": bool(after and after["ahead"]),
+             "control": f"#{move['id']} {move.get('label') or '?'}"})
     return found
 
 
@@ -198,8 +204,11 @@ def measure(server, browser, name: str, report) -> dict:
         session.wait_idle(30, settle=1.0)
         log = drive(session, KINDS if name != FLOOR_NAME else ("keys", "held", "drag"))
         stale = sum(1 for p in log["paints"] if p["stale"])
-        found = {kind: summary(samples) for kind, samples in latencies(log).items()}
-        return {"name": name, "run_seconds": seconds, "kinds": found, "stale": stale,
+        samples = latencies(log)
+        found = {kind: summary(moves) for kind, moves in samples.items()}
+        slowest = sorted((m | {"kind": kind} for kind, moves in samples.items() for m in moves if m["ms"] is not None),
+                         key=lambda m: -m["ms"])
+        return {"name": name, "run_seconds": seconds, "kinds": found, "stale": stale, "slowest": slowest,
                 "paints": len(log["paints"]), "errors": session.errors()}
     finally:
         session.close()
@@ -214,7 +223,7 @@ def _cell(stats: dict | None, floor: dict | None) -> str:
     return f"{stats['median']:5.0f} /{stats['p90']:5.0f}{ratio:>11} {stats['ahead']:4.0%}".rjust(30)
 
 
-def run(report=print, *, notebooks: list[str] | None = None, quick: bool | None = None) -> dict | None:
+def run(report=print, *, notebooks: list[str] | None = None, quick: bool | None = None, slowest: int = 0) -> dict | None:
     reason = bs.browser_unavailable()
     if reason:
         report(f"moves: not measured ({reason})")
@@ -255,6 +264,9 @@ def run(report=print, *, notebooks: list[str] | None = None, quick: bool | None 
         missed = {kind: s["missed"] for kind, s in result["kinds"].items() if s.get("missed")}
         if missed:
             report(f"    moves with no frame painted after them: {missed}")
+        for move in result.get("slowest", [])[:slowest] if result is not floor else []:
+            report(f"    {move['ms']:6.0f} ms  {move['kind']:<8} {'ahead ' if move['ahead'] else 'kernel'}  "
+                   f"explorer {move['control']}")
     report("(dropdowns are compared with the floor's keys; stale: frames painted for positions already left, "
            f"must be 0; took {time.monotonic() - started:.0f} s)")
     return {"floor": floor, "notebooks": results}
@@ -265,10 +277,12 @@ def main(argv=None) -> int:
     parser.add_argument("notebooks", nargs="*", help="notebook file names in notebooks/ (default: all)")
     parser.add_argument("--quick", action="store_true", help="chapters 1, 4 and 5 only (BENCH_QUICK=1)")
     parser.add_argument("--no-ahead", action="store_true", help="without frames computed ahead (LECTURE_AHEAD=0)")
+    parser.add_argument("--slowest", type=int, default=0, metavar="N",
+                        help="under each notebook, its N slowest moves: kind, painted ahead or by the kernel, control")
     args = parser.parse_args(argv)
     if args.no_ahead:
         os.environ["LECTURE_AHEAD"] = "0"
-    run(print, notebooks=args.notebooks or None, quick=args.quick or None)
+    run(print, notebooks=args.notebooks or None, quick=args.quick or None, slowest=args.slowest)
     return 0
 
 

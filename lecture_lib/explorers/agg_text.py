@@ -12,7 +12,7 @@ third of a full redraw. :class:`Canvas` draws text with a renderer that remember
   glyphs in 1/64 pixel; shifting an outline by whole pixels shifts its bitmap by whole pixels and changes none
   of its values. So a glyph is rendered once per 1/64-pixel phase and moved to its place.
 
-Ticks: see :func:`ticks_once` (a full redraw about a third cheaper: 132 → 78 ms for ScaleUpExplorer on the 2-core
+Ticks: see :func:`_ticks_once` (a full redraw about a third cheaper: 132 → 78 ms for ScaleUpExplorer on the 2-core
 machine). Math text (``$...$``) is drawn by matplotlib as before. Where matplotlib lacks the private calls used here
 (releases before 3.11 draw text differently), :class:`Canvas` is plain Agg. ``tests/test_explorer_figures.py``
 compares every explorer drawn with and without this canvas, pixel for pixel.
@@ -121,7 +121,7 @@ def _once(axis, name):
 
 
 @contextmanager
-def ticks_once(figure):
+def _ticks_once(figure):
     """Within the block, each axis of ``figure`` computes its ticks and their labels' boxes once per limits."""
     axes = [axis for ax in figure.axes for axis in ax._axis_map.values()] if ONCE_PER_DRAW else []
     for axis in axes:
@@ -137,10 +137,10 @@ def ticks_once(figure):
 
 class Canvas(FigureCanvasAgg):
     """FigureCanvasAgg drawing with :class:`Renderer` (plain Agg where matplotlib lacks what it needs), each
-    axis's ticks computed once per draw (:func:`ticks_once`)."""
+    axis's ticks computed once per draw (:func:`_ticks_once`)."""
 
     def draw(self):
-        with ticks_once(self.figure):
+        with _ticks_once(self.figure):
             super().draw()
 
     def get_renderer(self):

@@ -1083,7 +1083,9 @@ class NotebookSession:
                          p.context.model.dirty = false;
                          await p.sessionContext.shutdown();
                          p.dispose();
-                         for (const key of ['__lt', '__ltPaints', '__ltRun', '__ltRunDone', '__ltShots']) delete window[key];
+                         // every log the tests and the benchmark keep in the page (__lt, __ltPaints, __ltm, ...): the
+                         // next notebook in this tab starts its own (the benchmark's once counted two chapters' moves as one)
+                         for (const key of Object.keys(window)) if (key.startsWith('__lt')) delete window[key];
                          return true; }""" % _PANEL_JS, self.name)
         except Exception:
             pass

@@ -21,6 +21,8 @@ def walk_and_replay(name: str, lab_server, browser) -> None:
     session = NotebookSession(lab_server, browser, name, viewport=dict(LAYOUT), file_browser=True)
     try:
         session.open()
+        left = session.page.evaluate("() => Object.keys(window).filter(key => key.startsWith('__lt'))")
+        assert not left, f"{name}: the tab still holds the last notebook's logs {left}: they would be counted as this one's"
         run_seconds = session.run_all()
         errors = session.errors()
         assert not errors, f"{name}: errors on the page after Run All:\n" + "\n".join(errors) + console_context(session)

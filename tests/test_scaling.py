@@ -340,3 +340,27 @@ def test_inference_aware_curve_is_the_library_optimum(built):
 def test_unknown_control_is_refused():
     with pytest.raises(ValueError, match="unknown control"):
         sx.HeuristicExplorer(r=2)
+
+
+def test_the_target_slider_keeps_the_axes_for_most_of_its_stops():
+    """Issue 28: a key held on "target" (Chapter 5) outran the kernel, because 16 of the slider's 20 stops there and
+    back moved the limits of one chart or the other, and each such move is a full redraw. With a decade to spare
+    when the limits move, at most half of the stops change them, and every curve stays inside its chart."""
+    explorer = sx.InferenceAwareExplorer()
+    slider, axes = explorer.controls["target_n"], explorer.view.figure.axes
+    changed = 0
+    for index in [*range(slider.index - 1, -1, -1), *range(1, len(slider.stops))]:
+        before = [(ax.get_xlim(), ax.get_ylim()) for ax in axes]
+        slider.index = index
+        changed += before != [(ax.get_xlim(), ax.get_ylim()) for ax in axes]
+        for ax in axes:
+            for line in ax.get_lines():
+                x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+                if line.get_linestyle() == "None" or not x.size or x.size == 2 and x[0] == x[1]:
+                    continue            # markers and the vertical markers, checked by the readout tests
+                xlo, xhi = ax.get_xlim()
+                ylo, yhi = ax.get_ylim()
+                inside = (x >= xlo * 0.999) & (x <= xhi * 1.001) & (y >= ylo * 0.999) & (y <= yhi * 1.001)
+                assert inside.all() or line.get_label() == "Chinchilla-optimal", (slider.stops[index], line.get_label())
+    assert changed <= 10, f"{changed} of 20 stops moved the axes"
+    explorer.view.figure.clear()

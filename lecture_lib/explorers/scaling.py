@@ -268,12 +268,15 @@ class InferenceAwareExplorer(base.Explorer):
         # Both terms stay on the chart at the demand slider's ends (a tiny demand puts inference far below).
         low_cost = min(best["total_flops"] / 10, float(np.min(train)) / 2, float(serve[sizes.size // 3]))
         high_cost = max(low_cost * 1e5, best["total_flops"] * 1e3)
-        changed = base.set_limits(self.axes[1], base.steady_decades(self.axes[1].get_xlim(), sizes[0], sizes[-1]),
-                                     base.steady_decades(self.axes[1].get_ylim(), low_cost, high_cost, margin=1))
+        # A decade to spare on each side when the limits must move: the target slider shifts every curve by a
+        # third of a decade or more per stop, and limits that fit tightly changed on 16 of its 20 stops (each a
+        # full redraw, so a held key outran the kernel); with the margin they hold for several stops.
+        changed = base.set_limits(self.axes[1], base.steady_decades(self.axes[1].get_xlim(), sizes[0], sizes[-1], margin=1),
+                                  base.steady_decades(self.axes[1].get_ylim(), low_cost, high_cost, slack=2, margin=1))
         tpp = np.asarray(tokens_per_param, dtype=float)
         changed |= base.set_limits(self.axes[0], (self.DEMANDS[0], self.DEMANDS[-1]),
-                                      (min(5.0, _decades(np.nanmin(tpp) / 1.5, 10)[0]),
-                                       max(2e5, _decades(1, np.nanmax(tpp) * 1.5)[1])))
+                                   base.steady_decades(self.axes[0].get_ylim(), min(5.0, np.nanmin(tpp) / 1.5),
+                                                       max(2e5, np.nanmax(tpp) * 1.5), slack=2))
         chin_tpp = best["chinchilla_tokens_per_param"]
         rows = [
             ("target loss", f"{target:.3f} nats/token ({fit.name})"),

@@ -371,9 +371,12 @@ ARIA_VALUETEXT_SCRIPT = """
         input.dispatchEvent(new Event('change', {bubbles: true}));
       };
       readout.addEventListener('focus', () => { shown = (readout.textContent || '').trim(); });
+      // Enter or Escape hands the keyboard back to the slider's handle, so that ← and → move it next (a learner
+      // typed 3,000, pressed Enter, then ← twice: with the focus on the page body, the arrows did nothing)
+      const toHandle = () => { readout.blur(); const handle = slider.querySelector('.noUi-handle'); if (handle) handle.focus(); };
       readout.addEventListener('keydown', (event) => {
-        if (event.key === 'Enter') { event.preventDefault(); submit(); readout.blur(); }
-        else if (event.key === 'Escape') { readout.textContent = shown; readout.blur(); }
+        if (event.key === 'Enter') { event.preventDefault(); submit(); toHandle(); }
+        else if (event.key === 'Escape') { readout.textContent = shown; toHandle(); }
         event.stopPropagation();
       });
       readout.addEventListener('blur', submit);

@@ -68,9 +68,10 @@ HOOK_JS = r"""
   const moved = (el) => {
     const id = container(el);
     // a change the kernel made (a typed value, a linked slider) is no input of the learner's
-    const box = el.closest && el.closest('.widget-slider, .widget-dropdown');
+    if (id === null || !m.kind || performance.now() - last >= 250) return;
+    const box = el.closest('.widget-slider, .widget-dropdown');
     const label = box ? ((box.querySelector('.widget-label') || {}).textContent || '').trim() : '';
-    if (id !== null && m.kind && performance.now() - last < 250) m.inputs.push({id, kind: m.kind, at: last, label});
+    m.inputs.push({id, kind: m.kind, at: last, label});
   };
   new MutationObserver((records) => { for (const r of records) moved(r.target); })
     .observe(document.body, {subtree: true, attributes: true, attributeFilter: ['aria-valuenow']});

@@ -8,7 +8,6 @@ NumPy arrays; nothing here re-types an equation.
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 
@@ -35,11 +34,6 @@ def _no_minor_ticks(*axes) -> None:
     for axis in axes:
         axis.xaxis.set_minor_locator(NullLocator())
         axis.yaxis.set_minor_locator(NullLocator())
-
-
-def _decades(low: float, high: float) -> tuple[float, float]:
-    """Round limits out to whole powers of ten, so they change rarely as sliders move."""
-    return 10.0 ** math.floor(math.log10(low)), 10.0 ** math.ceil(math.log10(high))
 
 
 class OvertrainingExplorer(base.Explorer):

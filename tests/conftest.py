@@ -54,8 +54,8 @@ def _require_browser() -> None:
 # notebook they read is executed once per run, notebook_runs.py). Every other file goes to one worker whole, so its
 # module fixtures (a built site, a JupyterLab and its Chromium) are made once, and the chapters' walks run in two
 # files side by side (tests/test_browser.py 00-04, tests/test_browser_later_chapters.py 05-09), each one chapter
-# after another: four browsers at once on two cores made the walks' timing-sensitive checks flaky. Much of the suite's time is spent waiting for kernels, servers and pages, which is
-# why `make test` starts two workers per core.
+# # after another: four browsers at once on two cores made the walks' timing-sensitive checks flaky. The Makefile says
+# why `make test` starts one worker more than there are cores.
 SHARED_OUT_ONE_BY_ONE = ("tests/test_notebooks.py", "tests/test_exercises.py", "tests/test_reveals_and_readouts.py",
                          "tests/test_every_explorer.py", "tests/test_fuzz.py")
 

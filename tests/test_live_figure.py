@@ -216,6 +216,33 @@ def test_reusing_unchanged_artists_gives_the_same_frame_as_drawing_them_all():
             view.figure.clear()
 
 
+def test_a_bar_given_its_own_height_again_is_not_drawn_again_but_any_change_is(monkeypatch):
+    """Explorers set every bar's height on every move (chapter 4's latency and memory bars: 33 each), which
+    marks it stale; a bar whose geometry and style are unchanged reuses its operations, and a new height,
+    colour, hatch or edge is recorded afresh, as a recording without the cache gives it."""
+    figure, axes = _figure()
+    bars = list(axes.bar([1, 3, 5], [2, 4, 6], color="#1f77b4"))
+    cache: dict = {}
+    live_figure.record(figure, bars, cache)
+    drawn = []
+    original = Rectangle.draw
+    monkeypatch.setattr(Rectangle, "draw", lambda self, renderer: (drawn.append(self), original(self, renderer)))
+    for bar, height in zip(bars, [2, 4, 6]):
+        bar.set_height(height)                  # the same height: stale, but alike
+    assert all(bar.stale for bar in bars)
+    cached = live_figure.record(figure, bars, cache)
+    assert drawn == [], "a bar alike was drawn again"
+    assert cached == live_figure.record(figure, bars)
+    changes = [lambda b: b.set_height(3), lambda b: b.set_facecolor("#d62728"), lambda b: b.set_hatch("//"),
+               lambda b: b.set_edgecolor("black"), lambda b: b.set_linewidth(3), lambda b: b.set_alpha(0.4),
+               lambda b: b.set_y(1), lambda b: b.set_visible(False)]
+    for change in changes:
+        change(bars[1])
+        drawn.clear()
+        cached = live_figure.record(figure, bars, cache)
+        assert drawn == ([bars[1]] if bars[1].get_visible() else []), "only the changed bar is drawn again"
+        assert cached == live_figure.record(figure, bars)
+
 def test_neighbouring_opaque_paths_of_one_style_share_one_operation():
     from matplotlib.collections import PolyCollection
 

@@ -660,14 +660,16 @@ def nice_ceiling(x: float, steps: tuple = ROUND_STEPS) -> float:
     return 10 ** (exponent + 1)
 
 
-def steady_ceiling(current: float, needed: float, *, fill: float = 0.4, steps: tuple = ROUND_STEPS) -> float:
+def steady_ceiling(current: float, needed: float, *, fill: float = 0.4, steps: tuple = ROUND_STEPS,
+                   headroom: float = 1.0) -> float:
     """A linear axis's top that stays put while a slider moves: the ``current`` top as long as it
-    holds ``needed`` and the data still fill at least ``fill`` of it, else :func:`nice_ceiling`.
-    (A top re-fitted on every move costs a full redraw per move, 100-250 ms on the course's
-    2-core machine; a learner dragging back and forth would pay it at every step.)"""
+    holds ``needed`` and the data still fill at least ``fill`` of it, else :func:`nice_ceiling`
+    (of ``headroom`` x ``needed`` when the data outgrew the top: room for the next steps of a slider
+    that doubles them). A top re-fitted on every move costs a full redraw per move, 40-100 ms on
+    the course's 2-core machine; a learner holding a key would pay it at every step."""
     if current > 0 and fill * current <= needed <= current:
         return current
-    return nice_ceiling(needed, steps)
+    return nice_ceiling(needed * (headroom if needed > current else 1.0), steps)
 
 
 def steady_decades(current: tuple, low: float, high: float, *, slack: int = 1,

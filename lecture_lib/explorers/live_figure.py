@@ -242,9 +242,9 @@ class Recorder(RendererBase):
 
 
 class _Signature:
-    """What a plain line looks like, compared by value: explorers set every curve's data on every
-    move, which marks it stale even when the curve is the same (a batch slider moves one marker
-    line, not the curves)."""
+    """What a plain line or rectangle looks like, compared by value: explorers set every curve's data
+    and every bar's height on every move, which marks them stale even when they are the same (a batch
+    slider moves one marker line, not the curves; a stage slider moves a highlight, not the bars)."""
 
     __slots__ = ("x", "y", "style")
 
@@ -256,11 +256,15 @@ class _Signature:
                 and np.array_equal(self.x, other.x) and np.array_equal(self.y, other.y))
 
 
-def _line_signature(artist):
+def _signature(artist):
     """A :class:`_Signature` of a Line2D (its data and every property that changes its pixels), or
-    None for any other artist (those are redrawn whenever they are stale)."""
+    of a Rectangle (:func:`_rectangle_signature`), or None for any other artist (those are redrawn
+    whenever they are stale)."""
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Rectangle
 
+    if type(artist) is Rectangle:
+        return _rectangle_signature(artist)
     if type(artist) is not Line2D:
         return None
     try:
@@ -277,6 +281,27 @@ def _line_signature(artist):
              id(artist.get_transform()), id(artist.get_clip_box()), repr(artist.get_path_effects()),
              repr(artist.get_sketch_params()), str(artist.get_fillstyle()))
     return _Signature(x, y, style)
+
+
+def _rectangle_signature(artist):
+    """A bar's :class:`_Signature`: its corner, size and angle (plain numbers only: units or dates
+    always redraw) and every property of its fill, edge and hatch."""
+    from matplotlib.artist import Artist
+
+    try:
+        box = np.array([artist.get_x(), artist.get_y(), artist.get_width(), artist.get_height(),
+                        artist.get_angle()], dtype=float)
+    except (TypeError, ValueError):
+        return None
+    style = (artist.get_visible(), artist.get_alpha(), artist.get_zorder(), artist.get_clip_on(),
+             id(artist.get_clip_box()), repr(artist.get_clip_path()), repr(artist.get_path_effects()),
+             repr(artist.get_sketch_params()), artist.get_snap(), artist.get_antialiased(),
+             repr(artist.rotation_point), id(Artist.get_transform(artist)),
+             tuple(artist.get_facecolor()), tuple(artist.get_edgecolor()), artist.get_linewidth(),
+             repr(artist._dash_pattern), artist.get_fill(), artist.get_hatch(), repr(artist._hatch_color),
+             repr(getattr(artist, "_hatch_linewidth", None)), str(artist.get_capstyle()),
+             str(artist.get_joinstyle()))
+    return _Signature(box, np.empty(0), style)
 
 
 def _shifted(op: dict, by: int) -> dict:
@@ -310,7 +335,7 @@ def record(figure, artists, cache: dict | None = None) -> tuple[list[dict], byte
         kept = cache.get(id(artist)) if cache is not None else None
         fresh = kept is None or kept[0] is not artist
         if fresh or artist.stale:       # an artist that is not stale is not even looked at
-            signature = _line_signature(artist) if cache is not None else None
+            signature = _signature(artist) if cache is not None else None
             fresh = fresh or signature is None or signature != kept[3]
         if fresh:
             recorder = Recorder(agg, width, height, figure.dpi)

@@ -231,7 +231,7 @@ class LatencyExplorer(base.Explorer):
         self.ep_dot.set_data([e * p], [at_ep * MS])
 
         left_top = base.steady_ceiling(self.axes[0].get_ylim()[1], 1.1 * (t_step + hops[-1]) * MS,
-                                          steps=base.FINE_STEPS)
+                                          steps=base.FINE_STEPS, headroom=2.0, fill=0.3)
         changed = base.set_limits(self.axes[0], (0.4, STAGES[-1] + 0.6), (0, left_top))
         changed |= base.set_limits(self.axes[1], (1, self.MAX_GPUS),
                                       base.steady_decades(self.axes[1].get_ylim(), floor.min(), floor.max()))

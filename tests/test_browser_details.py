@@ -139,6 +139,29 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(chapter_1):
     step = table.inner_text()
     assert f"step time at B = {shown}" in step, f"the slider reads {shown} but the readout says {step!r}"
 
+    # A learner's walk (2026-12-04): Enter, then ← at once and ← again 60 ms later. The arrows reached the slider
+    # before the kernel had taken the typed value, moved it from its old position, and the typed value or an arrow was
+    # lost (8 of 12 such trials). Keys pressed before the kernel answers now wait for it, then move from the typed value.
+    for _ in range(2):
+        session.wait_idle(20, settle=0.5)
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("7,500")
+        page.keyboard.press("Enter")
+        page.keyboard.press("ArrowLeft")
+        time.sleep(0.06)
+        page.keyboard.press("ArrowLeft")
+        session.wait_idle(20, settle=1.0)
+        result = session.execute_in_kernel(
+            "import gc as _g; from lecture_lib.explorers.sliders import LogSlider as _LS",
+            "[(float(c.value), [float(s) for s in c.stops]) for c in _g.get_objects() "
+            "if isinstance(c, _LS) and c.description.startswith('batch B')]")
+        value, stops = eval(result["value"])[0]
+        assert 7500.0 in stops, f"typed 7,500, Enter, ← ←: the typed value was lost (the slider is at {value})"
+        expected = stops[stops.index(7500.0) - 2]
+        assert value == expected, f"typed 7,500, Enter, ← ←: the slider is at {value}, not two stops below ({expected})"
+        assert f"step time at B = {readout.inner_text().strip()}" in table.inner_text()
+
 
 def test_a_slider_step_paints_the_frame_computed_ahead_then_the_kernels_identical_one(chapter_1):
     """Issue 19 §9 (lecture_lib.explorers.ahead): after Run All each explorer sends the frames one arrow-key

@@ -369,6 +369,7 @@ ARIA_VALUETEXT_SCRIPT = """
         if (!input || !text || text === shown) return;
         input.value = text;
         input.dispatchEvent(new Event('change', {bubbles: true}));
+        holdKeys(slider.querySelector('.noUi-handle'), input);
       };
       readout.addEventListener('focus', () => { shown = (readout.textContent || '').trim(); });
       // Enter or Escape hands the keyboard back to the slider's handle, so that ← and → move it next (a learner
@@ -381,6 +382,29 @@ ARIA_VALUETEXT_SCRIPT = """
       });
       readout.addEventListener('blur', submit);
     });
+  };
+  // Keys pressed on the handle before the kernel has taken a typed value would move the slider from where it was
+  // (a learner typed 7,500, pressed Enter and at once ← ←: the typed value or an arrow was lost). They wait for the
+  // kernel's answer, the hidden input emptied again (3 s at most), and then move the slider in the order pressed.
+  const MOVES = ['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown', 'PageUp', 'PageDown', 'Home', 'End'];
+  const holdKeys = (handle, input) => {
+    if (!handle) return;
+    const held = [];
+    const keep = (event) => {
+      if (!event.isTrusted || !MOVES.includes(event.key)) return;
+      held.push(event.key);
+      event.preventDefault();
+      event.stopImmediatePropagation();
+    };
+    handle.addEventListener('keydown', keep, true);
+    const started = performance.now();
+    const answered = () => {
+      if (input.value !== '' && performance.now() - started < 3000) { setTimeout(answered, 10); return; }
+      handle.removeEventListener('keydown', keep, true);
+      requestAnimationFrame(() => held.forEach((key) =>
+        handle.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true, cancelable: true}))));
+    };
+    setTimeout(answered, 10);
   };
   window.lectureControlsA11y = sync;
   // Before any key reaches a control, it has the attribute (controls drawn later included).

@@ -70,11 +70,14 @@ $(VENV)/.%-installed: pyproject.toml $(MODULES_STAMP) | $(PY)
 # in a browser JupyterLab launches itself; the printed URL and `/` still go to the Launcher.)
 START_PAGE := notebooks/00_start_here.ipynb
 # No news prompt and no update check: the course runs offline, and the prompt's toast covered explorer readouts.
+# (news_url=None stops the fetch, but JupyterLab still asks "get notified about official Jupyter news?" until the
+# setting is chosen: tools/lab_settings/overrides.json chooses it.)
 SERVER_FLAGS = --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
 	$(if $(STRICT_PORT),--ServerApp.port_retries=0,) \
 	--ServerApp.root_dir="$(CURDIR)" $(ROOT_FLAG)
 LAB_FLAGS = $(SERVER_FLAGS) --LabApp.default_url=/lab/tree/$(START_PAGE) \
-	--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate
+	--LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
+	--LabApp.app_settings_dir="$(CURDIR)/tools/lab_settings"
 
 lab: $(VENV)/.course-installed
 	@$(PYTHON) tools/serve.py --check --port $(PORT) $(STRICT_PORT)

@@ -272,15 +272,21 @@ def _signature(artist):
         y = np.array(artist.get_ydata(orig=True), dtype=float, copy=True)
     except (TypeError, ValueError):
         return None         # units or dates: always redraw
-    style = (artist.get_visible(), str(artist.get_color()), artist.get_alpha(), artist.get_linewidth(),
-             str(artist.get_linestyle()), repr(artist._dash_pattern), str(artist.get_marker()),
-             artist.get_markersize(), str(artist.get_markerfacecolor()), str(artist.get_markeredgecolor()),
-             artist.get_markeredgewidth(), artist.get_drawstyle(), artist.get_zorder(),
-             str(artist.get_solid_capstyle()), str(artist.get_dash_capstyle()),
-             str(artist.get_solid_joinstyle()), str(artist.get_dash_joinstyle()), repr(artist.get_markevery()),
-             id(artist.get_transform()), id(artist.get_clip_box()), repr(artist.get_path_effects()),
-             repr(artist.get_sketch_params()), str(artist.get_fillstyle()))
+    style = _drawn_alike(artist) + (
+        str(artist.get_color()), artist.get_linewidth(), str(artist.get_linestyle()), repr(artist._dash_pattern),
+        str(artist.get_marker()), artist.get_markersize(), str(artist.get_markerfacecolor()),
+        str(artist.get_markeredgecolor()), artist.get_markeredgewidth(), artist.get_drawstyle(),
+        str(artist.get_solid_capstyle()), str(artist.get_dash_capstyle()), str(artist.get_solid_joinstyle()),
+        str(artist.get_dash_joinstyle()), repr(artist.get_markevery()), id(artist.get_transform()),
+        str(artist.get_fillstyle()))
     return _Signature(x, y, style)
+
+
+def _drawn_alike(artist) -> tuple:
+    """What any artist's pixels depend on besides its own geometry and colours."""
+    return (artist.get_visible(), artist.get_alpha(), artist.get_zorder(), artist.get_clip_on(),
+            id(artist.get_clip_box()), repr(artist.get_clip_path()), repr(artist.get_path_effects()),
+            repr(artist.get_sketch_params()), artist.get_snap(), artist.get_antialiased())
 
 
 def _rectangle_signature(artist):
@@ -293,14 +299,12 @@ def _rectangle_signature(artist):
                         artist.get_angle()], dtype=float)
     except (TypeError, ValueError):
         return None
-    style = (artist.get_visible(), artist.get_alpha(), artist.get_zorder(), artist.get_clip_on(),
-             id(artist.get_clip_box()), repr(artist.get_clip_path()), repr(artist.get_path_effects()),
-             repr(artist.get_sketch_params()), artist.get_snap(), artist.get_antialiased(),
-             repr(artist.rotation_point), id(Artist.get_transform(artist)),
-             tuple(artist.get_facecolor()), tuple(artist.get_edgecolor()), artist.get_linewidth(),
-             repr(artist._dash_pattern), artist.get_fill(), artist.get_hatch(), repr(artist._hatch_color),
-             repr(getattr(artist, "_hatch_linewidth", None)), str(artist.get_capstyle()),
-             str(artist.get_joinstyle()))
+    style = _drawn_alike(artist) + (
+        repr(artist.rotation_point), id(Artist.get_transform(artist)),
+        tuple(artist.get_facecolor()), tuple(artist.get_edgecolor()), artist.get_linewidth(),
+        repr(artist._dash_pattern), artist.get_fill(), artist.get_hatch(), repr(artist._hatch_color),
+        repr(getattr(artist, "_hatch_linewidth", None)), str(artist.get_capstyle()),
+        str(artist.get_joinstyle()))
     return _Signature(box, np.empty(0), style)
 
 

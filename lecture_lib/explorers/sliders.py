@@ -369,6 +369,7 @@ ARIA_VALUETEXT_SCRIPT = """
         if (!input || !text || text === shown) return;
         input.value = text;
         input.dispatchEvent(new Event('change', {bubbles: true}));
+        shown = text;       // sent once: the blur that follows Enter does not send it (and hold the keys) again
         holdKeys(slider.querySelector('.noUi-handle'), input);
       };
       readout.addEventListener('focus', () => { shown = (readout.textContent || '').trim(); });

@@ -11,7 +11,8 @@ A prediction is only painted where it is exact:
 
 * it was computed with the other controls at the values they still have in the page (``base``);
   the frame at ``base`` itself is sent too (a slider moved and moved back);
-* it needs no new background (the axes' limits stay put; see ``base.steady_ceiling``);
+* it is painted over the background it was computed with: the page's own, or the PNG it brings when
+  its axes change (``base.steady_ceiling`` keeps them put while the data fit);
 * the explorer computes it with the same ``update(values)`` as a real move, and the kernel's state
   (limits, artists) is put back afterwards. ``tests/test_ahead.py`` checks every prediction of every
   explorer against the frame a real move then produces.
@@ -19,9 +20,11 @@ A prediction is only painted where it is exact:
 The control in the learner's hand (the page says so when a control gains focus or the pointer) is
 predicted along its whole track, nearest positions first, up to :data:`HAND_REACH` steps either way,
 and sent in batches of :data:`BATCH` frames; a real move voids the round (the kernel handles it
-first: at most one prediction is under way when it arrives). Its nearest :data:`BACKGROUND_REACH`
-positions either way may change the axes: such a frame brings its own background PNG. A dropdown's
-options are predicted the same way, unless another control follows it (an observer of its own).
+first: at most one prediction is under way when it arrives). Its positions may change the axes: such
+a frame brings its background PNG. A round draws at most :data:`MAX_BACKGROUNDS` of them, nearest
+positions first; every position further along whose axes have the same limits shares one (a drag
+across a rescale of the axes stays ahead of the kernel). A dropdown's options are predicted the same
+way, unless another control follows it (an observer of its own).
 
 Only the live figure (``lecture_lib.explorers.live_figure``) takes predictions; ``LECTURE_AHEAD=0`` turns
 them off (``tools/bench_browser.py`` measures both ways).
@@ -40,7 +43,7 @@ from .sliders import LogSlider
 DELAY_SECONDS = 0.05        # after a redraw, before predicting: the page paints the real frame, a drag sends its next move
 REACH = 2                   # steps either way predicted for the slider moved last
 HAND_REACH = 60             # ... for the control in the learner's hand: every course slider's whole track
-BACKGROUND_REACH = 3        # positions either way of the control in hand predicted even with new axes
+MAX_BACKGROUNDS = 6         # backgrounds drawn per round for the control in hand (new axes), nearest positions first
 BATCH = 6                   # frames per message: the page gets the nearest ones first
 # A move that arrives while a prediction is computed waits for it (Python runs one thing at a time), so
 # the dearer kinds are only predicted where they are cheap on this machine, as measured:
@@ -166,8 +169,8 @@ class Lookahead:
                 continue
             held = name == self.in_hand
             reach = (HAND_REACH if self.cost <= TRACK_BUDGET else REACH) if held else REACH if name == self.last_moved else 1
-            found += [(name, k, v, held and rank < 2 * BACKGROUND_REACH and self.background_cost() <= BACKGROUND_BUDGET)
-                      for rank, (k, v) in enumerate(neighbours(control, reach))]
+            drawn = held and self.background_cost() <= BACKGROUND_BUDGET
+            found += [(name, k, v, drawn) for k, v in neighbours(control, reach)]
         return found
 
     def background_cost(self) -> float:
@@ -228,13 +231,15 @@ class Lookahead:
                 others = (axes, tuple(sorted((k, v) for k, v in state[0].items() if k != model_id)))
                 if self._sent.get(name, (None,))[0] != others:
                     self._sent[name] = (others, set())
-            work = {"plan": [p for p in self.plan() if p[1] not in self._sent[p[0]][1]], "state": state, "entries": []}
+            work = {"plan": [p for p in self.plan() if p[1] not in self._sent[p[0]][1]], "state": state, "entries": [],
+                    "backgrounds": {}}      # drawn this round: a position with the same new axes shares one
         if not work["plan"]:
             return
         name, position, value, background = work["plan"].pop(0)
         started = time.perf_counter()
         try:
-            frame = self.explorer.predict(name, value, background=background)
+            frame = self.explorer.predict(name, value, backgrounds=work["backgrounds"],
+                                          background=background and len(work["backgrounds"]) < MAX_BACKGROUNDS)
         except Exception:   # a prediction only saves time: the real move still works
             frame = None
         if not (frame is not None and len(frame) == 5):     # a new background costs a full redraw: not counted
@@ -255,13 +260,15 @@ class Lookahead:
         (and any background PNG) as binary buffers."""
         base, attributes = state
         explorer = self.explorer
-        frames, buffers = {}, []
+        frames, buffers, pngs = {}, [], {}      # a background shared by several frames travels once
         for name, position, (ops, points, alt, readout, *background) in entries:
             entry = {"ops": ops, "buffer": len(buffers), "alt": alt, "readout": readout}
             buffers.append(points)
             if background:
-                entry["background"] = len(buffers)
-                buffers.append(background[0])
+                if id(background[0]) not in pngs:
+                    pngs[id(background[0])] = len(buffers)
+                    buffers.append(background[0])
+                entry["background"] = pngs[id(background[0])]
             frames.setdefault(explorer.controls[name].model_id, {})[position] = entry
         view = explorer.view      # the frame at the base itself: a slider moved there and back
         current = {"ops": view.widget.frame.get("ops", []), "buffer": len(buffers), "alt": view.alt_text,

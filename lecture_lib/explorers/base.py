@@ -332,6 +332,46 @@ class FigureView:
             return None
         return ops, points, png
 
+    def still_artists(self) -> list:
+        """Every artist drawn into the background except the axes' own (the Axes, and each axis
+        with its ticks, which follow the limits and :meth:`tick_makers`)."""
+        import matplotlib.axes
+        import matplotlib.axis
+
+        moving, found = set(self._animated), []
+
+        def walk(parent):
+            for child in parent.get_children():
+                if child in moving or isinstance(child, matplotlib.axis.Axis):
+                    continue
+                if not isinstance(child, matplotlib.axes.Axes):
+                    found.append(child)
+                walk(child)
+        walk(self.figure)
+        return found
+
+    def tick_makers(self) -> tuple:
+        """What places and writes each axis's ticks (its locators and formatters): with the limits,
+        what an axis draws."""
+        return tuple(id(maker) for axes in self.figure.axes for axis in (axes.xaxis, axes.yaxis)
+                     for maker in (axis.get_major_locator(), axis.get_major_formatter(),
+                                   axis.get_minor_locator(), axis.get_minor_formatter()))
+
+    def frame_over(self, png: bytes) -> tuple[list[dict], bytes, bytes] | None:
+        """A predicted frame with new axes whose background ``png`` was drawn for an earlier
+        prediction with the same limits: its moving artists recorded under the axes as they
+        stand (nothing else is drawn), with that PNG."""
+        from . import live_figure
+
+        if not self.live or self._background is None:
+            return None
+        self._recorded.clear()          # recorded below with other transforms
+        try:
+            ops, points = live_figure.record(self.figure, self._animated)
+        except live_figure.Unsupported:
+            return None
+        return ops, points, png
+
     def shown(self) -> tuple:
         """What the page holds now, comparable between moves: the PNG, or a live figure's
         background, points and operations."""
@@ -524,18 +564,36 @@ class Explorer:
         self.readout.value = table
         self.render_count += 1
 
-    def predict(self, name: str, value, *, background: bool = False) -> tuple | None:
+    def predict(self, name: str, value, *, background: bool = False, backgrounds: dict | None = None) -> tuple | None:
         """What the learner would see with control ``name`` at ``value`` and the others where they
         are: (operations, points, text alternative, readout HTML) for the live figure, or None
         where that needs a new background (with ``background``, that PNG is appended instead).
         Computed by the same ``update`` as a real move; the figure's limits and artists are put
-        back afterwards (lecture_lib.explorers.ahead)."""
-        axes = self.view.figure.axes
+        back afterwards (lecture_lib.explorers.ahead).
+
+        ``backgrounds`` (the caller's, for one round of predictions) keeps every background drawn
+        here. Where a move leaves every still artist as it was and changes only the axes' limits, the
+        background depends on those limits alone: a later prediction with the same limits reuses its
+        PNG, without ``background`` and without drawing the figure again."""
+        view = self.view
+        axes = view.figure.axes
         limits = [(axis.get_xlim(), axis.get_ylim()) for axis in axes]
+        still = view.still_artists() if backgrounds is not None else []
+        for artist in still:        # an artist the update below touches is stale again (even if set to the same)
+            artist.stale = False
         try:
             rows, needs_full = self.update(dict(self.values, **{name: value}))
-            if needs_full or any((axis.get_xlim(), axis.get_ylim()) != kept for axis, kept in zip(axes, limits)):
-                frame = self.view.frame_with_background() if background else None
+            now = tuple((axis.get_xlim(), axis.get_ylim()) for axis in axes)
+            if needs_full or any(here != kept for here, kept in zip(now, limits)):
+                key = None
+                if backgrounds is not None and view.still_artists() == still and not any(a.stale for a in still):
+                    key = ("axes", now, view.tick_makers())
+                if key in (backgrounds or {}):
+                    frame = view.frame_over(backgrounds[key])
+                else:
+                    frame = view.frame_with_background() if background else None
+                    if frame is not None and backgrounds is not None:
+                        backgrounds[key or ("drawn", len(backgrounds))] = frame[2]
             else:
                 frame = self.view.moving_frame()
             if frame is None:

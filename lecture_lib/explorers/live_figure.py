@@ -584,8 +584,12 @@ function render({ model, el }) {
       }
     }
     for (const [id, attr] of Object.entries(table.attrs)) watch(id, attr);
-    for (const entry of entries)        // a predicted background, decoded before it is needed
-      if (entry.background !== undefined) decode(buffers[entry.background]).then((bitmap) => { entry.backdrop = bitmap; });
+    const decoded = new Map();          // a predicted background, decoded (once) before it is needed
+    for (const entry of entries) {
+      if (entry.background === undefined) continue;
+      if (!decoded.has(entry.background)) decoded.set(entry.background, decode(buffers[entry.background]));
+      decoded.get(entry.background).then((bitmap) => { entry.backdrop = bitmap; });
+    }
     if (!readoutModel && table.readout) {
       readoutModel = await model.widget_manager.get_model(table.readout);
       shownReadout = readoutModel.get('value');

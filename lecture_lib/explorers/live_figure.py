@@ -513,6 +513,7 @@ function render({ model, el }) {
   // pendingReadout: the kernel's readout that came while a predicted one was shown, before the kernel's frame
   // for it could be painted (a frame with new axes waits for its background): shown with that frame
   let ahead = null, readoutModel = null, shownReadout = null, acceptReadout = true, pendingReadout = null;
+  const shelf = [], SHELF = 12;         // frames of earlier bases, by control: see learn()
   const jump = (id, control, attr) => {
     if (!ahead || !ahead.frames[id]) return;
     for (const [other, otherAttr] of Object.entries(ahead.attrs)) {     // every other control where it still is
@@ -559,6 +560,14 @@ function render({ model, el }) {
     const bytes = ArrayBuffer.isView(buffer) ? new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength) : buffer;
     return createImageBitmap(new Blob([bytes], { type: 'image/png' })).catch(() => null);
   };
+  const sameBytes = (a, b) => {
+    if (a === b) return true;
+    if (!a || !b || a.byteLength !== b.byteLength) return false;
+    const x = new Uint8Array(a.buffer || a, a.byteOffset || 0, a.byteLength);
+    const y = new Uint8Array(b.buffer || b, b.byteOffset || 0, b.byteLength);
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return false;
+    return true;
+  };
   const learn = async (table, buffers) => {
     const entries = [table.current, ...Object.values(table.frames).flatMap((frames) => Object.values(frames))];
     for (const entry of entries) entry.view = dataView(buffers[entry.buffer]);
@@ -569,18 +578,29 @@ function render({ model, el }) {
       ahead = table;      // the kernel sent it after its frame for the base: the model holds the base's background
       ahead.backgroundData = model.get('background');
       if (ahead.backgroundData === backdropData) ahead.backdrop = backdrop;
-      // a control's frames assume only the other controls where they are (and the axes): while it moves
+      // A control's frames assume only the other controls where they are (and the axes): while it moves
       // itself (a drag, a held key) they stay good, with the old base's frame as one more of its positions
-      // (the kernel sends them once)
-      const sameAxes = old && old.backdrop && old.backgroundData === ahead.backgroundData;
-      if (sameAxes) for (const [id, frames] of Object.entries(old.frames)) {
-        if (!Object.keys(table.base).every((other) => other === id || table.base[other] === old.base[other])) continue;
-        const kept = {};
-        for (const [at, entry] of Object.entries({ ...frames, [old.base[id]]: old.current })) {
-          if (entry.background === undefined && !entry.backdrop) entry.backdrop = old.backdrop;
-          kept[at] = entry;
+      // (the kernel sends them once). They are shelved, and taken down again whenever the other controls
+      // come back to those positions over the same background, pixel for pixel (the same axes: a slider
+      // tried, then another, then the first again: its whole track is still there).
+      if (old && old.backdrop) {
+        for (const [id, frames] of Object.entries(old.frames)) {
+          const kept = {};
+          for (const [at, entry] of Object.entries({ ...frames, [old.base[id]]: old.current })) {
+            if (entry.background === undefined && !entry.backdrop) entry.backdrop = old.backdrop;
+            kept[at] = entry;
+          }
+          const others = JSON.stringify(Object.entries(old.base).filter(([other]) => other !== id).sort());
+          const same = shelf.findIndex((item) => item.id === id && item.others === others && sameBytes(item.data, old.backgroundData));
+          const earlier = same >= 0 ? shelf.splice(same, 1)[0].frames : {};
+          shelf.push({ id, others, data: old.backgroundData, frames: { ...earlier, ...kept } });
         }
-        ahead.frames[id] = { ...kept, ...(table.frames[id] || {}) };
+        shelf.splice(0, Math.max(0, shelf.length - SHELF));
+      }
+      for (const item of shelf) {
+        if (!sameBytes(item.data, ahead.backgroundData)) continue;
+        const others = JSON.stringify(Object.entries(table.base).filter(([other]) => other !== item.id).sort());
+        if (others === item.others) ahead.frames[item.id] = { ...item.frames, ...(table.frames[item.id] || {}) };
       }
     }
     for (const [id, attr] of Object.entries(table.attrs)) watch(id, attr);

@@ -393,3 +393,21 @@ def test_a_flood_of_control_updates_is_drawn_once_when_the_queue_is_empty(monkey
     redraws, cpu = asyncio.run(flood())
     assert redraws <= 3, f"{redraws} redraws for 2,000 queued updates (one per 0.5 s at most on a loaded machine)"
     assert cpu < 10.0, f"{cpu:.2f} s of CPU for 2,000 updates (2,000 redraws took 38 s)"
+
+
+def test_a_redraw_slowed_by_a_busy_machine_does_not_turn_off_predicting_new_axes(monkeypatch):
+    """Redraws are timed in the kernel thread's CPU seconds: on a machine busy with other work (here, a
+    redraw that waits 0.2 s without computing) the explorer still predicts frames with new axes for the
+    control in hand, as it does when the machine is idle."""
+    import time as _time
+
+    from lecture_lib.explorers.roofline import BatchExplorer
+
+    explorer = BatchExplorer()
+    draw = explorer.view.draw_canvas
+    monkeypatch.setattr(explorer.view, "draw_canvas", lambda: (_time.sleep(0.2), draw())[1])
+    explorer.view.render(full=True)
+    assert explorer.view.full_render_seconds < ahead.BACKGROUND_BUDGET, explorer.view.full_render_seconds
+    explorer.lookahead.in_hand = "n_chips"
+    assert all(drawn for name, _key, _value, drawn in explorer.lookahead.plan() if name == "n_chips")
+    explorer.view.figure.clear()

@@ -46,9 +46,9 @@ HAND_REACH = 60             # ... for the control in the learner's hand: every c
 MAX_BACKGROUNDS = 6         # backgrounds drawn per round for the control in hand (new axes), nearest positions first
 BATCH = 6                   # frames per message: the page gets the nearest ones first
 # A move that arrives while a prediction is computed waits for it (Python runs one thing at a time), so
-# the dearer kinds are only predicted where they are cheap on this machine, as measured:
+# the dearer kinds are only predicted where they are cheap, as measured (CPU seconds of the kernel's thread):
 TRACK_BUDGET = 0.03         # s per prediction, at most, for predicting the whole track of the control in hand
-BACKGROUND_BUDGET = 0.06    # s for a full redraw (axes, text, PNG), at most, for predicting new axes
+BACKGROUND_BUDGET = 0.08    # s for a full redraw (axes, text, PNG), at most, for predicting new axes
 MAX_REACH = 1000            # no slider has more stops than this; a larger reach predicts nothing more
 
 
@@ -236,14 +236,15 @@ class Lookahead:
         if not work["plan"]:
             return
         name, position, value, background = work["plan"].pop(0)
-        started = time.perf_counter()
+        started = time.thread_time()         # CPU seconds, as the redraws are timed (base.FigureView.render)
         try:
             frame = self.explorer.predict(name, value, backgrounds=work["backgrounds"],
                                           background=background and len(work["backgrounds"]) < MAX_BACKGROUNDS)
         except Exception:   # a prediction only saves time: the real move still works
             frame = None
         if not (frame is not None and len(frame) == 5):     # a new background costs a full redraw: not counted
-            self.cost = 0.7 * self.cost + 0.3 * (time.perf_counter() - started) if self.cost else time.perf_counter() - started
+            spent = time.thread_time() - started
+            self.cost = 0.7 * self.cost + 0.3 * spent if self.cost else spent
         if frame is not None:
             work["entries"].append((name, position, frame))
         if work["entries"] and (not work["plan"] or work["plan"][0][0] != name or len(work["entries"]) >= BATCH):

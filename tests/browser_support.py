@@ -829,7 +829,8 @@ class NotebookSession:
     # the order of frames: a frame painted for controls that have moved on is a stale paint ---------
     def watch_paints(self) -> None:
         """Log every painted frame of every live figure from now on, with whether it was stale: computed
-        for control positions other than the ones the controls hold as it is painted (live_figure's
+        for control positions other than the ones the controls hold as it is painted, and whether it was
+        behind: a kernel frame painted over an older background than the one sent with it (live_figure's
         ``lecture-frame`` event). Idempotent."""
         self.page.evaluate(
             """() => { if (window.__ltPaints) return; window.__ltPaints = [];
@@ -837,6 +838,7 @@ class NotebookSession:
                    const box = e.target && e.target.closest && e.target.closest('[data-lt-container]');
                    window.__ltPaints.push({container: box ? box.getAttribute('data-lt-container') : null,
                                            stale: Boolean(e.detail && e.detail.stale),
+                                           behind: Boolean(e.detail && e.detail.behind),
                                            ahead: Boolean(e.detail && e.detail.ahead), at: performance.now()});
                  }, true); }""")
 

@@ -106,6 +106,8 @@ def replay(session: NotebookSession, name: str) -> None:
     stale = [p for p in paints if p["stale"]]
     assert not stale, (f"{name}: {len(stale)} of {len(paints)} frames painted for positions already left "
                        f"({sequences}): {stale[:5]}")
+    behind = [p for p in paints if p["behind"]]
+    assert not behind, f"{name}: {len(behind)} of {len(paints)} frames painted over an older background: {behind[:5]}"
     unsettled = session.wait_settled(15.0)
     assert not unsettled, (f"{name}: figures not showing their controls' positions 15 s after they stopped: "
                            f"{unsettled}")
@@ -118,7 +120,7 @@ def replay(session: NotebookSession, name: str) -> None:
         session.page.evaluate("""() => { const el = document.querySelector('.lecture-explorer .lecture-readout');
                                          el.innerHTML = el.dataset.ltKept; }""")
     assert not session.errors(), session.errors()
-    print(f"{name}: {sequences}, {len(paints)} frames painted ({sum(p['ahead'] for p in paints)} ahead), none stale")
+    print(f"{name}: {sequences}, {len(paints)} frames painted ({sum(p['ahead'] for p in paints)} ahead), none stale or behind")
 
 
 def replay_learner(session: NotebookSession) -> dict:

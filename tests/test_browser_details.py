@@ -239,3 +239,50 @@ def test_a_slider_tried_again_after_another_still_has_its_whole_track(chapter_1)
     assert not [p for p in session.paints() if p["stale"]]
     assert not session.wait_settled(15.0)
     assert not drift(session)
+
+
+def test_a_kernel_frame_listed_before_its_background_waits_for_it(chapter_1):
+    """Issue 28 (a frame never goes back in time): the kernel sends a frame with new axes and their background
+    in one message, but the page sees the two changes in the order the kernel listed them, which is a Python
+    set's and so differs from kernel to kernel. Listed frame first, the frame was painted over the old
+    background for the 15-25 ms the new one took to decode: a learner's fast drag of chips working together
+    showed the old time axis under the new curve. Here the kernel lists the frame first on purpose, moves
+    the slider across changes of the axes, and no frame may be painted over an older background."""
+    session = chapter_1
+    page = session.page
+    session.wait_idle(20, settle=1.0)
+    first = next(s for s in session.sliders() if s.explorer and s.label == "chips working together")
+    model = page.locator(f'[data-lt-slider="{first.index}"]').first.evaluate(
+        "el => [...el.classList].find(c => c.startsWith('lecture-control-')).slice('lecture-control-'.length)")
+    found = session.execute_in_kernel(
+        "import gc as _g, zlib as _z\nfrom lecture_lib.explorers.base import Explorer as _E\n"
+        "def _lt_frame_first(model_id):\n"
+        "    for e in _g.get_objects():\n"
+        "        for c in (e.controls.values() if isinstance(e, _E) else ()):\n"
+        "            if c.model_id == model_id:\n"
+        "                w = e.view.widget\n"
+        "                send = type(w).send_state.__get__(w)\n"
+        "                w.send_state = lambda key=None: send(\n"
+        "                    key if key is None or isinstance(key, str) else sorted(key, key=lambda k: k != 'frame'))\n"
+        "                return c, w\n"
+        f"_lt_c, _lt_w = _lt_frame_first({model!r})\n"
+        "_lt_stops = [_lt_c.min, _lt_c.max, 10, _lt_c.max]\n"
+        "_lt_backgrounds = {_z.crc32(_lt_w.background)}\n", "len(_lt_stops)")
+    assert found.get("value") == "4", found
+    session.watch_paints()
+    before = len(session.paints())
+    try:
+        for i in range(4):
+            session.execute_in_kernel(f"_lt_c.value = _lt_stops[{i}]")
+            session.wait_idle(20, settle=1.0)
+            session.execute_in_kernel("_lt_backgrounds.add(_z.crc32(_lt_w.background))")
+        backgrounds = int(session.execute_in_kernel("", "len(_lt_backgrounds)")["value"])
+        assert backgrounds >= 3, f"the moves changed the axes {backgrounds - 1} times: the test cannot fail"
+        painted = [p for p in session.paints()[before:] if p["container"] == first.container]
+        assert sum(not p["ahead"] for p in painted) >= 4, f"the kernel's frames were not painted: {painted}"
+        behind = [p for p in painted if p["behind"]]
+        assert not behind, f"{len(behind)} of {len(painted)} frames painted over an older background"
+        assert not [p for p in session.paints() if p["stale"]]
+        assert not session.wait_settled(15.0)
+    finally:
+        session.execute_in_kernel("del _lt_w.send_state")

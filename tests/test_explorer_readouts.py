@@ -154,6 +154,38 @@ def test_fast_batch_stays_below_the_normal_batch():
     assert fast.value < 2
 
 
+def test_slow_mode_says_when_four_times_the_normal_batch_does_not_fit():
+    explorer = rx.FastModeExplorer()
+    assert "do not fit in HBM" not in _text(explorer)         # 4 × 960 sequences of 8K tokens fit on the rack
+    explorer.controls["batch_normal"].value = 50_000
+    workload, bytes_param = explorer._workloads[explorer.controls["model"].value], rx.BYTES["fp4"]
+    rack = hardware.get("GB200").hbm_capacity * 72
+    assert MEMORY_TOTAL(N_total=workload.n_total, bytes_param=bytes_param, B=200_000, len_ctx=8192,
+                        bytes_tok=workload.kv_bytes_per_token(rx.BYTES["fp8"], 8192)) > rack
+    assert "25% of the speed, but 200,000 sequences do not fit in HBM" in _text(explorer) and _bad(explorer)
+
+
+def test_chips_beyond_the_scale_up_domain_are_flagged_as_leaving_the_fast_network_out():
+    explorer = rx.BatchExplorer()
+    assert "scale-up domain" not in _text(explorer)           # 72 GB200: one NVL72 rack
+    explorer.controls["n_chips"].value = 73
+    assert "73 exceeds the GB200 scale-up domain (72 chips)" in _text(explorer) and _bad(explorer)
+    explorer.controls["chip"].value = "Rubin Ultra"           # a 144-chip domain
+    assert "scale-up domain" not in _text(explorer)
+    explorer.controls["chip"].value = "H100"                  # eight per HGX box
+    assert "73 exceeds the H100 scale-up domain (8 chips)" in _text(explorer)
+
+
+def test_the_memory_explorer_counts_the_idle_stages_you_pay_for():
+    memory = pmx.MemoryExplorer()
+    memory.controls["P"].value = 8
+    assert "idle stages you pay for 0 of 8 (0% of the GPUs)" in _text(memory)      # P micro-batches in flight
+    memory.controls["batch_mode"].value = "fixed"
+    assert "idle stages you pay for 7 of 8 (88% of the GPUs)" in _text(memory)     # one micro-batch takes turns
+    memory.controls["P"].value = 1
+    assert "idle stages you pay for 0 of 1 (0% of the GPUs)" in _text(memory)
+
+
 def test_counts_are_integer_sliders():
     from lecture_lib.explorers import pipeline as px
 

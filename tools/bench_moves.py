@@ -15,7 +15,8 @@ figure's ``lecture-frame`` event, then the animation frame after it). A move's l
 its input event to the first frame painted after it; since a frame for positions already left is
 never painted (issue 28), that frame shows this move or a later one. A move painted from a frame
 computed ahead counts as **ahead**; a frame painted for positions other than the controls' own at
-that moment counts as **stale** (there must be none).
+that moment, or a kernel frame painted over an older background than the one sent with it, counts as
+**stale** (there must be none).
 
 The label-only floor (a slider that only rewrites a text label, tools/bench_browser.py) is moved the
 same way in the same run; its latency is keydown -> the label painted. Timings on a shared machine
@@ -83,7 +84,9 @@ HOOK_JS = r"""
   };
   document.addEventListener('lecture-frame', (e) => {
     const id = container(e.target);
-    if (id !== null) painted(id, Boolean(e.detail && e.detail.ahead), Boolean(e.detail && e.detail.stale));
+    // a frame over an older background than its own is as wrong as a stale one: counted with them
+    if (id !== null) painted(id, Boolean(e.detail && e.detail.ahead),
+                             Boolean(e.detail && (e.detail.stale || e.detail.behind)));
   }, true);
   // the floor has no live figure: its label is its picture
   for (const box of document.querySelectorAll('[data-lt-container]')) {
@@ -268,8 +271,8 @@ def run(report=print, *, notebooks: list[str] | None = None, quick: bool | None 
         for move in result.get("slowest", [])[:slowest] if result is not floor else []:
             report(f"    {move['ms']:6.0f} ms  {move['kind']:<8} {'ahead ' if move['ahead'] else 'kernel'}  "
                    f"explorer {move['control']}")
-    report("(dropdowns are compared with the floor's keys; stale: frames painted for positions already left, "
-           f"must be 0; took {time.monotonic() - started:.0f} s)")
+    report("(dropdowns are compared with the floor's keys; stale: frames painted for positions already left "
+           f"or over an older background, must be 0; took {time.monotonic() - started:.0f} s)")
     return {"floor": floor, "notebooks": results}
 
 

@@ -106,6 +106,17 @@ def readout_table(rows: list[tuple]) -> str:
     return f"<table style='font-size:13px;line-height:1.35'>{''.join(body)}</table>"
 
 
+def scale_up_rows(label: str, n_chips: int, chip) -> list[tuple[str, str, str]]:
+    """A "bad" row when ``n_chips`` working on one step outnumber the chip's scale-up domain (hardware
+    presets' ``scale_up_domain``): the charts treat them as one machine, but past the domain their
+    collectives cross the scale-out links, an order of magnitude slower (Chapter 2). Empty otherwise."""
+    domain = chip.scale_up_domain
+    if n_chips <= domain:
+        return []
+    return [(label, f"{n_chips:,} exceeds the {chip.name} scale-up domain ({domain:,} chips): their collectives "
+                    "would cross the slow scale-out links (Chapter 2), which this chart leaves out", "bad")]
+
+
 def capacity_row(*, n_total: float, bytes_param: float, batch: float, len_ctx: float, bytes_tok: float,
                  hbm_capacity: float, where: str = "") -> tuple[str, str, str]:
     """The "does it fit?" row every deployment-implying explorer shows: weights + the batch's KV

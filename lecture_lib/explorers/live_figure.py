@@ -464,7 +464,10 @@ function render({ model, el }) {
   let url = null, waiting = false, frames = 0, predictedFrames = 0;
   // The canvas paints each frame over its own background (decoded from the PNG), so a picture changes in one
   // step: a background that arrives for a frame already superseded never shows under a newer frame's curves.
-  let backdrop = null, backdropData = null, backgrounds = 0;
+  // A kernel frame and its new background come in one message, but their change events fire in the order the
+  // kernel listed them (a Python set's, which varies from kernel to kernel): a frame whose background came with
+  // it waits for setBackground, which paints it once that background is decoded.
+  let backdrop = null, backdropData = null, backgrounds = 0, takenBackground = null;
 
   let scale = 1, height = 1;
   const size = () => {
@@ -502,17 +505,21 @@ function render({ model, el }) {
     box.dataset.frame = String(++frames);
     if (predicted) box.dataset.ahead = String(++predictedFrames);
     shownState = state;
-    // stale: painted for controls that have moved on since (tests/test_browser.py counts these: never)
+    // stale: painted for controls that have moved on since (tests/test_browser.py counts these: never);
+    // behind: a kernel frame painted while the model holds a newer background than the one under it
     const stale = state ? !matches(state) : false;
+    const held = model.get('background');
+    const behind = !predicted && Boolean(held && held.byteLength) && held !== backdropData;
     box.dispatchEvent(new CustomEvent('lecture-frame', { bubbles: true,
-      detail: { ahead: predicted, stale, state: state ? state.positions : null } }));
+      detail: { ahead: predicted, stale, behind, state: state ? state.positions : null } }));
   };
 
   // Frames computed ahead in the kernel (lecture_lib.explorers.ahead): when a control lands on a position
   // predicted with every other control where it still is, its frame and readout are shown at once.
-  // pendingReadout: the kernel's readout that came while a predicted one was shown, before the kernel's frame
-  // for it could be painted (a frame with new axes waits for its background): shown with that frame
-  let ahead = null, readoutModel = null, shownReadout = null, acceptReadout = true, pendingReadout = null;
+  // The kernel sends each readout right after its frame, so the frame decides what becomes of it (readoutMode):
+  // 'accept' it (the frame was painted), 'hold' it until its frame is painted (the frame waits for its
+  // background: pendingReadout), or 'drop' it (the frame was superseded, or a predicted frame was painted since).
+  let ahead = null, readoutModel = null, shownReadout = null, readoutMode = 'accept', pendingReadout = null;
   const shelf = [], SHELF = 12;         // frames of earlier bases, by control: see learn()
   const jump = (id, control, attr) => {
     if (!ahead || !ahead.frames[id]) return;
@@ -527,7 +534,7 @@ function render({ model, el }) {
     if (!under) return;                  // its background is still being decoded: the kernel's frame will do
     img.alt = img.title = entry.alt;
     paint(entry, entry.view, true, { positions: { ...ahead.base, [id]: here }, attrs: ahead.attrs }, under);
-    acceptReadout = false;            // until the kernel's own frame for this position arrives
+    readoutMode = 'drop';             // until the kernel's own frame for this position arrives
     pendingReadout = null;
     shownReadout = entry.readout;
     if (readoutModel) readoutModel.set('value', entry.readout);
@@ -546,8 +553,10 @@ function render({ model, el }) {
   const paintFrame = () => {
     const frame = model.get('frame'), state = frameState(frame);
     if (state) for (const id of Object.keys(state.positions)) watch(id, state.attrs[id]);
-    if (state && !matches(state)) { acceptReadout = false; return; }     // superseded: keep the newer picture
-    acceptReadout = true;
+    if (state && !matches(state)) {              // superseded: keep the newer picture, and its readout
+      readoutMode = 'drop'; pendingReadout = null; return;
+    }
+    readoutMode = 'accept';
     if (pendingReadout !== null && readoutModel) {
       shownReadout = pendingReadout;
       pendingReadout = null;
@@ -613,13 +622,17 @@ function render({ model, el }) {
     if (!readoutModel && table.readout) {
       readoutModel = await model.widget_manager.get_model(table.readout);
       shownReadout = readoutModel.get('value');
-      // the kernel's readout follows its frame: taken when that frame was painted, put back when it was dropped
+      // the kernel's readout follows its frame: taken when that frame was painted, kept for it while it waits
+      // for its background, put back (the table on screen stays) when it was dropped
+      let restoring = false;
       const guard = () => {
+        if (restoring) return;
         const value = readoutModel.get('value');
-        if (acceptReadout) shownReadout = value;
-        else if (shownReadout !== null && value !== shownReadout) {
-          pendingReadout = value;
-          readoutModel.set('value', shownReadout);
+        if (readoutMode === 'accept') { shownReadout = value; return; }
+        if (readoutMode === 'hold') pendingReadout = value;
+        if (shownReadout !== null && value !== shownReadout) {
+          restoring = true;
+          try { readoutModel.set('value', shownReadout); } finally { restoring = false; }
         }
       };
       readoutModel.on('change:value', guard);
@@ -645,7 +658,7 @@ function render({ model, el }) {
   }
 
   const setBackground = () => {
-    const data = model.get('background');
+    const data = takenBackground = model.get('background');
     if (!data || !data.byteLength) return;
     const blob = new Blob([data.buffer ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : data], { type: 'image/png' });
     const next = URL.createObjectURL(blob), token = ++backgrounds;
@@ -661,14 +674,22 @@ function render({ model, el }) {
       paintFrame();
     });
   };
-  const describe = () => { const text = model.get('alt'); img.alt = text; img.title = text; };
+  // the text alternative comes with its frame: a superseded frame's would describe a picture never shown
+  const describe = () => {
+    const state = frameState(model.get('frame'));
+    if (state && !matches(state)) return;
+    const text = model.get('alt'); img.alt = text; img.title = text;
+  };
 
   size(); describe(); setBackground();
   model.on('change:pixels', size);
   model.on('change:css_size', size);
   model.on('change:alt', describe);
   model.on('change:background', setBackground);
-  model.on('change:frame', () => { if (!waiting) paintFrame(); });
+  model.on('change:frame', () => {
+    if (!waiting && model.get('background') === takenBackground) paintFrame();
+    else { readoutMode = 'hold'; pendingReadout = null; }       // setBackground paints it once decoded
+  });
   model.send({ ahead: 'please' });
   return () => { if (url) URL.revokeObjectURL(url); for (const off of unhook) off(); };
 }

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from lecture_lib import hardware, models, units, validate
+from lecture_lib import hardware, models, pipeline, units, validate
 from lecture_lib import pipeline_memory as pm
 
 from . import base, sliders
@@ -104,6 +104,13 @@ class MemoryExplorer(base.Explorer):
             memory = {"weights": memory["weights"], "kv": kv, "total": memory["weights"] + kv}
         return memory
 
+    @staticmethod
+    def idle_stages(batch_mode: str, stages: int) -> str:
+        """The decode loop's idle stages: P micro-batches keep P stages busy; with B = b one micro-batch
+        visits them in turn, so P − 1 wait at any moment (pipeline.decode_idle_fraction, lecture 01:09:11)."""
+        idle = pipeline.decode_idle_fraction(stages=stages, microbatches=stages if batch_mode == "pipelined" else 1)
+        return f"{round(idle * stages)} of {stages} ({idle:.0%} of the GPUs)"
+
     def update(self, values):
         r = self.resolve(values)
         memory = self.per_gpu(values, STAGES.astype(float))
@@ -141,6 +148,7 @@ class MemoryExplorer(base.Explorer):
              "ok" if total <= hbm else "bad"),
             ("KV share of the total", f"{kv[i] / total:.1%}"),
             ("global batch B, GPUs E·P", f"{units.counted(batch, 'sequence')} on {units.counted(values['E'] * p, 'GPU')}"),
+            ("idle stages you pay for", self.idle_stages(values["batch_mode"], p)),
             ("P = 1 → 16: weights, KV", f"÷{weights[0] / weights[-1]:.0f}, ×{kv[-1] / kv[0]:.3g}"),
             (f"largest b that fits at P = {p}", f"{b_max:,.0f} sequences" if b_max > 0 else "none: weights alone overflow"),
             ("KV bytes per token", units.bytes_(values["bytes_tok"])),
@@ -243,10 +251,7 @@ class LatencyExplorer(base.Explorer):
                                  hbm_capacity=e * p * chip.hbm_capacity, where=f"E·P = {e * p:,} × {chip.name}"),
             (f"time per token at P = {p}", units.seconds(token) if p == 1
              else f"{units.seconds(token)}  (+{token / t_step - 1:.0%} over one stage)"),
-        ] + ([("E: GPUs per stage", f"{e:,} exceeds the {chip.name} scale-up domain ({domain:,} GPUs): its "
-                                    "collectives would cross the slow scale-out links (Chapter 2), which this chart "
-                                    "leaves out", "bad")]
-             if e > (domain := chip.scale_up_domain) else []) + ([("step time used", f"{units.seconds(t_step)}: the weight-fetch floor of E = {e} GPUs, above the slider's "
+        ] + base.scale_up_rows("E: GPUs per stage", e, chip) + ([("step time used", f"{units.seconds(t_step)}: the weight-fetch floor of E = {e} GPUs, above the slider's "
                                   f"{units.seconds(asked_step)}", "note")] if t_step > asked_step else []) + [
             ("tokens/s per sequence", f"{units.number(1 / token)} (one stage: {units.number(1 / t_step)})"),
             (f"weight-fetch floor, E = {units.plural(e, 'GPU')}", units.seconds(at_e)),

@@ -150,6 +150,7 @@ class _RooflineExplorer(base.Explorer):
         rows = [base.capacity_row(n_total=r["workload"].n_total, bytes_param=r["bytes_param"], batch=batch,
                                      len_ctx=values["len_ctx"], bytes_tok=bytes_tok,
                                      hbm_capacity=r["hbm_capacity"], where=f"{n} × {r['chip'].name}")]
+        rows += base.scale_up_rows("chips working together", n, r["chip"])
         if r["compute_format"] != values["weights"]:
             rows.append(("number format", f"{r['chip'].name} has no {values['weights']} units: weights stored in "
                                           f"{values['weights']}, multiplied in {r['compute_format']}", "note"))
@@ -394,6 +395,10 @@ class FastModeExplorer(_RooflineExplorer):
         changed = base.set_limits(self.axis, x_lim, y_lim)
         s_slow, p_slow, _ = self._speed_and_price(r, values, values["batch_normal"] * 4)
         bytes_tok = r["workload"].kv_bytes_per_token(r["kv_bytes"], values["len_ctx"])
+        slow_fits = bool(_fits_in_hbm(n_total=workload.n_total, bytes_param=r["bytes_param"],
+                                      batch=values["batch_normal"] * 4, len_ctx=values["len_ctx"],
+                                      bytes_tok=bytes_tok, hbm_capacity=r["hbm_capacity"]))
+        slow = f"{p_slow / p_normal:.0%} of the price, {s_slow / s_normal:.0%} of the speed"
         rows = self.deployment_rows(r, values, batch=values["batch_normal"], bytes_tok=bytes_tok) + [
             ("normal: speed, price", f"{units.rate(s_normal)}, {units.dollars(p_normal)}/M"),
             ("fast: speed, price", f"{units.rate(s_fast)}, {units.dollars(p_fast)}/M"),
@@ -402,8 +407,9 @@ class FastModeExplorer(_RooflineExplorer):
             ("batch ratio normal / fast", f"{units.power_of_ten(values['batch_normal'] / values['batch_fast'])}"),
             ("ratio 6× price, 2.5× speed needs",
              f"{roofline.FAST_MODE_BATCH_RATIO(price_ratio=6, speed_ratio=2.5):.0f}"),
-            ("'Slow Mode' (4× the normal batch)",
-             f"{p_slow / p_normal:.0%} of the price, {s_slow / s_normal:.0%} of the speed"),
+            ("'Slow Mode' (4× the normal batch)", slow) if slow_fits else
+            ("'Slow Mode' (4× the normal batch)", f"{slow}, but {units.counted(values['batch_normal'] * 4, 'sequence')} "
+                                                  "do not fit in HBM", "bad"),
             ("fastest possible (B = 1)", units.rate(speed.max())),
         ]
         return rows, changed

@@ -332,18 +332,10 @@ class FigureView:
     def frame_with_background(self) -> tuple[list[dict], bytes, bytes] | None:
         """A predicted frame whose axes changed: its moving artists and the PNG of its own background
         (the whole figure is drawn; the kernel's background for the current frame is kept)."""
-        from . import live_figure
-
         if not self.live or self._background is None:
             return None
         self.draw_canvas()
-        png = self.png_bytes(colours=256)
-        self._recorded.clear()          # recorded below with other transforms
-        try:
-            ops, points = live_figure.record(self.figure, self._animated)
-        except live_figure.Unsupported:
-            return None
-        return ops, points, png
+        return self.frame_over(self.png_bytes(colours=256))
 
     def still_artists(self) -> list:
         """Every artist drawn into the background except the axes' own (the Axes, and each axis

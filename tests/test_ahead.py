@@ -45,9 +45,11 @@ def test_every_prediction_is_the_frame_a_real_move_shows(cls):
     try:
         predicted = 0
         for name, control in explorer.controls.items():
-            if name in explorer.lookahead.skip or ahead.followed(control, explorer):
+            if ahead.followed(control, explorer):
                 continue
             for _key, value in ahead.neighbours(control, ahead.REACH):
+                if explorer.moves_others(name, value):       # a link moves another control: the kernel's
+                    continue
                 before = _fresh(explorer)
                 page_before = _what_the_page_holds(explorer)
                 frame = explorer.predict(name, value)
@@ -66,7 +68,7 @@ def test_every_prediction_is_the_frame_a_real_move_shows(cls):
                         f"{cls.__name__}: the predicted text for {name}={value} differs from the real one")
                 _real_move(control, start)
         sliders = [n for n, c in explorer.controls.items()
-                   if not isinstance(c, widgets.Dropdown) and n not in explorer.lookahead.skip]
+                   if not isinstance(c, widgets.Dropdown)]
         assert predicted or not sliders, f"{cls.__name__}: no position of any slider could be predicted"
     finally:
         view.figure.clear()
@@ -137,16 +139,17 @@ def test_a_round_of_predictions_sends_one_message_per_control_and_stops_when_a_m
 @pytest.mark.slow
 @pytest.mark.parametrize("cls", base.explorer_classes(), ids=lambda cls: cls.__name__)
 def test_a_predicted_control_never_moves_another_control(cls):
-    """A prediction assumes every other control stays where it is. A slider that drags another one
-    with it (Fast Mode's normal batch bounds the fast batch) must be listed in ``ahead_skip``:
-    checked from each end of every slider's range and from its default. Which controls move is decided by the
-    explorer's ``update`` and the controls' own observers, never by drawing, so the moves here are not drawn
-    (the frames themselves are compared in the test above)."""
+    """A prediction assumes every other control stays where it is. Where moving a slider drags another one with
+    it (Fast Mode's normal batch bounds the fast batch), the explorer's ``moves_others`` must say so, and only
+    there: checked from each end of every slider's range and from its default, both ways (a position it marks
+    does move another control). Which controls move is decided by the explorer's ``update`` and the controls'
+    own observers, never by drawing, so the moves here are not drawn (the frames themselves are compared in the
+    test above)."""
     explorer = cls()
     explorer.view.render = lambda **_: None
     try:
         for name, control in explorer.controls.items():
-            if name in explorer.lookahead.skip or not ahead.neighbours(control):
+            if not ahead.neighbours(control):
                 continue
             if isinstance(control, widgets.Dropdown):       # an option that moves another control is not predicted
                 continue
@@ -156,21 +159,27 @@ def test_a_predicted_control_never_moves_another_control(cls):
                 _real_move(control, origin)
                 for _key, value in ahead.neighbours(control, ahead.REACH):
                     others = {n: c.value for n, c in explorer.controls.items() if n != name}
+                    said = explorer.moves_others(name, value)
                     _real_move(control, value)
                     moved = {n for n, c in explorer.controls.items() if n != name and c.value != others[n]}
-                    assert not moved, f"{cls.__name__}: moving {name!r} to {value} moved {moved}: add it to ahead_skip"
+                    assert bool(moved) == said, (f"{cls.__name__}: moving {name!r} to {value} moved {moved or 'nothing'}, "
+                                                 f"but moves_others says {said}")
                     _real_move(control, origin)
             _real_move(control, start)
     finally:
         explorer.view.figure.clear()
 
 
-def test_fast_mode_lists_its_linked_slider_and_the_fast_batch_comes_back():
+def test_fast_mode_predicts_its_normal_batch_where_the_link_leaves_the_fast_batch_alone():
+    """Issue 28 (predict linked sliders, with the link applied): the normal batch's positions where the fast batch
+    stays put are predicted; those where the link pushes it down (or gives it back) are the kernel's."""
     from lecture_lib.explorers.roofline import FastModeExplorer
 
     explorer = FastModeExplorer()
     normal, fast = explorer.controls["batch_normal"], explorer.controls["batch_fast"]
-    assert "batch_normal" in explorer.lookahead.skip
+    explorer.lookahead.in_hand = "batch_normal"
+    planned = {value for name, _key, value, _drawn in explorer.lookahead.plan() if name == "batch_normal"}
+    assert planned == {v for v in normal.stops if v != normal.value and v > fast.value}, planned
     normal.value = 2
     assert fast.value == 1                   # pushed below the normal batch
     normal.value = 960
@@ -283,10 +292,12 @@ def test_a_frame_predicted_with_new_axes_brings_the_background_the_real_move_sen
         pytest.skip("anywidget is not installed")
     try:
         for name, control in explorer.controls.items():
-            if name in explorer.lookahead.skip or ahead.followed(control, explorer):
+            if ahead.followed(control, explorer):
                 continue
             backgrounds = {}        # one round's: positions with the same new axes share a background
             for _key, value in ahead.neighbours(control, NEAREST):
+                if explorer.moves_others(name, value):
+                    continue
                 before = _fresh(explorer)
                 frame = explorer.predict(name, value, background=True, backgrounds=backgrounds)
                 assert _fresh(explorer) == before, f"{cls.__name__}: predicting {name}={value} changed the figure"

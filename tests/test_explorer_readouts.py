@@ -154,6 +154,27 @@ def test_fast_batch_stays_below_the_normal_batch():
     assert fast.value < 2
 
 
+def test_a_fast_batch_with_no_room_left_is_disabled_and_a_page_index_past_its_end_is_put_back():
+    """A learner's walk: with the normal batch at 2, the fast batch has one stop left (1); the page's slider of
+    one position ran its handle off the track on a drag and sent an index past the end, and the readout went
+    blank. The slider is disabled while it has one stop, and an index past the end is put back."""
+    explorer = rx.FastModeExplorer()
+    normal, fast = explorer.controls["batch_normal"], explorer.controls["batch_fast"]
+    normal.value = 2
+    assert fast.stops == (1.0,) and fast.disabled
+    fast.index = 1                       # what the page sent
+    assert (fast.index, fast.value, fast._options_labels) == (0, 1.0, ("1",))
+    assert "fast: speed, price" in _text(explorer)
+    normal.value = 960
+    assert not fast.disabled and fast.value == 64
+    fast.index = len(fast.stops)         # past the top of a slider with room
+    assert fast.stops[fast.index] == fast.value == 64
+    fast.disabled = True                 # disabled by its explorer: stays so whatever the range
+    normal.value = 2
+    normal.value = 960
+    assert fast.disabled
+
+
 def test_slow_mode_says_when_four_times_the_normal_batch_does_not_fit():
     explorer = rx.FastModeExplorer()
     assert "do not fit in HBM" not in _text(explorer)         # 4 × 960 sequences of 8K tokens fit on the rack

@@ -150,7 +150,6 @@ class Lookahead:
         self._timer = None
         self.last_moved: str | None = None
         self.in_hand: str | None = None          # the control the page says has focus or the pointer
-        self.skip = frozenset(getattr(explorer, "ahead_skip", ()))
         # control -> (the other controls' positions, {keys}): frames the page holds. A control's frames assume
         # only the others where they are, so they stay good while it moves itself (the page keeps them too)
         self._sent: dict = {}
@@ -165,12 +164,14 @@ class Lookahead:
         found = []
         for name in names:
             control = controls[name]
-            if name in self.skip or (isinstance(control, widgets.Dropdown) and followed(control, self.explorer)):
+            if isinstance(control, widgets.Dropdown) and followed(control, self.explorer):
                 continue
             held = name == self.in_hand
             reach = (HAND_REACH if self.cost <= TRACK_BUDGET else REACH) if held else REACH if name == self.last_moved else 1
             drawn = held and self.background_cost() <= BACKGROUND_BUDGET
-            found += [(name, k, v, drawn) for k, v in neighbours(control, reach)]
+            # a position where a link would move another control too is the kernel's (Explorer.moves_others)
+            found += [(name, k, v, drawn) for k, v in neighbours(control, reach)
+                      if not self.explorer.moves_others(name, v)]
         return found
 
     def background_cost(self) -> float:

@@ -569,6 +569,12 @@ class Explorer:
         self.readout.value = table
         self.render_count += 1
 
+    def moves_others(self, name: str, value) -> bool:
+        """Whether moving control ``name`` to ``value`` would move another control too (a link between
+        sliders): such a position is not predicted, since a prediction assumes the others stay put. None
+        move others unless an explorer says so (Fast Mode's normal batch)."""
+        return False
+
     def predict(self, name: str, value, *, background: bool = False, backgrounds: dict | None = None) -> tuple | None:
         """What the learner would see with control ``name`` at ``value`` and the others where they
         are: (operations, points, text alternative, readout HTML) for the live figure, or None

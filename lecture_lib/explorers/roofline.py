@@ -312,7 +312,6 @@ class FastModeExplorer(_RooflineExplorer):
     """
 
     title = "Fast Mode and Slow Mode: speed vs price as the batch changes"
-    ahead_skip = ("batch_normal",)      # moving it may move the fast batch too: not predicted (lecture_lib.explorers.ahead)
 
     def controls_(self):
         controls = {"model": self.model_control()}
@@ -327,27 +326,38 @@ class FastModeExplorer(_RooflineExplorer):
         # Fast Mode is the smaller batch: the fast slider ends one step below the normal batch. A fast
         # batch pushed down by a smaller normal batch returns to the learner's choice when there is room.
         normal, fast = controls["batch_normal"], controls["batch_fast"]
-        chosen = {"fast": fast.value, "clamping": False}
+        self._fast_choice, self._linking = fast.value, False
 
         def remember(change):
-            if not chosen["clamping"]:
-                chosen["fast"] = change["new"]
+            if not self._linking:
+                self._fast_choice = change["new"]
 
         def keep_fast_below(change=None):
-            chosen["clamping"] = True
+            self._linking = True
             try:
-                fast.max = max(fast.min, math.log10(normal.value) - fast.step)
-                if fast.value < chosen["fast"]:
-                    room = [s for s in fast.stops if s <= chosen["fast"]]
-                    if room:
-                        fast.value = room[-1]
+                fast.max, value = self.fast_batch_after(normal.value, fast)
+                fast.value = value
             finally:
-                chosen["clamping"] = False
+                self._linking = False
 
         fast.observe(remember, names="value")
         normal.observe(keep_fast_below, names="value")
         keep_fast_below()
         return controls
+
+    def fast_batch_after(self, normal_batch: float, fast=None) -> tuple[float, float]:
+        """The link: (the fast slider's top exponent, the fast batch) once the normal batch is ``normal_batch``.
+        The fast slider ends one stop below the normal batch; the fast batch is the learner's choice, or the
+        largest stop below it that the slider still has."""
+        fast = fast or self.controls["batch_fast"]
+        top = max(fast.min, math.log10(normal_batch) - fast.step)
+        room = [stop for stop in fast._visible(top) if stop <= self._fast_choice]
+        return top, room[-1] if room else fast._visible(top)[0]
+
+    def moves_others(self, name: str, value) -> bool:
+        """Moving the normal batch to ``value`` moves the fast batch too where the link pushes it down or
+        gives it back: those positions are left to the kernel (lecture_lib.explorers.ahead)."""
+        return name == "batch_normal" and self.fast_batch_after(value)[1] != self.controls["batch_fast"].value
 
     def setup(self):
         view, (axis,) = base.new_view(6.4, 4.0)

@@ -128,11 +128,10 @@ class LogSlider(widgets.FloatLogSlider):
         super().__init__(**kwargs)
         self._place()
 
-    def _range(self) -> tuple[float, float]:
-        return self.base ** self.min * (1 - 1e-9), self.base ** self.max * (1 + 1e-9)
-
-    def _visible(self) -> tuple[float, ...]:
-        low, high = self._range()
+    def _visible(self, top: float | None = None) -> tuple[float, ...]:
+        """The stops the slider shows, or would show with its ``max`` exponent at ``top``."""
+        low = self.base ** self.min * (1 - 1e-9)
+        high = self.base ** (self.max if top is None else top) * (1 + 1e-9)
         inside = tuple(s for s in self._every_stop if low <= s <= high)
         return inside or (min(self._every_stop, key=lambda s: abs(s - low)),)
 
@@ -191,7 +190,10 @@ class LogSlider(widgets.FloatLogSlider):
 
     @traitlets.observe("index")
     def _on_index(self, change):
-        if self._moving or not 0 <= change["new"] < len(self.stops):
+        if self._moving:
+            return
+        if not 0 <= change["new"] < len(self.stops):      # past the ends (a page's slider of one stop): back
+            self._place()
             return
         self._moving = True
         try:
@@ -214,6 +216,13 @@ class LogSlider(widgets.FloatLogSlider):
         self._moving = True
         try:
             with self.hold_sync():
+                # A range narrowed to one stop (Fast Mode's batch below a normal batch of 2) leaves nothing to
+                # move: the page's slider of one position would run its handle off the track, so it is
+                # disabled until there is room again (a slider disabled by its explorer stays disabled).
+                if len(stops) < 2 and not self.disabled:
+                    self.disabled, self._pinned = True, True
+                elif len(stops) >= 2 and getattr(self, "_pinned", False):
+                    self.disabled, self._pinned = False, False
                 self.stops = stops
                 if labels != self._options_labels:
                     self._options_labels = labels

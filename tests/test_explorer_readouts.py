@@ -218,8 +218,23 @@ def test_counts_are_integer_sliders():
         for name, control in controls.items():
             if any(word in control.description.lower() for word in ("micro-batches", "layers", "stages", "gpus",
                                                                     "chips", "racks", "rounds")):
-                assert isinstance(control, (widgets.IntSlider, widgets.Dropdown)) or "(" in control.description \
+                whole = isinstance(control, sliders.LogSlider) and control.whole      # a count over decades
+                assert isinstance(control, (widgets.IntSlider, widgets.Dropdown)) or whole or "(" in control.description \
                     and "tokens" in control.description, (cls.__name__, name)
+
+
+def test_a_whole_number_log_slider_counts_in_whole_numbers_set_or_typed():
+    """Chapter 4's E (GPUs per stage) spans 1 to 576 over the scale-up domains and the powers of two between: a
+    learner's slow drag over its 576 one-GPU steps froze the figure for 3 s (no prediction covered it)."""
+    explorer = pmx.LatencyExplorer()
+    e = explorer.controls["E"]
+    assert e.whole and len(e.stops) <= 13 and {8.0, 72.0, 576.0} <= set(e.stops)
+    e.typed.value = "7.4"                     # typed into its readout
+    assert e.value == 7 and "weight-fetch floor, E = 7 GPUs" in _text(explorer)
+    e.value = 300.6
+    assert e.value == 301 and e.label == "301" and "weight-fetch floor, E = 301 GPUs" in _text(explorer)
+    with pytest.raises(ValueError, match="whole numbers"):
+        sliders.log_slider("GPUs", 8, 1, 576, stops=[1.5], whole=True)
 
 
 # --- readout formatting ----------------------------------------------------------------------------

@@ -180,7 +180,10 @@ class LatencyExplorer(base.Explorer):
             "t_step": sliders.slider("step time (ms)", pm.LECTURE_STEP_TIME * MS, 5, 50, 1),
             "t_hop": sliders.log_slider("hop latency (ms)", 2.5, 0.1, 20, readout_format=".2g"),
             "P": sliders.int_slider("P: stages", pm.LECTURE_STAGES, 1, int(STAGES[-1])),
-            "E": sliders.int_slider("E: GPUs per stage", 64, 1, 576),
+            # the scale-up domains (8, 72, 576) and the powers of two between: its track has 13 stops, predicted
+            # whole, where 576 one-GPU steps left a drag to the kernel (a slow drag froze the figure for 3 s)
+            "E": sliders.log_slider("E: GPUs per stage", 64, 1, 576, whole=True,
+                                    stops=sorted({2 ** k for k in range(10)} | set(pm.SCALE_UP_SIZES.values()))),
         }
 
     def setup(self):
@@ -215,7 +218,7 @@ class LatencyExplorer(base.Explorer):
         model = models.get(values["model"])
         chip = hardware.get(values["chip"])
         bytes_param = hardware.BYTES_PER_VALUE[values["weights"]]
-        t_step, t_hop, p, e = values["t_step"] / MS, values["t_hop"] / MS, values["P"], values["E"]
+        t_step, t_hop, p, e = values["t_step"] / MS, values["t_hop"] / MS, values["P"], int(values["E"])
 
         fetch = dict(n_total=model.params_total, bytes_param=bytes_param, hbm_bandwidth=chip.hbm_bandwidth)
         floor = pm.weight_fetch_time(gpus_reading=self.GPUS, **fetch) * MS

@@ -111,7 +111,8 @@ class LogSlider(widgets.FloatLogSlider):
     ``step`` (0.01) is the exponent gap that counts as a different position, so
     ``max = log10(x) - step`` ends the slider on the stop below x. A value set from code or typed
     that is not a stop is kept exactly as set and becomes the one extra stop (the next such value
-    replaces it, so a page sending thousands of values cannot grow the track); the readout shows it."""
+    replaces it, so a page sending thousands of values cannot grow the track); the readout shows it.
+    A ``whole`` slider counts things (GPUs): every value it takes, set or typed, is a whole number."""
 
     _model_name = traitlets.Unicode("SelectionSliderModel").tag(sync=True)
     _view_name = traitlets.Unicode("SelectionSliderView").tag(sync=True)
@@ -121,7 +122,8 @@ class LogSlider(widgets.FloatLogSlider):
 
     MAX_EXPONENT = 300      # min and max are exponents: 10**300 is past every quantity in the course
 
-    def __init__(self, *, stops, **kwargs):
+    def __init__(self, *, stops, whole: bool = False, **kwargs):
+        self.whole = whole
         self._moving = False
         self._own_stops = frozenset(float(s) for s in stops)
         self._every_stop = tuple(sorted(self._own_stops))
@@ -160,6 +162,8 @@ class LogSlider(widgets.FloatLogSlider):
     @traitlets.validate("value")
     def _validate_value(self, proposal):
         value = float(proposal["value"])
+        if getattr(self, "whole", False):
+            value = float(max(1, round(value)))
         visible = self._visible() if getattr(self, "_every_stop", None) else ()
         if not visible:
             return value
@@ -237,12 +241,13 @@ class LogSlider(widgets.FloatLogSlider):
 
 
 def log_slider(description: str, value: float, low: float, high: float, *, steps_per_decade: int = 3,
-               stops=None, readout_format: str | None = None) -> LogSlider:
+               stops=None, readout_format: str | None = None, whole: bool = False) -> LogSlider:
     """A slider over a quantity spanning decades (batch, context, parameters).
 
     It starts exactly on ``value`` and moves over :func:`nice_stops` (or the ``stops`` given, to
     which ``value`` and the ends are added). ``readout_format`` is kept for the static site's
-    listing; the live readout is :func:`value_label`. Bad input raises ValueError naming it.
+    listing; the live readout is :func:`value_label`. ``whole``: a count (GPUs), whose stops must be
+    whole numbers and whose typed values are rounded to one. Bad input raises ValueError naming it.
     """
     import math
 
@@ -257,9 +262,11 @@ def log_slider(description: str, value: float, low: float, high: float, *, steps
             raise ValueError(f"stops must be a list of numbers, got {validate._describe(stops)}")
         given = [validate.scalar("stops", s) for s in stops]
         stops = sorted({s for s in given if low <= s <= high} | {low, high, value})
+    if whole and any(s != round(s) or s < 1 for s in stops):
+        raise ValueError(f"a whole-number slider's stops, ends and value must be whole numbers >= 1, got {stops!r}")
     if readout_format is None:
         readout_format = ".0f" if low >= 1 and high <= 1e7 else ".3g"
-    control = LogSlider(stops=stops, value=value, base=10, min=math.log10(low), max=math.log10(high),
+    control = LogSlider(stops=stops, whole=whole, value=value, base=10, min=math.log10(low), max=math.log10(high),
                         step=0.01, description=description, readout_format=readout_format,
                         continuous_update=True, style=SLIDER_STYLE, layout=SLIDER_LAYOUT)
     control.add_class(LOG_SLIDER_CLASS)     # ARIA_VALUETEXT_SCRIPT gives it the real value for screen readers

@@ -286,3 +286,36 @@ def test_a_kernel_frame_listed_before_its_background_waits_for_it(chapter_1):
         assert not session.wait_settled(15.0)
     finally:
         session.execute_in_kernel("del _lt_w.send_state")
+
+
+def test_a_fast_batch_with_no_room_left_stays_put_under_keys_and_a_drag(chapter_1):
+    """A learner's walk: with Fast Mode's normal batch at its smallest (2), the fast batch has one stop left (1).
+    Dragged or held →, the page's slider ran its handle along the track and blanked its number (noUiSlider
+    refuses a range of one position, and ipywidgets then skipped the rest of its update, the disabled state
+    among it). The slider is disabled there: keys and a drag leave it at 1 with its number shown, and the
+    figure on the controls' state; a normal batch with room gives the fast batch back."""
+    session = chapter_1
+    page = session.page
+    session.wait_idle(20, settle=1.0)
+    normal = next(s for s in session.sliders() if s.label == "normal batch")
+    fast = next(s for s in session.sliders() if s.label == "fast batch" and s.container == normal.container)
+    session.type_value(normal, "2")
+    session.wait_idle(20, settle=1.0)
+    assert session.slider_value(normal)[0] == "2"
+    assert session.slider_value(fast)[0] == "1"
+    target = page.locator(f'[data-lt-slider="{fast.index}"] .noUi-target').first
+    assert target.get_attribute("disabled") is not None, "the fast batch's slider is not disabled on the page"
+    page.evaluate("""(i) => { window.__ltBlank = 0;
+        const r = document.querySelector(`[data-lt-slider="${i}"] .widget-readout`);
+        new MutationObserver(() => { if (!(r.textContent || '').trim()) window.__ltBlank++; })
+          .observe(r, {childList: true, subtree: true, characterData: true}); }""", fast.index)
+    session.drag(fast, 0.5, steps=20, interval=0.016, direction=1)
+    session.press_at(fast, ["ArrowRight"] * 10, 0.033)
+    session.wait_idle(20, settle=1.0)
+    assert session.slider_value(fast)[0] == "1" and page.evaluate("() => window.__ltBlank") == 0
+    assert session.execute_in_kernel("", "1")["value"] == "1"          # the kernel still answers
+    assert not session.wait_settled(15.0)
+    session.type_value(normal, "960")
+    session.wait_idle(20, settle=1.0)
+    assert session.slider_value(fast)[0] == "64" and target.get_attribute("disabled") is None
+    assert not session.errors(), session.errors()

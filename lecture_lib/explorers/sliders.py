@@ -217,20 +217,29 @@ class LogSlider(widgets.FloatLogSlider):
             self._every_stop = tuple(sorted(self._own_stops | {self.value}))
         stops = self._visible()
         labels = tuple(value_label(s) for s in stops)
+        if len(labels) < 2:       # the page's slider (noUiSlider) refuses a range of one position: two, alike
+            labels *= 2
+        index = stops.index(self.value)
+        # The page's view applies a new track only if the same message does not also move the handle (the move
+        # echoes back as the view's own change, and ipywidgets then skips the rest of its update: a narrowed
+        # track, or its disabled state, never reached the page). So the handle and the track travel in two
+        # messages, in the order that keeps the handle on the page's track: the handle first when it fits the
+        # track the page has, the track first when it does not.
         self._moving = True
         try:
-            with self.hold_sync():
-                # A range narrowed to one stop (Fast Mode's batch below a normal batch of 2) leaves nothing to
-                # move: the page's slider of one position would run its handle off the track, so it is
-                # disabled until there is room again (a slider disabled by its explorer stays disabled).
-                if len(stops) < 2 and not self.disabled:
-                    self.disabled, self._pinned = True, True
-                elif len(stops) >= 2 and getattr(self, "_pinned", False):
-                    self.disabled, self._pinned = False, False
-                self.stops = stops
-                if labels != self._options_labels:
+            if index < len(self._options_labels):
+                self.index = index
+            self.stops = stops
+            # A range narrowed to one stop (Fast Mode's batch below a normal batch of 2) leaves nothing to
+            # move: a drag ran the page's handle off the track and blanked its readout, so it is disabled
+            # until there is room again (a slider disabled by its explorer stays disabled).
+            pin, unpin = len(stops) < 2 and not self.disabled, len(stops) >= 2 and getattr(self, "_pinned", False)
+            if pin or unpin or labels != self._options_labels:
+                with self.hold_sync():
+                    if pin or unpin:
+                        self.disabled, self._pinned = pin, pin
                     self._options_labels = labels
-                self.index = stops.index(self.value)
+            self.index = index
         finally:
             self._moving = False
 

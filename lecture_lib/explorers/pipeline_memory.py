@@ -32,6 +32,12 @@ def _model_options():
     return [(f"{name} ({units.count(models.get(name).params_total)} params)", name) for name in models.names()]
 
 
+# GPUs per stage: the scale-up domains (8, 72, 576) and the powers of two between. A slider over every whole number
+# (576 one-GPU steps) left a drag to the kernel at every step, the predictions covering only part of the track (a
+# learner's slow drag froze the figure for 3 s); these 12 stops are predicted whole.
+GPU_STOPS = tuple(sorted({2 ** k for k in range(10)} | set(pm.SCALE_UP_SIZES.values())))
+
+
 class MemoryExplorer(base.Explorer):
     """Per-GPU memory (weights + KV) against the number of pipeline stages P (lecture E4.4, P4.2).
 
@@ -48,7 +54,8 @@ class MemoryExplorer(base.Explorer):
             "weights": sliders.dropdown("weight format", WEIGHT_FORMATS, "fp8"),
             "chip": sliders.dropdown("chip (HBM line)", hardware.chip_names(), "GB200"),
             "batch_mode": sliders.dropdown("global batch", BATCH_MODES, "pipelined"),
-            "E": sliders.int_slider("E: GPUs per stage", pm.LECTURE_EXPERT_PARALLEL, 1, 72),
+            "E": sliders.log_slider("E: GPUs per stage", pm.LECTURE_EXPERT_PARALLEL, 1, 72, whole=True,
+                                    stops=GPU_STOPS),
             "P": sliders.int_slider("P: your stages", pm.LECTURE_STAGES, 1, int(STAGES[-1])),
             "b": sliders.log_slider("b: micro-batch (seqs)", pm.LECTURE_MICRO_BATCH, 16, 20_000),
             "len_ctx": sliders.log_slider("context (tokens)", pm.LECTURE_CONTEXT, 1024, 1_048_576),
@@ -180,10 +187,7 @@ class LatencyExplorer(base.Explorer):
             "t_step": sliders.slider("step time (ms)", pm.LECTURE_STEP_TIME * MS, 5, 50, 1),
             "t_hop": sliders.log_slider("hop latency (ms)", 2.5, 0.1, 20, readout_format=".2g"),
             "P": sliders.int_slider("P: stages", pm.LECTURE_STAGES, 1, int(STAGES[-1])),
-            # the scale-up domains (8, 72, 576) and the powers of two between: its track has 13 stops, predicted
-            # whole, where 576 one-GPU steps left a drag to the kernel (a slow drag froze the figure for 3 s)
-            "E": sliders.log_slider("E: GPUs per stage", 64, 1, 576, whole=True,
-                                    stops=sorted({2 ** k for k in range(10)} | set(pm.SCALE_UP_SIZES.values()))),
+            "E": sliders.log_slider("E: GPUs per stage", 64, 1, 576, whole=True, stops=GPU_STOPS),
         }
 
     def setup(self):

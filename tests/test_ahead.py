@@ -317,22 +317,22 @@ NEAREST = 3     # positions either way of each control whose frame with new axes
 
 
 def test_a_drag_across_a_rescale_of_the_axes_stays_ahead():
-    """Issue 28 (drags): chapter 1's "chips working together" rescales the latency axis at 1-2-5 steps, so
-    a drag of a few dozen chips crossed one and went to the kernel for every position after it. Now its
-    whole track is predicted, three backgrounds drawn for 120 positions: each position with the same new
-    axes shares one. Every frame is the real move's, walked along the track from where it started."""
+    """Issue 28 (drags): chapter 1's "$ per GPU-hour" rescales the cost axis at 1-2-5 steps, so a drag
+    across one went to the kernel for every position after it. Now its whole track is predicted, a few
+    backgrounds drawn for its 46 positions: each position with the same new axes shares one. Every frame
+    is the real move's, walked along the track from where it started, either way."""
     from lecture_lib.explorers.roofline import BatchExplorer
 
     explorer = BatchExplorer()
     view = explorer.view
     if not view.live:
         pytest.skip("anywidget is not installed")
-    control = explorer.controls["n_chips"]
+    control = explorer.controls["price"]
     start = control.value
     backgrounds, frames = {}, {}
     try:
         for _key, value in ahead.neighbours(control, ahead.HAND_REACH):
-            frames[value] = explorer.predict("n_chips", value, backgrounds=backgrounds,
+            frames[value] = explorer.predict("price", value, backgrounds=backgrounds,
                                              background=len(backgrounds) < ahead.MAX_BACKGROUNDS)
         assert all(frame is not None for frame in frames.values()), [v for v, f in frames.items() if f is None]
         shared = [v for v, f in frames.items() if len(f) == 5 and sum(f[4] is png for png in backgrounds.values())]
@@ -345,7 +345,7 @@ def test_a_drag_across_a_rescale_of_the_axes_stays_ahead():
                 assert (ops, points) == (view.widget.frame["ops"], bytes(view.widget.points)), value
                 assert alt == view.alt_text and readout == explorer.readout.value, value
                 if png:
-                    assert png[0] == bytes(view.widget.background), f"n_chips={value}: another background"
+                    assert png[0] == bytes(view.widget.background), f"price={value}: another background"
             _real_move(control, start)
     finally:
         view.figure.clear()

@@ -257,6 +257,18 @@ def test_a_whole_number_log_slider_counts_in_whole_numbers_set_or_typed():
         sliders.log_slider("GPUs", 8, 1, 576, stops=[1.5], whole=True)
 
 
+
+def test_chips_working_together_is_a_whole_number_log_slider_over_the_scale_up_domains():
+    """Chapter 1's "chips working together" (1 to 144) stops on the powers of two and the chips' scale-up domains
+    (8, 72, 144): a learner's slow drag over 144 one-chip steps froze the figure for up to 1.8 s. A typed count
+    between stops is kept, in whole chips, in every row that names it."""
+    explorer = rx.BatchExplorer()
+    chips = explorer.controls["n_chips"]
+    assert chips.whole and chips.stops == (1, 2, 4, 8, 16, 32, 64, 72, 128, 144) and chips.value == 72
+    chips.typed.value = "96.4"
+    assert chips.value == 96 and chips.label == "96" and "96 × GB200" in _text(explorer)
+    assert "96 exceeds the GB200 scale-up domain (72 chips)" in _text(explorer)
+
 # --- readout formatting ----------------------------------------------------------------------------
 @pytest.mark.parametrize("value, text", [(1024, "1,024 tokens"), (128, "128 tokens"), (200_000, "200,000 tokens"),
                                          (1_048_576, "1.05 M tokens")])

@@ -6,6 +6,7 @@ states its real axes; figures fit the notebook column; tick labels never run tog
 import math
 
 import ipywidgets as widgets
+import numpy as np
 import pytest
 import traitlets
 
@@ -49,6 +50,20 @@ def test_log_sliders_start_on_the_declared_value_and_stop_on_round_numbers(cls):
             control.index = index
             assert control.value == control.stops[index]
         control.value = control.declared
+
+
+@pytest.mark.parametrize("cls", EXPLORERS, ids=IDS)
+def test_a_linear_slider_s_readout_shows_each_position_to_a_tenth_of_its_step(cls):
+    """A learner's walk read "11.8" for $11.75 per GPU-hour (3 significant digits over a 0.25 step): every position
+    of every linear slider, written as its readout writes it, is within a tenth of a step of the value used."""
+    explorer = pristine(cls)
+    for name, control in explorer.controls.items():
+        if not isinstance(control, widgets.FloatSlider) or isinstance(control, widgets.FloatLogSlider):
+            continue
+        positions = np.arange(control.min, control.max + control.step / 2, control.step)
+        off = [(v, format(v, control.readout_format)) for v in positions
+               if abs(float(format(v, control.readout_format)) - v) > control.step / 10]
+        assert not off, (name, control.readout_format, off[:3])
 
 
 def test_log_slider_positions_values_and_code_set_values():

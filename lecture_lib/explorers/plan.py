@@ -173,7 +173,7 @@ class PlanExplorer(base.Explorer):
                 "weights": sliders.dropdown("weights", list(WEIGHT_FORMATS), "fp8"),
                 "len_ctx": sliders.log_slider("context (tokens)", 8192, 256, 262_144),
                 "target_ms": sliders.log_slider("latency target (ms/token)", 30, 1, 1000),
-                "price": sliders.slider("price per GPU-hour ($)", 3.0, 0.5, 15.0, 0.25)}
+                "price": sliders.slider("price per GPU-hour ($)", 3.0, 0.5, 15.0, 0.25, readout_format=".2f")}
 
     def setup(self):
         # Fixed limits wide enough for every preset, so a move only re-blits the moving artists (no full redraw).

@@ -192,7 +192,7 @@ class BatchExplorer(_RooflineExplorer):
         controls.update(_hardware_controls())
         controls["len_ctx"] = sliders.log_slider("context length (tokens)", 1024, 128, 1_048_576)
         controls["batch"] = sliders.log_slider("batch B (sequences)", 1024, 1, 100_000)
-        controls["price"] = sliders.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25)
+        controls["price"] = sliders.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25, readout_format=".2f")
         return controls
 
     def setup(self):
@@ -330,7 +330,7 @@ class FastModeExplorer(_RooflineExplorer):
         # at ≈2.5× speed and ≈6× price.
         controls["batch_normal"] = sliders.log_slider("normal batch", 960, 2, 100_000)
         controls["batch_fast"] = sliders.log_slider("fast batch", 64, 1, 100_000)
-        controls["price"] = sliders.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25)
+        controls["price"] = sliders.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25, readout_format=".2f")
         # Fast Mode is the smaller batch: the fast slider ends one step below the normal batch. A fast
         # batch pushed down by a smaller normal batch returns to the learner's choice when there is room.
         normal, fast = controls["batch_normal"], controls["batch_fast"]

@@ -163,6 +163,43 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(chapter_1):
         assert f"step time at B = {readout.inner_text().strip()}" in table.inner_text()
 
 
+def test_after_a_value_typed_into_a_linear_slider_the_arrows_move_the_slider(chapter_1):
+    """A learner's walk: typed into a linear or whole-number slider's readout (ipywidgets' own editable number),
+    Enter kept the focus in the text, so the next ← moved the caret, not the slider. Now Enter hands the keyboard
+    to the handle, as a log slider's readout does: $3.50 typed, then → → is $4.00 per GPU-hour, in the kernel and
+    in the readout."""
+    session = chapter_1
+    page = session.page
+    session.wait_idle(20, settle=0.5)
+    slider = page.locator(".lecture-explorer .widget-slider").filter(has_text="$ per GPU-hour").first
+    readout = slider.locator(".widget-readout")
+    handle = slider.locator(".noUi-handle").first
+    readout.scroll_into_view_if_needed()
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("3.5")
+    page.keyboard.press("Enter")
+    page.wait_for_function("(el) => document.activeElement === el", arg=handle.element_handle(), timeout=5_000)
+    page.keyboard.press("ArrowRight")
+    time.sleep(0.15)
+    page.keyboard.press("ArrowRight")
+    session.wait_idle(20, settle=1.0)
+    value = session.execute_in_kernel(
+        "import gc as _g, ipywidgets as _w",
+        "sorted({c.value for c in _g.get_objects() if isinstance(c, _w.FloatSlider) "
+        "and c.description == '$ per GPU-hour'})")
+    values = eval(value["value"])
+    # the page's slider steps in binary floating point: 3.5 + 0.25 + 0.25 may arrive as 3.9999999999999996
+    assert any(abs(v - 4.0) < 1e-9 for v in values) and 3.5 not in values, (
+        f"typed 3.5, Enter, → →: the price sliders hold {values}")
+    assert readout.inner_text().strip() == "4.00"
+    session.execute_in_kernel("import gc as _g, ipywidgets as _w\n"
+                              "for _c in _g.get_objects():\n"
+                              "    if isinstance(_c, _w.FloatSlider) and _c.description == '$ per GPU-hour' and abs(_c.value - 4) < 1e-9: _c.value = 2.0")
+    session.wait_idle(20, settle=0.5)
+    assert not session.errors()
+
+
 def test_a_slider_step_paints_the_frame_computed_ahead_then_the_kernels_identical_one(chapter_1):
     """Issue 19 §9 (lecture_lib.explorers.ahead): after Run All each explorer sends the frames one arrow-key
     step away; a key press paints one at once, before the kernel answers, and the kernel's own frame

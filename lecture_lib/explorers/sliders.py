@@ -408,6 +408,17 @@ ARIA_VALUETEXT_SCRIPT = """
       });
       readout.addEventListener('blur', submit);
     });
+    // A linear or whole-number slider's readout is ipywidgets' own editable number: after Enter (which ipywidgets
+    // reads first, on its way up) the keyboard goes back to the handle too, so ← moves the slider, not the caret.
+    document.querySelectorAll('.lecture-explorer .widget-slider:not(.lecture-log-slider) .widget-readout:not([data-lecture-typing])')
+      .forEach((readout) => {
+        readout.setAttribute('data-lecture-typing', 'true');
+        readout.addEventListener('keydown', (event) => {
+          if (event.key !== 'Enter') return;
+          const handle = readout.closest('.widget-slider').querySelector('.noUi-handle');
+          setTimeout(() => { readout.blur(); if (handle) handle.focus(); }, 0);
+        });
+      });
   };
   // Keys pressed on the handle before the kernel has taken a typed value would move the slider from where it was
   // (a learner typed 7,500, pressed Enter and at once ← ←: the typed value or an arrow was lost). They wait for the

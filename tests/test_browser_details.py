@@ -76,6 +76,14 @@ def chapter_1(lab_server, browser):
         session.close()
 
 
+def _type_into(readout, text: str) -> None:
+    """What a learner does to a slider's number: click it, select all, type, Enter."""
+    readout.click()
+    readout.page.keyboard.press("Control+A")
+    readout.page.keyboard.type(text)
+    readout.page.keyboard.press("Enter")
+
+
 def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(chapter_1):
     """Issue 19 §1: a learner types 3,000 into the batch slider's readout; the slider, its readout
     and the explorer take exactly 3000 (not the nearest stop); a value past the top goes to the top."""
@@ -86,10 +94,7 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(chapter_1):
     assert readout.get_attribute("contenteditable") == "true"
     table = slider.locator("xpath=ancestor::*[contains(@class,'lecture-explorer')]").locator(".lecture-readout")
     before = table.inner_text()
-    readout.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type("3,000")
-    page.keyboard.press("Enter")
+    _type_into(readout, "3,000")
     page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
     session.wait_idle(20, settle=0.5)
     assert table.inner_text() != before
@@ -97,23 +102,14 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(chapter_1):
         "import gc as _g; from lecture_lib.explorers.sliders import LogSlider as _LS",
         "[c.value for c in _g.get_objects() if isinstance(c, _LS) and c.description.startswith('batch B')]")
     assert "3000.0" in value["value"], value
-    readout.click()                                   # not a number: nothing moves, the readout shows the value again
-    page.keyboard.press("Control+A")
-    page.keyboard.type("lots")
-    page.keyboard.press("Enter")
+    _type_into(readout, "lots")          # not a number: nothing moves, the readout shows the value again
     page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=30_000)
-    readout.click()                                   # past the top: the top, as a bounded number box does
-    page.keyboard.press("Control+A")
-    page.keyboard.type("1e30")
-    page.keyboard.press("Enter")
+    _type_into(readout, "1e30")          # past the top: the top, as a bounded number box does
     top = slider.locator(".noUi-handle").first.get_attribute("aria-valuemax")
     page.wait_for_function("""(el) => el.getAttribute('aria-valuenow') === el.getAttribute('aria-valuemax')""",
                            arg=slider.locator(".noUi-handle").first.element_handle(), timeout=15_000)
     assert top is not None
-    readout.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type("3,000")
-    page.keyboard.press("Enter")
+    _type_into(readout, "3,000")
     page.wait_for_function("""(el) => el.textContent.trim() === '3,000'""", arg=readout.element_handle(), timeout=15_000)
     assert not session.errors()
 
@@ -144,10 +140,7 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(chapter_1):
     # lost (8 of 12 such trials). Keys pressed before the kernel answers now wait for it, then move from the typed value.
     for _ in range(2):
         session.wait_idle(20, settle=0.5)
-        readout.click()
-        page.keyboard.press("Control+A")
-        page.keyboard.type("7,500")
-        page.keyboard.press("Enter")
+        _type_into(readout, "7,500")
         page.keyboard.press("ArrowLeft")
         time.sleep(0.06)
         page.keyboard.press("ArrowLeft")
@@ -175,10 +168,7 @@ def test_after_a_value_typed_into_a_linear_slider_the_arrows_move_the_slider(cha
     readout = slider.locator(".widget-readout")
     handle = slider.locator(".noUi-handle").first
     readout.scroll_into_view_if_needed()
-    readout.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type("3.5")
-    page.keyboard.press("Enter")
+    _type_into(readout, "3.5")
     page.wait_for_function("(el) => document.activeElement === el", arg=handle.element_handle(), timeout=5_000)
     page.keyboard.press("ArrowRight")
     time.sleep(0.15)

@@ -7,6 +7,8 @@ MLA cache of 576 values per layer × 61 layers (DeepSeek-V3 config.json).
 """
 
 
+import re
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -385,6 +387,21 @@ def test_memory_explorer_renders_every_model_and_chip():
             explorer.controls["chip"].value = chip
             assert explorer.view.page_png()[:4] == b"\x89PNG"
             assert "color:#b00" not in explorer.readout.value
+
+
+def test_memory_explorer_depth_is_a_whole_number_log_slider_fine_where_the_lines_cross():
+    """A learner's walk: a slow drag of depth L (256 one-layer steps) froze the figure for 2 s after a sequence-length
+    change. Depth now stops on whole round numbers spaced like its log axis, layer by layer below 9 (the lines cross
+    near 6), and a typed depth between stops is kept in whole layers."""
+    explorer = rx.ActivationMemoryExplorer()
+    depth = explorer.controls["n_layers"]
+    assert depth.whole and depth.value == 80 and len(depth.stops) <= 24
+    assert {1, 2, 3, 4, 5, 6, 8, 10, 80, 256} <= set(depth.stops)
+    text = lambda: " ".join(re.sub("<[^>]+>", " ", explorer.readout.value).split())
+    depth.typed.value = "7"
+    assert depth.value == 7 and "standard at L = 7 " in text()
+    depth.value = 126.4
+    assert depth.value == 126 and "checkpoint at L = 126 " in text()
 
 
 def test_memory_explorer_curves_are_the_formulas():

@@ -123,6 +123,11 @@ class ActivationMemoryExplorer(base.Explorer):
 
     title = "Activation memory vs depth: standard, checkpointing, reversible (lecture 02:12:21)"
     DEPTHS = np.unique(np.geomspace(1, 256, 200).round())
+    # Depth stops: the whole numbers of the finest round-number series (1-8 layer by layer but 7, then 10 a decade),
+    # the spacing of the figure's log axis. A slider over every depth (256 one-layer steps) left a learner's slow
+    # drag to the kernel at each step after a sequence-length change (the figure froze for 2 s); these 23 stops are
+    # predicted whole, and a typed depth between them is kept.
+    DEPTH_STOPS = tuple(s for s in sliders.nice_stops(80, 1, 256, steps_per_decade=10) if s == round(s))
     STYLE = {"standard": (COLORS["weights"], "standard: store every layer"),
              "checkpoint": (COLORS["memory"], "checkpoint every √(L/c) layers"),
              "reversible": (COLORS["compute"], "reversible layers")}
@@ -131,7 +136,7 @@ class ActivationMemoryExplorer(base.Explorer):
         names = models.names()
         return {
             "model": sliders.dropdown("model (sets d_model)", names, "llama-3-70b"),
-            "n_layers": sliders.int_slider("depth L (layers)", 80, 1, 256),
+            "n_layers": sliders.log_slider("depth L (layers)", 80, 1, 256, whole=True, stops=self.DEPTH_STOPS),
             "len_seq": sliders.log_slider("sequence length (tokens)", 8192, 512, 1_048_576, steps_per_decade=10),
             "precision": sliders.dropdown("activation format", list(reversible.BYTES_PER_ACTIVATION), "bf16"),
             "chip": sliders.dropdown("chip (HBM line)", hardware.chip_names(), "H100"),
@@ -162,7 +167,7 @@ class ActivationMemoryExplorer(base.Explorer):
     def update(self, values):
         model = models.get(values["model"])
         chip = hardware.get(values["chip"])
-        depth = values["n_layers"]
+        depth = int(values["n_layers"])      # a whole-number log slider's value is a float
         common = dict(d_model=model.d_model, len_seq=values["len_seq"],
                       bytes_per_value=reversible.BYTES_PER_ACTIVATION[values["precision"]])
         at_depth, curves = {}, {}

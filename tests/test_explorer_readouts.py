@@ -166,8 +166,10 @@ def test_a_fast_batch_with_no_room_left_is_disabled_and_a_page_index_past_its_en
     fast.index = 1                       # what the page sent
     assert (fast.index, fast.value, fast._options_labels) == (0, 1.0, ("1", "1"))
     assert "fast: speed, price" in _text(explorer)
+    # a learner's walk: the slider greyed out "with no message explaining why"
+    assert "1, the only batch below the normal one: raise the normal batch to move it" in _text(explorer)
     normal.value = 960
-    assert not fast.disabled and fast.value == 64
+    assert not fast.disabled and fast.value == 64 and "the only batch below" not in _text(explorer)
     fast.index = len(fast.stops)         # past the top of a slider with room
     assert fast.stops[fast.index] == fast.value == 64
     fast.disabled = True                 # disabled by its explorer: stays so whatever the range

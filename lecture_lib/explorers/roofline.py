@@ -430,6 +430,11 @@ class FastModeExplorer(_RooflineExplorer):
                                                   "do not fit in HBM", "bad"),
             ("fastest possible (B = 1)", units.rate(speed.max())),
         ]
+        fast = self.controls.get("batch_fast")
+        if fast is not None and len(fast._visible(self.fast_batch_after(values["batch_normal"], fast)[0])) < 2:
+            # the fast slider is disabled here (sliders.LogSlider._place): say why, where the learner reads
+            rows.append(("fast batch", f"{units.whole(values['batch_fast'])}, the only batch below the normal one: "
+                                       "raise the normal batch to move it", "note"))
         return rows, changed
 
 

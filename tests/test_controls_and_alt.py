@@ -43,6 +43,9 @@ def test_log_sliders_start_on_the_declared_value_and_stop_on_round_numbers(cls):
         assert list(control.stops) == sorted(set(control.stops))
         odd = [s for s in control.stops if not _nice(s, control.declared, control.stops[0], control.stops[-1])]
         assert not odd, (name, odd)
+        # no two positions for almost one number (a learner's walk: 1,000,000 beside a top of 1,048,576)
+        twins = [(a, b) for a, b in zip(control.stops, control.stops[1:]) if b / a < sliders.NEAR_STOP]
+        assert not twins, (name, twins)
         assert control.stops[0] == pytest.approx(low) and control.stops[-1] <= high * (1 + 1e-9)
         assert all("e" not in label for label in control._options_labels), control._options_labels
     for name, control in logs.items():       # the browser moves the index: every position is an exact stop

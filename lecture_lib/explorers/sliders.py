@@ -53,6 +53,7 @@ def _declare(control, value):
 
 
 STOP_SERIES = {3: (1, 2, 5), 6: (1, 1.5, 2, 3, 5, 7), 10: (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8)}
+NEAR_STOP = 1.1        # a round stop closer than this factor to an end or the lesson's value is left out
 
 
 def _is_power_of_two(value: float) -> bool:
@@ -80,8 +81,11 @@ def nice_stops(value: float, low: float, high: float, *, steps_per_decade: int =
                 stop = float(f"{mantissa}e{decade}")         # 2e-3 exactly as typed, not 2 * 10**-3
                 if low <= stop <= high:
                     stops.add(stop)
-    stops |= {float(low), float(high), float(value)}
-    return tuple(sorted(stops))
+    kept = {float(low), float(high), float(value)}
+    # A round stop within 10 % of an end or the lesson's value is a second position for almost the same number
+    # (1,000,000 beside a top of 1,048,576 read as a mistake to a learner); the finest series steps by 20 %.
+    stops = {s for s in stops if all(max(s, k) / min(s, k) >= NEAR_STOP for k in kept)}
+    return tuple(sorted(stops | kept))
 
 
 def value_label(value: float) -> str:

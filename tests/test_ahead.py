@@ -13,6 +13,7 @@ import ipywidgets as widgets
 import pytest
 
 from lecture_lib.explorers import ahead, base, sliders, live_figure
+from pristine import pristine
 
 
 def _real_move(control, value) -> None:
@@ -311,6 +312,25 @@ def test_a_frame_predicted_with_new_axes_brings_the_background_the_real_move_sen
                 _real_move(control, start)
     finally:
         view.figure.clear()
+
+
+def _positions(control) -> int:
+    if isinstance(control, sliders.LogSlider):
+        return len(control.stops)
+    return int(round((control.max - control.min) / control.step)) + 1
+
+
+@pytest.mark.parametrize("cls", base.explorer_classes(), ids=lambda cls: cls.__name__)
+def test_every_control_s_whole_track_is_within_the_reach_of_the_hand(cls):
+    """A slow drag over a slider with more positions than the predictions reach waits for the kernel at every step
+    past them, every kernel frame dropped as the slider moves on (learners' walks: 144 chips froze the figure for
+    1.8 s, 256 layers for 2 s, 576 GPUs for 3.4 s). From either end, the whole track of every slider is predicted
+    (a dropdown is not dragged: chapter 9's 75 systems are predicted around the one chosen)."""
+    explorer = pristine(cls)
+    too_long = {name: _positions(c) for name, c in explorer.controls.items()
+                if isinstance(c, (widgets.FloatSlider, widgets.IntSlider, widgets.FloatLogSlider))
+                and _positions(c) > ahead.HAND_REACH + 1}
+    assert not too_long, f"more positions than ahead.HAND_REACH + 1 = {ahead.HAND_REACH + 1}: {too_long}"
 
 
 NEAREST = 3     # positions either way of each control whose frame with new axes is compared with the real move's

@@ -84,6 +84,19 @@ def _type_into(readout, text: str) -> None:
     readout.page.keyboard.press("Enter")
 
 
+def _kernel_eval(session, setup: str, expression: str):
+    """The value of a Python ``expression`` (a literal's repr) in the notebook's kernel, after ``setup``."""
+    return eval(session.execute_in_kernel(setup, expression)["value"])
+
+
+def _press_keys(page, keys: list[str], gap: float) -> None:
+    """Keys pressed one after another, ``gap`` seconds apart, wherever the focus is (no click first)."""
+    for i, key in enumerate(keys):
+        if i:
+            time.sleep(gap)
+        page.keyboard.press(key)
+
+
 def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(chapter_1):
     """Issue 19 §1: a learner types 3,000 into the batch slider's readout; the slider, its readout
     and the explorer take exactly 3000 (not the nearest stop); a value past the top goes to the top."""
@@ -141,15 +154,12 @@ def test_a_value_typed_into_a_log_slider_readout_is_kept_as_typed(chapter_1):
     for _ in range(2):
         session.wait_idle(20, settle=0.5)
         _type_into(readout, "7,500")
-        page.keyboard.press("ArrowLeft")
-        time.sleep(0.06)
-        page.keyboard.press("ArrowLeft")
+        _press_keys(page, ["ArrowLeft"] * 2, 0.06)
         session.wait_idle(20, settle=1.0)
-        result = session.execute_in_kernel(
-            "import gc as _g; from lecture_lib.explorers.sliders import LogSlider as _LS",
+        value, stops = _kernel_eval(
+            session, "import gc as _g; from lecture_lib.explorers.sliders import LogSlider as _LS",
             "[(float(c.value), [float(s) for s in c.stops]) for c in _g.get_objects() "
-            "if isinstance(c, _LS) and c.description.startswith('batch B')]")
-        value, stops = eval(result["value"])[0]
+            "if isinstance(c, _LS) and c.description.startswith('batch B')]")[0]
         assert 7500.0 in stops, f"typed 7,500, Enter, ← ←: the typed value was lost (the slider is at {value})"
         expected = stops[stops.index(7500.0) - 2]
         assert value == expected, f"typed 7,500, Enter, ← ←: the slider is at {value}, not two stops below ({expected})"
@@ -170,15 +180,11 @@ def test_after_a_value_typed_into_a_linear_slider_the_arrows_move_the_slider(cha
     readout.scroll_into_view_if_needed()
     _type_into(readout, "3.5")
     page.wait_for_function("(el) => document.activeElement === el", arg=handle.element_handle(), timeout=5_000)
-    page.keyboard.press("ArrowRight")
-    time.sleep(0.15)
-    page.keyboard.press("ArrowRight")
+    _press_keys(page, ["ArrowRight"] * 2, 0.15)
     session.wait_idle(20, settle=1.0)
-    value = session.execute_in_kernel(
-        "import gc as _g, ipywidgets as _w",
-        "sorted({c.value for c in _g.get_objects() if isinstance(c, _w.FloatSlider) "
-        "and c.description == '$ per GPU-hour'})")
-    values = eval(value["value"])
+    values = _kernel_eval(session, "import gc as _g, ipywidgets as _w",
+                          "sorted({c.value for c in _g.get_objects() if isinstance(c, _w.FloatSlider) "
+                          "and c.description == '$ per GPU-hour'})")
     # the page's slider steps in binary floating point: 3.5 + 0.25 + 0.25 may arrive as 3.9999999999999996
     assert any(abs(v - 4.0) < 1e-9 for v in values) and 3.5 not in values, (
         f"typed 3.5, Enter, → →: the price sliders hold {values}")

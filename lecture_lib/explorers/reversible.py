@@ -125,7 +125,7 @@ class ActivationMemoryExplorer(base.Explorer):
     DEPTHS = np.unique(np.geomspace(1, 256, 200).round())
     # Depth stops: the whole numbers of the finest round-number series (1-8 layer by layer but 7, then 10 a decade),
     # the spacing of the figure's log axis. A slider over every depth (256 one-layer steps) left a learner's slow
-    # drag to the kernel at each step after a sequence-length change (the figure froze for 2 s); these 23 stops are
+    # drag to the kernel at each step after a sequence-length change (the figure froze for 2 s); these 22 stops are
     # predicted whole, and a typed depth between them is kept.
     DEPTH_STOPS = tuple(s for s in sliders.nice_stops(80, 1, 256, steps_per_decade=10) if s == round(s))
     STYLE = {"standard": (COLORS["weights"], "standard: store every layer"),

@@ -106,6 +106,12 @@ def readout_table(rows: list[tuple]) -> str:
     return f"<table style='font-size:13px;line-height:1.35'>{''.join(body)}</table>"
 
 
+def _reading(control, value):
+    """A control's value as an explorer's ``update`` reads it: a count's (a whole-number log slider, whose
+    trait is a float) as an int, so readouts write "96 × GB200", not "96.0"."""
+    return int(value) if getattr(control, "whole", False) else value
+
+
 def scale_up_rows(label: str, n_chips: int, chip) -> list[tuple[str, str, str]]:
     """A "bad" row when ``n_chips`` working on one step outnumber the chip's scale-up domain (hardware
     presets' ``scale_up_domain``): the charts treat them as one machine, but past the domain their
@@ -549,7 +555,7 @@ class Explorer:
     # Machinery
     @property
     def values(self) -> dict:
-        return {name: control.value for name, control in self.controls.items()}
+        return {name: _reading(control, control.value) for name, control in self.controls.items()}
 
     def refresh(self, *, full: bool = False) -> None:
         """Recompute from the current control values and redraw (synchronously)."""
@@ -593,7 +599,7 @@ class Explorer:
         for artist in still:        # an artist the update below touches is stale again (even if set to the same)
             artist.stale = False
         try:
-            rows, needs_full = self.update(dict(self.values, **{name: value}))
+            rows, needs_full = self.update(dict(self.values, **{name: _reading(self.controls[name], value)}))
             now = tuple((axis.get_xlim(), axis.get_ylim()) for axis in axes)
             if needs_full or any(here != kept for here, kept in zip(now, limits)):
                 key = None

@@ -35,7 +35,7 @@ def _model_options():
 # GPUs per stage: the scale-up domains (8, 72, 576) and the powers of two between. A slider over every whole number
 # (576 one-GPU steps) left a drag to the kernel at every step, the predictions covering only part of the track (a
 # learner's slow drag froze the figure for 3 s); these 12 stops are predicted whole.
-GPU_STOPS = tuple(sorted({2 ** k for k in range(10)} | set(pm.SCALE_UP_SIZES.values())))
+GPU_STOPS = sliders.count_stops(576, pm.SCALE_UP_SIZES.values())
 
 
 class MemoryExplorer(base.Explorer):
@@ -222,7 +222,7 @@ class LatencyExplorer(base.Explorer):
         model = models.get(values["model"])
         chip = hardware.get(values["chip"])
         bytes_param = hardware.BYTES_PER_VALUE[values["weights"]]
-        t_step, t_hop, p, e = values["t_step"] / MS, values["t_hop"] / MS, values["P"], int(values["E"])
+        t_step, t_hop, p, e = values["t_step"] / MS, values["t_hop"] / MS, values["P"], values["E"]
 
         fetch = dict(n_total=model.params_total, bytes_param=bytes_param, hbm_bandwidth=chip.hbm_bandwidth)
         floor = pm.weight_fetch_time(gpus_reading=self.GPUS, **fetch) * MS

@@ -167,7 +167,7 @@ class ActivationMemoryExplorer(base.Explorer):
     def update(self, values):
         model = models.get(values["model"])
         chip = hardware.get(values["chip"])
-        depth = int(values["n_layers"])      # a whole-number log slider's value is a float
+        depth = values["n_layers"]
         common = dict(d_model=model.d_model, len_seq=values["len_seq"],
                       bytes_per_value=reversible.BYTES_PER_ACTIVATION[values["precision"]])
         at_depth, curves = {}, {}

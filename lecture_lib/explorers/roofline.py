@@ -27,9 +27,7 @@ MAX_CHIPS = 144
 # an NVL72 rack, 144 for Rubin Ultra; hardware presets). A slider over every whole number (144 one-chip steps) left a
 # learner's slow drag to the kernel at each step, every frame superseded before it arrived (the figure froze for up
 # to 1.8 s); these 10 stops are predicted whole, and a typed count between them is kept.
-CHIP_STOPS = tuple(sorted({2 ** k for k in range(8)}
-                          | {hardware.get(name).scale_up_domain for name in hardware.chip_names()
-                             if hardware.get(name).scale_up_domain <= MAX_CHIPS}))
+CHIP_STOPS = sliders.count_stops(MAX_CHIPS, (hardware.get(name).scale_up_domain for name in hardware.chip_names()))
 
 
 @dataclass(frozen=True)
@@ -154,7 +152,7 @@ class _RooflineExplorer(base.Explorer):
     def deployment_rows(self, r: dict, values: dict, *, batch: float, bytes_tok: float) -> list[tuple]:
         """Does the deployment fit (weights + the batch's KV against the chips' HBM), and a note
         when the chip has no units for the weight format (it then multiplies in another one)."""
-        n = int(values.get("n_chips", DEFAULT_CHIPS))      # a whole-number log slider's value is a float
+        n = values.get("n_chips", DEFAULT_CHIPS)
         rows = [base.capacity_row(n_total=r["workload"].n_total, bytes_param=r["bytes_param"], batch=batch,
                                      len_ctx=values["len_ctx"], bytes_tok=bytes_tok,
                                      hbm_capacity=r["hbm_capacity"], where=f"{n} × {r['chip'].name}")]
@@ -168,7 +166,7 @@ class _RooflineExplorer(base.Explorer):
         chip = hardware.get(values["chip"])
         workload = self._workloads[values["model"]]
         fmt = compute_format(chip, values["weights"])
-        n = int(values.get("n_chips", DEFAULT_CHIPS))
+        n = values.get("n_chips", DEFAULT_CHIPS)
         return {
             "chip": chip, "workload": workload, "compute_format": fmt,
             "flops": chip.flops[fmt] * n, "mem_bw": chip.hbm_bandwidth * n,
@@ -229,7 +227,7 @@ class BatchExplorer(_RooflineExplorer):
 
     def update(self, values):
         r = self.resolve(values)
-        workload, n_chips = r["workload"], int(values["n_chips"])
+        workload, n_chips = r["workload"], values["n_chips"]
         len_ctx, batch, price = values["len_ctx"], values["batch"], values["price"]
         bytes_tok = workload.kv_bytes_per_token(r["kv_bytes"], len_ctx)
         b_star = BALANCE_BATCH(FLOPs=r["flops"], N_total=workload.n_total, N_active=workload.n_active,
@@ -388,7 +386,7 @@ class FastModeExplorer(_RooflineExplorer):
         step = roofline.decode_step(batch=batch, n_active=workload.n_active, n_total=workload.n_total,
                                     flops=r["flops"], mem_bw=r["mem_bw"], bytes_param=r["bytes_param"],
                                     len_ctx=values["len_ctx"], bytes_tok=bytes_tok)
-        price = PER_MILLION * roofline.cost_per_token(step_time=step["t"], batch=batch, n_chips=int(values["n_chips"]),
+        price = PER_MILLION * roofline.cost_per_token(step_time=step["t"], batch=batch, n_chips=values["n_chips"],
                                                       price_chip_hour=values["price"])
         return 1.0 / step["t"], price, step
 

@@ -88,6 +88,13 @@ def nice_stops(value: float, low: float, high: float, *, steps_per_decade: int =
     return tuple(sorted(stops | kept))
 
 
+def count_stops(high: int, marks=()) -> tuple[int, ...]:
+    """Whole-number stops for a count from 1 to ``high`` that spans decades (GPUs, chips): the powers of two
+    and the ``marks`` within range (the scale-up domains: 8, 72, 144, 576), for ``log_slider(whole=True)``."""
+    powers = {2 ** k for k in range(int(high).bit_length())}
+    return tuple(sorted({s for s in powers | set(marks) if 1 <= s <= high}))
+
+
 def value_label(value: float) -> str:
     """How a log slider shows a value: as the lesson writes it, without e-notation ("1,024", "35,136", "0.05",
     "500M" for 5e8, "2.6T" for 2.6e12)."""

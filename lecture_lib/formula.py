@@ -49,6 +49,9 @@ def lambdified(inputs, expression):
 # ``solve`` and ``simplify`` below are SymPy's, remembered in a folder (LECTURE_CACHE_DIR, else
 # ~/.cache/lecture_lib): the key is the SymPy version, the operation and the exact input (``srepr``), so an edited
 # equation is simply derived afresh. A folder that cannot be read or written only means deriving again.
+# The folder is data another process could have written (a notebook run at autograde, another user of /tmp), so
+# nothing in it is ever run: an entry is the result's ``srepr`` text, read back by lecture_lib.safe_srepr's
+# allow-list parser (never pickle), and only from a folder owned by this user (or root) that no one else can write.
 
 def _cache_folder():
     import os
@@ -59,25 +62,45 @@ def _cache_folder():
     return base / f"derivations-sympy-{sp.__version__}"
 
 
+def _trusted(folder) -> bool:
+    """Whether ``folder`` is this user's (or root's) and writable by no one else, all the way up to the cache's
+    own base (a folder another user controls could swap entries in)."""
+    import os
+    import stat
+
+    for place in (folder, folder.parent):
+        try:
+            info = os.stat(place)
+        except OSError:
+            return False
+        owners = {0, os.getuid()} if hasattr(os, "getuid") else None
+        if owners is not None and (info.st_uid not in owners or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+            return False
+    return True
+
+
 def _remembered(name: str, operation, args: tuple, kwargs: dict):
     import hashlib
     import os
-    import pickle
+
+    from lecture_lib import safe_srepr
 
     key = hashlib.sha256(f"{name}|{sp.srepr(args)}|{sorted(kwargs.items())!r}".encode()).hexdigest()[:32]
-    path = _cache_folder() / f"{name}-{key}.pickle"
-    try:
-        with open(path, "rb") as stream:
-            return pickle.load(stream)
-    except Exception:          # absent, unreadable or from another build: derive it
-        pass
+    folder = _cache_folder()
+    path = folder / f"{name}-{key}.srepr"
+    if _trusted(folder):
+        try:
+            return safe_srepr.loads(path.read_text(encoding="utf-8"))
+        except Exception:      # absent, unreadable, not SymPy data: derive it
+            pass
     result = operation(*args, **kwargs)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.part")
-        with open(partial, "wb") as stream:
-            pickle.dump(result, stream, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(partial, path)          # whole or not at all, whichever process writes first
+        folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+        if _trusted(folder):
+            partial = path.with_suffix(f".{os.getpid()}.part")
+            partial.write_text(safe_srepr.dumps(result), encoding="utf-8")
+            os.replace(partial, path)      # whole or not at all, whichever process writes first
     except OSError:
         pass
     return result

@@ -5,6 +5,7 @@ missing, except under CI (``CI`` set to a truthy value), where a missing browser
 from __future__ import annotations
 
 import os
+import sys
 import shutil
 import tempfile
 
@@ -22,8 +23,9 @@ settings.load_profile("course")
 _PROGRESS_DIR = tempfile.mkdtemp(prefix="lecture-progress-")
 os.environ["LECTURE_PROGRESS_FILE"] = os.path.join(_PROGRESS_DIR, "progress.json")
 # The derivations the physics modules make on import (lecture_lib.formula.solve/simplify), remembered for every
-# worker and kernel of the run, and the next run's, in a folder of the machine's temp dir rather than ~/.cache.
-os.environ.setdefault("LECTURE_CACHE_DIR", os.path.join(tempfile.gettempdir(), "lecture-tests-cache"))
+# worker and kernel of the run, and the next run's, in a folder of this checkout's environment rather than
+# ~/.cache: not a fixed place in the shared temp dir, where another user could have made the folder first.
+os.environ.setdefault("LECTURE_CACHE_DIR", os.path.join(sys.prefix, "lecture-tests-cache"))
 
 
 def pytest_configure(config):

@@ -91,7 +91,7 @@ def test_a_remembered_derivation_is_sympys_own_and_is_read_back_from_disk(tmp_pa
     x, a = sp.symbols("x a", positive=True)
     equation = sp.Eq(a * x**2, 3)
     assert formula.solve(equation, x) == sp.solve(equation, x)
-    files = list(tmp_path.rglob("solve-*.pickle"))
+    files = list(tmp_path.rglob("solve-*.srepr"))
     assert len(files) == 1 and "sympy-" + sp.__version__ in str(files[0])
     calls = []
     monkeypatch.setattr(sp, "solve", lambda *args, **kwargs: calls.append(args) or ["not read from disk"])
@@ -108,13 +108,86 @@ def test_a_damaged_or_unwritable_cache_only_means_deriving_again(tmp_path, monke
     x = sp.Symbol("x", positive=True)
     monkeypatch.setenv("LECTURE_CACHE_DIR", str(tmp_path))
     assert formula.simplify(sp.sin(x) ** 2 + sp.cos(x) ** 2) == 1
-    (damaged,) = tmp_path.rglob("simplify-*.pickle")
-    damaged.write_bytes(b"not a pickle")
+    (damaged,) = tmp_path.rglob("simplify-*.srepr")
+    damaged.write_bytes(b"not SymPy data (")
     assert formula.simplify(sp.sin(x) ** 2 + sp.cos(x) ** 2) == 1
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     monkeypatch.setenv("LECTURE_CACHE_DIR", str(blocked / "below-a-file"))     # cannot be created
     assert formula.solve(sp.Eq(2 * x, 6), x) == [3]
+
+
+def _planted(tmp_path, equation, unknown, text: str):
+    """Write ``text`` as the cache entry formula.solve(equation, unknown) would read."""
+    import hashlib
+
+    import sympy as sp
+
+    from lecture_lib import formula
+
+    key = hashlib.sha256(f"solve|{sp.srepr((equation, unknown))}|{sorted({}.items())!r}".encode()).hexdigest()[:32]
+    folder = formula._cache_folder()
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (folder / f"solve-{key}.srepr").write_text(text)
+    return folder
+
+
+def test_a_planted_cache_entry_is_never_run(tmp_path, monkeypatch):
+    """Issue 46 §4: a notebook that could write the cache folder must not get code run in the next import."""
+    import pickle
+
+    import sympy as sp
+
+    from lecture_lib import formula
+
+    monkeypatch.setenv("LECTURE_CACHE_DIR", str(tmp_path / "cache"))
+    marker = tmp_path / "ran"
+    x = sp.Symbol("x", positive=True)
+    equation = sp.Eq(5 * x, 10)
+    folder = _planted(tmp_path, equation, x, f"__import__('pathlib').Path({str(marker)!r}).write_text('x')")
+    assert formula.solve(equation, x) == [2] and not marker.exists()
+    for text in (f"Symbol(__import__('os').system('touch {marker}'))", "Add.__globals__", "Max('__import__(1)', 1)",
+                 "Symbol('x').subs", "(lambda: 1)()", "Function('open')('/etc/passwd')"):
+        _planted(tmp_path, equation, x, text)
+        assert formula.solve(equation, x) == [2] and not marker.exists(), text
+    # the old pickle entries are not read at all, whatever they hold
+    (folder / "solve-anything.pickle").write_bytes(pickle.dumps(["a pickle"]))
+    assert formula.solve(equation, x) == [2]
+
+
+def test_a_cache_folder_others_can_write_is_not_read(tmp_path, monkeypatch):
+    import sympy as sp
+
+    from lecture_lib import formula
+
+    monkeypatch.setenv("LECTURE_CACHE_DIR", str(tmp_path / "shared"))
+    x = sp.Symbol("x", positive=True)
+    equation = sp.Eq(7 * x, 21)
+    folder = _planted(tmp_path, equation, x, "[Integer(99)]")
+    assert formula.solve(equation, x) == [99]                    # this user's own folder: read back
+    folder.chmod(0o777)
+    assert formula.solve(equation, x) == [3]                     # writable by anyone: derived afresh
+    folder.chmod(0o700)
+    folder.parent.chmod(0o777)
+    assert formula.solve(equation, x) == [3]
+
+
+def test_safe_srepr_reads_back_what_the_library_derives():
+    import sympy as sp
+
+    from lecture_lib import safe_srepr
+
+    x = sp.Symbol("x", positive=True)
+    f = sp.Function("f")
+    for value in ([sp.Max(0, x - 4) + sp.Rational(1, 3) * x**2], {x: sp.Float(1.5)}, sp.Eq(x, 2),
+                  (sp.pi, sp.E, sp.oo, sp.sqrt(2), sp.log(x), sp.Piecewise((x, x > 1), (0, True))), f(x),
+                  sp.Dummy("d"), sp.Integer(-3), [{x: 1}, {x: 2}]):
+        text = safe_srepr.dumps(value)
+        assert safe_srepr.dumps(safe_srepr.loads(text)) == text
+    for text in ("Symbol('x').name", "open('f')", "Add(*[1])", "Integer('1; import os')", "[x for x in ()]",
+                 "Symbol('x', positive=Symbol('y'))", "Add('1+1', 1)"):
+        with pytest.raises(safe_srepr.UnsafeText):
+            safe_srepr.loads(text)
 
 
 @pytest.mark.parametrize("bad", ["x**2 - 1", None, 3.0, [], ["x"]])

@@ -10,7 +10,7 @@ STRICT_PORT := $(if $(filter command line environment,$(origin PORT)),--strict,)
 # JupyterLab refuses to run as root unless told; containers and CI machines often are root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: lab notebook test test-fast exercises bench clean-venv help
+.PHONY: lab notebook test test-fast exercises bench lint clean-venv help
 
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv on first run)"
@@ -18,6 +18,7 @@ help:
 	@echo "make test       run every test: library, notebooks, exercises, browser"
 	@echo "make test-fast  every test except the browser ones and the exhaustive sweeps (slow)"
 	@echo "make exercises  regenerate exercises/ from solutions/"
+	@echo "make lint       check the explorers' page scripts (lecture_lib/**/*.js) with ESLint (npm)"
 	@echo "make bench      print the performance figures (import, notebooks, sliders; BENCH_QUICK=1: chapters 1, 4, 5)"
 	@echo "make flashcards write build/llm-serving-math.apkg, an Anki deck of the course (FLASHCARDS=path to change)"
 	@echo "make present CH=01  one chapter as a Voila app sized for a 1280x800 projector"
@@ -173,3 +174,14 @@ lite: $(VENV)/.lite-installed
 lite-serve:
 	@test -f lite/index.html || { echo "no lite/index.html: run make lite first"; exit 1; }
 	$(PYTHON) tools/serve.py lite --port $(PORT) $(STRICT_PORT)
+
+# ---- lint (issue 48): the page scripts shipped beside the explorers (lecture_lib/**/*.js) with ESLint, at the
+# versions package-lock.json pins (eslint.config.js says what is checked). npm ci runs only when the lock is newer
+# than node_modules, so a second `make lint` needs no network.
+node_modules/.package-lock.json: package.json package-lock.json
+	@command -v npm >/dev/null || { echo "make lint needs npm (Node.js >= 18.18): apt-get install -y npm"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+lint: node_modules/.package-lock.json
+	node_modules/.bin/eslint --max-warnings 0 lecture_lib eslint.config.js

@@ -1,7 +1,8 @@
-"""The live figure's page script (lecture_lib.explorers.live_figure.ESM) in headless Chromium, against a model that
-stands in for ipywidgets' (attributes set together, then one change event per attribute in the order the message
-listed them): the orderings a kernel and a learner can produce, played one by one, each of which once showed a
-picture or a table that was not the controls' (issue 28). No kernel, no JupyterLab: a second per test."""
+"""The live figure's page script (lecture_lib/explorers/live_figure.js, the file anywidget loads) in headless
+Chromium, against a model that stands in for ipywidgets' (attributes set together, then one change event per
+attribute in the order the message listed them): the orderings a kernel and a learner can produce, played one by
+one, each of which once showed a picture or a table that was not the controls' (issue 28). No kernel, no JupyterLab:
+a second per test."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import io
 
 import pytest
 
-from lecture_lib.explorers.live_figure import ESM
+from lecture_lib.explorers.live_figure import ESM_PATH
 
 pytestmark = pytest.mark.browser
 
@@ -73,7 +74,7 @@ def page(browser):
     page = browser.new_page()
     try:
         page.set_content("<html><body></body></html>")
-        page.evaluate(PAGE, [ESM, _png((220, 30, 30)), _png((30, 30, 220))])
+        page.evaluate(PAGE, [ESM_PATH.read_text(encoding="utf-8"), _png((220, 30, 30)), _png((30, 30, 220))])
         page.wait_for_function("() => window.__lt.paints.length >= 1")       # the first frame, over red
         yield page
     finally:

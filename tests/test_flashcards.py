@@ -86,7 +86,8 @@ def test_the_package_holds_every_chapters_cards(two_exports, tmp_path):
         assert kinds["formula"] > 0 or not flashcards.CHAPTER_MODULES[chapter]   # Chapter 9 (the planner) has none
         assert kinds["number"] >= 1
         choices = [pid for pid in checks.problem_ids(chapter=chapter) if checks.PROBLEMS[pid].kind == "choice"]
-        assert kinds["concept"] == len(choices)
+        in_words = [c for c in flashcards._concepts() if c.chapter == chapter]
+        assert kinds["concept"] == len(choices) + len(in_words)
         assert per_chapter[f"chapter{chapter:02d}"] == counts[chapter] == len(in_chapter)
         assert {d for n in in_chapter for d in n["decks"]} == {flashcards.deck_id(chapter)}
     assert {n["model"] for n in found} == {flashcards.MODEL_ID}
@@ -163,7 +164,8 @@ def test_key_number_sources_are_readable_text():
 # ---- issue 31 §5: Chapter 9 has cards of its own, and each formula is one card
 def test_chapter_9_has_real_cards():
     ninth = [card for card in flashcards.cards() if card.chapter == 9]
-    assert len(ninth) >= 6
+    assert len(ninth) >= 12, "issue 47 §6: Chapter 9 has at least 12 cards"
+    assert {card.kind for card in ninth} >= {"number", "concept"}
     assert len({card.front for card in ninth}) == len(ninth)
     for card in ninth:
         assert card.back and "nan" not in card.back and "inf" not in card.back and card.source, card.key
@@ -177,3 +179,102 @@ def test_each_formula_is_one_card_naming_where_else_the_library_has_it():
     assert "<code>moe.T_WEIGHTS</code> (Chapter 2)" in weights.back
     assert "<code>pipeline_memory.T_WEIGHTS</code> (Chapter 4)" in weights.back
     assert not any(card.key == "formula:moe.T_WEIGHTS" for card in formulas)
+
+
+# ---- issue 47 §6: the deck `make flashcards` writes spells out every option and cites files that exist
+MAKE_DECK = [sys.executable, "-m", "lecture_lib.practice.flashcards"]   # the Makefile's `flashcards` recipe
+CHECKOUT_PATH = re.compile(r"(?<![\w/.-])((?:lecture_lib|solutions|notebooks|exercises|docs|tools|tests)/[\w./-]*\w)")
+
+
+@pytest.fixture(scope="module")
+def made_deck(tmp_path_factory):
+    """The deck as `make flashcards` writes it: the module run from the checkout, no options."""
+    folder = tmp_path_factory.mktemp("make-flashcards")
+    out = folder / "llm-serving-math.apkg"
+    completed = subprocess.run(MAKE_DECK + [str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    return {n["fields"][3]: n for n in notes(out, folder)}
+
+
+def _plain(text: str) -> str:
+    """Text as a reader sees it: tags, entities, Markdown and math delimiters gone, spaces collapsed."""
+    import html
+
+    text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    text = re.sub(r"\\[()\[\]]|\$|\*\*?|`", " ", text)
+    return " ".join(text.split())
+
+
+def _statement_options(problem_id: str) -> dict[str, str]:
+    """The options as the solutions notebook's statement spells them out, read here without the deck's code:
+    each bullet line `- `"x"`: text` of the problem's markdown cell."""
+    import nbformat
+
+    chapter = int(problem_id.split(".")[0])
+    path = next((ROOT / "solutions").glob(f"{chapter:02d}_*.ipynb"))
+    heading = re.compile(rf"^###\s+Problem\s+{re.escape(problem_id)}\b")
+    cell = next(c for c in nbformat.read(path, as_version=4).cells
+                if c.cell_type == "markdown" and heading.match(c.source))
+    return dict(re.findall(r'^\s*-\s*`"([^"`]+)"`\s*:\s*(.+?)\s*$', cell.source, flags=re.M))
+
+
+def test_the_made_deck_spells_out_every_option_of_every_choice_problem(made_deck):
+    choices = [pid for pid in checks.problem_ids() if checks.PROBLEMS[pid].kind == "choice"]
+    assert choices
+    spelled_out = 0
+    for problem_id in choices:
+        problem = checks.PROBLEMS[problem_id]
+        note = made_deck[f"concept:{problem_id}"]
+        front, back = _plain(note["fields"][0]), _plain(note["fields"][1])
+        assert "Options:" not in front, (problem_id, "the statement was not found: a bare list of option names")
+        texts = _statement_options(problem_id)
+        for option in problem.options:
+            if option in texts:    # a letter: its text must be on the card, not the letter alone
+                assert _plain(texts[option]) in front, (problem_id, option, texts[option])
+            else:                  # the option is itself the words ("fp4 kv cache", "HBM")
+                assert _plain(option).lower() in front.lower(), (problem_id, option)
+        answer = str(problem.expected())
+        if answer in texts:
+            spelled_out += 1
+            assert _plain(texts[answer]) in back, (problem_id, "the back names the answer's option text")
+    assert spelled_out == sum(1 for pid in choices if set(checks.PROBLEMS[pid].options) == {"a", "b", "c", "d"})
+
+
+def test_every_file_the_made_deck_cites_exists_in_the_checkout(made_deck):
+    cited = Counter()
+    for key, note in made_deck.items():
+        for field in note["fields"][:3]:
+            for path in CHECKOUT_PATH.findall(field):
+                cited[path] += 1
+                assert (ROOT / path).exists(), f"{key} cites {path}, which is not in the checkout"
+    concepts = [n for key, n in made_deck.items() if key.startswith("concept:")]
+    assert all(CHECKOUT_PATH.search(n["fields"][2]) for n in concepts), "every concept card names its file"
+    assert any(path.startswith("lecture_lib/practice/problems/ch") for path in cited)
+    assert any(path.startswith("solutions/") for path in cited)
+    assert not any("problems_0" in path for path in cited), "the problems' old home"
+
+
+def test_the_made_deck_names_each_chapter_after_its_notebook(made_deck):
+    """The deck's title per chapter comes from notebooks/NN_*.ipynb, which the module finds beside lecture_lib/."""
+    import nbformat
+
+    for chapter in flashcards.chapters():
+        notebook = next((ROOT / "notebooks").glob(f"{chapter:02d}_*.ipynb"))
+        first = nbformat.read(notebook, as_version=4).cells[0].source.split("\n", 1)[0].lstrip("# ").strip()
+        assert flashcards._chapter_title(chapter) == first
+
+
+def test_chapter_9_numbers_are_the_planners(made_deck):
+    """Chapter 9's worked-plan cards quote what lecture_lib.plan computes for the notebook's worked plan."""
+    from lecture_lib import plan, units
+
+    settings = dict(flashcards.WORKED_PLAN)
+    worked = plan.plan(settings.pop("model"), settings.pop("system"), **settings).numbers
+    import html
+
+    backs = {key: html.unescape(n["fields"][1]) for key, n in made_deck.items()}
+    assert backs["number:9.worked-operating-batch"] == f"{worked['decode']['batch']:,.0f} sequences"
+    assert backs["number:9.worked-cost-output"] == units.dollars(worked["cost"]["usd_per_million_output"])
+    assert backs["number:9.memory-utilization"] == units.percent(plan.MEMORY_UTILIZATION)
+    ninth = [key for key in made_deck if made_deck[key]["fields"][3] == key and "chapter09" in made_deck[key]["tags"]]
+    assert len(ninth) >= 12

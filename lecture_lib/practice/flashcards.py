@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import html
 import importlib
 import os
@@ -51,7 +52,9 @@ CHAPTER_FORMULAS = {8: {"roofline": ("EXPECTED_EXPERTS", "PARAMS_READ", "T_WEIGH
 """Formulas a later chapter added to an earlier chapter's module: they go to the later chapter's
 sub-deck (and not to the module's own chapter)."""
 
-_REPO = Path(__file__).resolve().parents[1]
+_REPO = Path(__file__).resolve().parents[2]
+"""The checkout: lecture_lib/practice/flashcards.py is two folders below it (``solutions/`` and ``notebooks/``
+sit beside ``lecture_lib/``)."""
 
 
 @dataclass(frozen=True)
@@ -80,11 +83,19 @@ def _math(text: str) -> str:
     return re.sub(r"(?<![\\$])\$([^$\n]+?)\$", lambda m: r"\(" + m.group(1) + r"\)", text)
 
 
+def _text(text: str) -> str:
+    """Plain text as card HTML: escaped, and a dollar sign as ``&#36;`` (MathJax never reads it as math)."""
+    return html.escape(text, quote=False).replace("$", "&#36;")
+
+
 def _markdown(text: str) -> str:
-    """Just enough Markdown for a card: escaped HTML, **bold**, `code`, math, line breaks."""
+    """Just enough Markdown for a card: escaped HTML, **bold**, *italic*, `code`, [links](https://...), math,
+    line breaks."""
     text = html.escape(text, quote=False)
-    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text, flags=re.S)
+    text = re.sub(r"(?<![*\w\\])\*(\w[^*$\n]*?)\*(?![*\w])", r"<i>\1</i>", text)
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    text = re.sub(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)", r'<a href="\2">\1</a>', text)
     text = _math(text)
     return "<br>".join(line for line in text.strip().split("\n"))
 
@@ -279,6 +290,182 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
                   "latent is stored across the node (why DP attention fits more sequences)",
                   lambda: roofline.device_memory("deepseek-v3", _system("HGX H200"), layout="tp")["r_kv"],
                   lambda v: f"{v:.0f}×", lambda: _system("HGX H200").chip.sources, ("hbm_capacity",)),
+        KeyNumber("worked-operating-batch", 9, f"{_worked_words()}: the operating batch (the largest whose step "
+                  "bound meets the target and whose weights and KV fit)",
+                  lambda: _worked("decode", "batch"), lambda v: f"{v:,.0f} sequences",
+                  lambda: _worked_source("decode", "batch")),
+        KeyNumber("worked-tokens-per-gpu", 9, f"{_worked_words()}: output tokens/s per GPU at the operating batch "
+                  "(a bound)",
+                  lambda: _worked("decode", "tokens_per_s_per_gpu"), units.rate,
+                  lambda: _worked_source("decode", "tokens_per_s_per_gpu")),
+        KeyNumber("worked-cost-output", 9, f"{_worked_words()}: dollars per million output tokens at the "
+                  "operating batch (a bound: the rented GPU-hours over the tokens they make)",
+                  lambda: _worked("cost", "usd_per_million_output"), units.dollars,
+                  lambda: _worked_source("cost", "usd_per_million_output")),
+        KeyNumber("worked-pp-idle", 9, f"{_worked_words()}, laid out as a pipeline over the 2 nodes: share of the "
+                  "time each stage idles in decode with one micro-batch in flight",
+                  lambda: _worked("layouts", "pp_decode_idle_one_micro"), units.percent,
+                  lambda: _worked_source("layouts", "pp_decode_idle_one_micro")),
+        KeyNumber("worked-cross-node", 9, f"{_worked_words()}, experts spread over both nodes: share of the "
+                  "tokens each all-to-all dispatches that leave their node (over the slow links)",
+                  lambda: _worked("layouts", "cross_rack_fraction"), units.percent,
+                  lambda: _worked_source("layouts", "cross_rack_fraction")),
+        KeyNumber("dp-over-tp-one-node", 9, "DeepSeek-V3 on one HGX H200 at 8,192 tokens of context: how many "
+                  "times more sequences fit under DP attention + EP than under plain TP (the chapter's prediction)",
+                  lambda: _one_node_capacity("dp_ep_max_batch") / _one_node_capacity("tp_max_batch"),
+                  lambda v: f"≈ {v:.1f}×",
+                  lambda: "lecture_lib/plan.py (plan(...).numbers['capacity'], from roofline.batch_that_fits with "
+                          "layout='dp_ep' and 'tp'); notebooks/09_plan_a_deployment.ipynb, Predict first"),
+        KeyNumber("memory-utilization", 9, "Share of each GPU's HBM a plan gives to weights and KV (the rest is the "
+                  "runtime's reserve for activations, CUDA graphs and fragmentation)",
+                  lambda: _plan_module().MEMORY_UTILIZATION, units.percent,
+                  lambda: "vLLM's gpu_memory_utilization default; lecture_lib/plan.py MEMORY_UTILIZATION"),
+        KeyNumber("moe-decode-band", 9, "Published MoE serving systems in memory-bound decode: the median share of "
+                  "their roofline bound they reached (Chapter 8's dataset, the band a plan applies)",
+                  lambda: _moe_decode_band()["median"], units.percent,
+                  lambda: f"lecture_lib/measurements.py reality_band(kind='decode', moe=True, regime='memory', "
+                          f"hbm_fraction={_plan_module().MEMORY_UTILIZATION}): {_moe_decode_band()['n']} rows"),
+    )
+
+
+# ================================================================================ Chapter 9's worked plan
+
+WORKED_PLAN = {"model": "deepseek-v3", "system": "HGX H200", "n_systems": 2, "price_per_gpu_hour": 3.5,
+               "len_ctx": 8192, "latency_target": 0.020}
+"""The plan Chapter 9 works through (notebooks/09_plan_a_deployment.ipynb §1); its cards quote what
+:func:`lecture_lib.plan.plan` computes for it."""
+
+
+def _plan_module():
+    from lecture_lib import plan
+
+    return plan
+
+
+@functools.lru_cache(maxsize=None)
+def _worked_plan():
+    settings = dict(WORKED_PLAN)
+    return _plan_module().plan(settings.pop("model"), settings.pop("system"), **settings)
+
+
+def _worked_words() -> str:
+    """The worked plan's inputs in words, from :data:`WORKED_PLAN`."""
+    plan = WORKED_PLAN
+    return (f"Chapter 9's worked plan ({_model(plan['model']).name} on {plan['n_systems']} × {plan['system']}, "
+            f"{units.dollars(plan['price_per_gpu_hour'])} per GPU-hour, {plan['len_ctx']:,} tokens of context, "
+            f"at most {units.seconds(plan['latency_target'])} per token)")
+
+
+def _worked(section: str, key: str) -> float:
+    return float(_worked_plan().numbers[section][key])
+
+
+def _worked_source(section: str, key: str) -> str:
+    row = next(row for row in _worked_plan().section(section) if row.key == key)
+    computed = f"{row.source}, put together by " if row.source else ""
+    return f"{computed}lecture_lib/plan.py (the row \"{row.label}\"); notebooks/09_plan_a_deployment.ipynb §1"
+
+
+@functools.lru_cache(maxsize=None)
+def _one_node_capacity(key: str) -> float:
+    plan = WORKED_PLAN
+    found = _plan_module().plan(plan["model"], plan["system"], price_per_gpu_hour=plan["price_per_gpu_hour"],
+                                len_ctx=plan["len_ctx"]).numbers["capacity"]
+    return float(found[key])
+
+
+@functools.lru_cache(maxsize=None)
+def _moe_decode_band() -> dict:
+    from lecture_lib import measurements
+
+    return measurements.reality_band(kind="decode", moe=True, regime="memory",
+                                     hbm_fraction=_plan_module().MEMORY_UTILIZATION)
+
+
+# ================================================================================ concepts in words
+
+@dataclass(frozen=True)
+class Concept:
+    """A question about why, answered in a sentence or two whose numbers the library computes when the deck is
+    exported (``answer`` is called then)."""
+
+    key: str
+    chapter: int
+    question: str
+    answer: Callable[[], str]
+    source: str
+
+
+def _dp_attention_answer() -> str:
+    from lecture_lib import roofline
+
+    node = _system(WORKED_PLAN["system"])
+    copies = roofline.device_memory(WORKED_PLAN["model"], node, layout="tp")["r_kv"]
+    return (f"MLA caches one latent per token and layer, shared by every head, so TP cannot split it by head: each "
+            f"GPU stores every sequence's latent ({copies:.0f} copies across the {node.n_chips} GPUs). DP attention "
+            f"keeps each sequence's cache on one GPU. It pays with a full copy of attention and the shared expert on "
+            f"every GPU ({units.bytes_(_one_node_capacity('dp_ep_weights_per_gpu'))} of weights per GPU against "
+            f"{units.bytes_(_one_node_capacity('tp_weights_per_gpu'))} under TP), so the gain is "
+            f"{_one_node_capacity('dp_ep_max_batch') / _one_node_capacity('tp_max_batch'):.1f}×, not {copies:.0f}×.")
+
+
+def _band_answer() -> str:
+    band = _moe_decode_band()
+    bound = _worked("decode", "tokens_per_s_per_gpu")
+    return (f"Every number of a plan is a bound: kernel launches, synchronisation, the collectives' latency, "
+            f"scheduling and fragmentation are left out. Published MoE systems in memory-bound decode reached "
+            f"{units.percent(band['low'])} to {units.percent(band['high'])} of such a bound (median "
+            f"{units.percent(band['median'])}, {band['n']} rows), so the worked plan's {units.rate(bound)} per GPU "
+            f"suggests about {units.rate(band['median'] * bound)}.")
+
+
+def _pipeline_answer() -> str:
+    return (f"Capacity, not speed. In the worked plan two stages over the nodes fit "
+            f"{_worked('capacity', 'pp_max_batch'):,.0f} sequences, as many as the pooled layout "
+            f"({_worked('capacity', 'pooled_max_batch'):,.0f}: Chapter 4's P's cancel), but with one micro-batch in flight "
+            f"each stage idles {units.percent(_worked('layouts', 'pp_decode_idle_one_micro'))} of the time; it takes "
+            f"{_worked('layouts', 'pp_micro_batches_needed'):.0f} micro-batches in flight to keep every stage busy, "
+            f"and each token still passes through every stage.")
+
+
+def _operating_batch_answer() -> str:
+    fit = _worked("decode", "fit_limit")
+    step_at_fit = _worked_plan().decode_step(fit)["t"]
+    return (f"It is the largest batch whose step bound meets the latency target and whose weights and KV fit. In "
+            f"the worked plan {fit:,.0f} sequences fit, but their step would take {units.seconds(step_at_fit)}, over "
+            f"the {units.seconds(WORKED_PLAN['latency_target'])} target; {_worked('decode', 'batch'):,.0f} sequences "
+            f"meet it (step {units.seconds(_worked('decode', 'step_time'))}).")
+
+
+def _kv_balance_answer() -> str:
+    with_kv = _worked("decode", "balance_batch_with_kv")
+    shown = f"{with_kv:,.0f}" if with_kv < float("inf") else "none"
+    return (f"Each sequence adds its KV fetch to the step as well as its compute. When reading one sequence's KV "
+            f"takes longer than computing its token, adding sequences never lets compute catch up with memory, and "
+            f"no batch balances the two. In the worked plan ({WORKED_PLAN['len_ctx']:,} tokens, "
+            f"{units.bytes_(_worked('capacity', 'kv_bytes_per_token'))} of KV per token) B* with KV is {shown}, "
+            f"against {_worked('decode', 'balance_batch'):,.0f} for the weights alone.")
+
+
+def _concepts() -> tuple[Concept, ...]:
+    return (
+        Concept("dp-attention", 9, "DeepSeek-V3 (MLA) on one 8-GPU node: why does DP attention + EP fit more "
+                "sequences than plain tensor parallelism, and why not 8× more?", _dp_attention_answer,
+                "lecture_lib/roofline.py device_memory (layouts 'tp' and 'dp_ep'); lecture_lib/plan.py; "
+                "notebooks/09_plan_a_deployment.ipynb, Predict first"),
+        Concept("bound-not-forecast", 9, "Why does a plan quote its tokens/s beside Chapter 8's band, and never alone?",
+                _band_answer, "lecture_lib/measurements.py reality_band; lecture_lib/plan.py (the reality section); "
+                "notebooks/09_plan_a_deployment.ipynb §4 and Caveats"),
+        Concept("pipeline-decode", 9, "In decode, what does a pipeline over two nodes buy, and what does it cost?",
+                _pipeline_answer, "lecture_lib/pipeline.py decode_idle_fraction, MIN_DECODE_MICROBATCHES; "
+                "lecture_lib/plan.py (layouts compared); notebooks/09_plan_a_deployment.ipynb §1"),
+        Concept("operating-batch", 9, "How does the planner pick the operating batch, and why is it not simply the "
+                "largest batch that fits?", _operating_batch_answer,
+                "lecture_lib/plan.py _operating_batch; lecture_lib/roofline.py decode_bound; "
+                "notebooks/09_plan_a_deployment.ipynb §1"),
+        Concept("no-balance-with-kv", 9, "Why can long-context decode stay memory-bound at every batch size?",
+                _kv_balance_answer, "lecture_lib/roofline.py balance_batch_with_kv; lecture_lib/plan.py (decode); "
+                "notebooks/09_plan_a_deployment.ipynb §1"),
     )
 
 
@@ -290,8 +477,8 @@ def number_cards(chapter: int) -> list[Card]:
         if item.chapter != chapter:
             continue
         cards.append(Card(key=f"number:{item.chapter}.{item.key}", chapter=chapter, kind="number",
-                          front=f"Chapter {chapter} · key number<br>{html.escape(item.question)}",
-                          back=html.escape(item.show(float(item.value()))),
+                          front=f"Chapter {chapter} · key number<br>{_text(item.question)}",
+                          back=_text(item.show(float(item.value()))),
                           source=_sources(item.source(), item.fields)))
     return cards
 
@@ -320,23 +507,71 @@ def _statements(solutions_dir: Path | None, chapter: int) -> dict[str, str]:
     return found
 
 
+_OPTION_LINE = re.compile(r'^\s*[-*]\s*`"?([^`"]+)"?`\s*[:—–-]\s*(.+?)\s*$', re.M)
+
+
+def option_texts(statement: str) -> dict[str, str]:
+    """The options a statement spells out, one per bullet line (``- `"b"`: the compute and the KV fetch``):
+    ``{"b": "the compute and the KV fetch", ...}``; empty when the statement lists none that way."""
+    return {match.group(1): match.group(2) for match in _OPTION_LINE.finditer(statement)}
+
+
+def _repo_path(path) -> str:
+    """``path`` relative to the checkout, with forward slashes (the file a card cites)."""
+    path = Path(path).resolve()
+    try:
+        return path.relative_to(_REPO).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _problem_module(problem, chapter: int) -> str:
+    """The file that registers ``problem`` (its expected-answer function's module), as a checkout path."""
+    module = sys.modules.get(getattr(problem.expected, "__module__", "") or "")
+    if module is not None and getattr(module, "__file__", None):
+        return _repo_path(module.__file__)
+    from . import problems
+
+    return _repo_path(Path(problems.__file__).parent / f"ch{chapter:02d}.py")
+
+
+def _solutions_notebook(solutions_dir: Path | None, chapter: int) -> str:
+    """The chapter's solutions notebook as a checkout path (the repository's, when no folder is given)."""
+    folder = solutions_dir if solutions_dir is not None else _REPO / "solutions"
+    paths = sorted(Path(folder).glob(f"{chapter:02d}_*.ipynb"))
+    return _repo_path(paths[0]) if paths else "solutions/"
+
+
 def concept_cards(chapter: int, *, solutions_dir: Path | None = None) -> list[Card]:
-    """A card per choice problem of the chapter: statement and options; back: the answer."""
+    """A card per choice problem of the chapter (statement and options; back: the answer, with its option's
+    text), then the chapter's :data:`CONCEPTS` questions."""
     from . import checks
 
     chapter = validate.integer("chapter", chapter, minimum=0, maximum=validate.last_chapter())
     solutions_dir = _directory(solutions_dir)
     statements = _statements(solutions_dir, chapter)
+    notebook = _solutions_notebook(solutions_dir, chapter)
     cards = []
     for problem_id in checks.problem_ids(chapter=chapter):
         problem = checks.PROBLEMS[problem_id]
         if problem.kind != "choice":
             continue
-        statement = statements.get(problem_id) or "Options: " + ", ".join(problem.options)
+        statement = statements.get(problem_id)
+        if statement is None:
+            statement = ("Options: " + ", ".join(problem.options)
+                         + f"\n(The statement and each option's text are in `{notebook}`.)")
+        answer = str(problem.expected())
+        spelled = option_texts(statement).get(answer)
+        back = f"<b>{html.escape(answer)}</b>" + (f": {_markdown(spelled)}" if spelled else "")
         cards.append(Card(key=f"concept:{problem_id}", chapter=chapter, kind="concept",
                           front=f"<b>Problem {problem_id} · {html.escape(problem.title)}</b><br>{_markdown(statement)}",
-                          back=f"<b>{html.escape(str(problem.expected()))}</b>",
-                          source=f"lecture_lib/problems_{chapter:02d}.py; solutions/ for the worked reasoning"))
+                          back=back,
+                          source=f"{_problem_module(problem, chapter)}; {notebook} for the worked reasoning"))
+    for item in _concepts():
+        if item.chapter == chapter:
+            cards.append(Card(key=f"concept:{item.chapter}.{item.key}", chapter=chapter, kind="concept",
+                              front=f"Chapter {chapter} · concept<br>{_text(item.question)}",
+                              back=_text(item.answer()), source=_text(item.source)))
     return cards
 
 

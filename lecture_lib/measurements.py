@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlparse
 
-from . import collectives, hardware, models, roofline, validate
+from . import collectives, hardware, models, realistic, roofline, validate
 
 KINDS = ("decode", "prefill", "serving", "latency")
 PER = ("node", "GPU", "deployment", "sequence")
@@ -309,6 +309,54 @@ class Measurement:
         return {"bound": self.len_out / seconds_per_request / self.divisor, "batch": batch,
                 "t_prefill": pre["t_prefill"], **step}
 
+    def realistic_detail(self, terms=None, *, engine: float | None = None) -> dict:
+        """The realistic estimate of this row's figure (tokens/s per ``per``) beside its bound (issue 51 §4).
+
+        The row's own setup through :func:`realistic.decode_step` and :func:`realistic.prefill_time`: attention
+        apart from the matmuls, kernels at their published share of peak, communication not overlapped, the busiest
+        expert-parallel device, small per-expert matmuls, and the engine factor (``engine``; default
+        :func:`engine_efficiency`, measured on the dense rows). ``terms`` picks which are on (default all).
+        Returns ``{"realistic", "bound", "ratio" (realistic / measured), "batch", "decode", "prefill"}``."""
+        factor = (engine_efficiency(self.deployment.chip.generation) if engine is None
+                  else validate.scalar("engine", engine, maximum=1.0))
+        chosen = realistic._terms(terms)
+        factor = factor if "engine" in chosen else 1.0
+        shared = {"compute_dtype": self.compute_dtype, "expert_compute_dtype": self.expert_compute_dtype,
+                  "attention_dtype": self.attention_dtype, "layout": self.bound_layout,
+                  "weight_dtype": self.weight_dtype, "expert_weight_dtype": self.expert_weight_dtype}
+        detail = self.bound_detail()
+        out = {"bound": detail["bound"], "batch": detail.get("batch"), "decode": None, "prefill": None}
+        if self.kind == "prefill":
+            pre = realistic.prefill_time(models.get(self.model), self.deployment, len_in=self.len_in,
+                                         hit_rate=self.hit_rate, terms=chosen, **shared)
+            out["prefill"] = pre
+            value = pre["input_tokens_per_s"] * factor / self.divisor
+        else:
+            context = self.len_ctx if self.kind in ("decode", "latency") else self.len_in + self.len_out / 2
+            batch = detail["batch"]
+            step = realistic.decode_step(models.get(self.model), self.deployment, batch=batch, len_ctx=context,
+                                         terms=chosen, kv_dtype=self.kv_dtype, tokens_per_step=self.tokens_per_step,
+                                         **shared)
+            out["decode"] = step
+            if self.kind == "serving":
+                pre = realistic.prefill_time(models.get(self.model), self.deployment, len_in=self.len_in,
+                                             terms=chosen, **shared)
+                out["prefill"] = pre
+                seconds = pre["t_prefill"] + self.len_out * step["t"] / (batch * self.tokens_per_step)
+                value = self.len_out / seconds * factor / self.divisor
+            elif self.kind == "latency":
+                value = step["tokens_per_s"] / batch * factor
+            else:
+                value = step["tokens_per_s"] * factor / self.divisor
+        out["realistic"] = value
+        out["ratio"] = value / self.measured
+        return out
+
+    @property
+    def realistic(self) -> float:
+        """The realistic estimate with every term on (:meth:`realistic_detail`)."""
+        return _realistic(self)
+
     @property
     def bound(self) -> float:
         return _bound(self)
@@ -331,6 +379,11 @@ class Measurement:
 @lru_cache(maxsize=None)
 def _bound(row: Measurement, hbm_fraction: float = 1.0) -> float:
     return row.bound_detail(hbm_fraction)["bound"]
+
+
+@lru_cache(maxsize=None)
+def _realistic(row: Measurement) -> float:
+    return row.realistic_detail()["realistic"]
 
 
 @lru_cache(maxsize=None)
@@ -801,6 +854,80 @@ def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0
     return {"n": len(eff), "low": min(eff), "high": max(eff), "median": statistics.median(eff),
             "keys": [row.key for row in same], "models": sorted({row.model for row in same}), "class": label,
             "widened": widened}
+
+
+#: Chip generations the engine factor is measured for apart (their engines and kernels matured at different
+#: times); a generation with too few dense rows uses every dense row.
+ENGINE_GENERATIONS = ("Hopper", "Blackwell")
+
+
+@lru_cache(maxsize=None)
+def engine_efficiency(generation: str | None = None) -> float:
+    """The engine factor of the realistic estimate: the median, over Chapter 8's comparable *dense* rows on chips of
+    ``generation`` ("Hopper", "Blackwell"; None or any other: every dense row), of the measured figure over the
+    realistic estimate with every other term on (:mod:`lecture_lib.realistic`).
+
+    It is what scheduling, sampling, launches, kernels younger than the chip and batches below the largest that
+    fits cost a real engine beyond the modelled terms. Measured on dense rows only, so the MoE rows the estimate is
+    held against did not set it."""
+    if generation is not None and not isinstance(generation, str):
+        raise ValueError(f"generation must be a chip generation name or None, got {validate._describe(generation)}")
+    rows = [row for row in MEASUREMENTS if comparable(row) and not models.get(row.model).is_moe]
+    same = [row for row in rows if row.deployment.chip.generation == generation]
+    terms = [term for term in realistic.TERMS if term != "engine"]
+    chosen = same if len(same) >= MIN_BAND_ROWS else rows
+    return statistics.median(row.measured / row.realistic_detail(terms, engine=1.0)["realistic"] for row in chosen)
+
+
+#: The share either way the realistic estimate aims to land within (issue 51: ±35 %).
+REALISTIC_TOLERANCE = 0.35
+
+
+def realistic_table(*, moe: bool | None = True, terms=None) -> list[dict]:
+    """One dict per comparable row (:func:`comparable`; MoE rows by default, dense with ``moe=False``, all with
+    None): key, model, hardware, kind, measured, bound, realistic, ``ratio`` = realistic / measured,
+    ``within`` (the ratio within :data:`REALISTIC_TOLERANCE`), ``bound_share`` = measured / bound."""
+    if moe is not None:
+        validate.boolean("moe", moe)
+    out = []
+    for row in MEASUREMENTS:
+        if not comparable(row) or (moe is not None and models.get(row.model).is_moe != moe):
+            continue
+        detail = row.realistic_detail(terms) if terms is not None else {"realistic": row.realistic}
+        value = detail["realistic"]
+        ratio = value / row.measured
+        out.append({"key": row.key, "model": row.model, "hardware": row.deployment.name, "kind": row.kind,
+                    "per": row.per, "measured": row.measured, "bound": row.bound, "realistic": value,
+                    "ratio": ratio, "within": abs(ratio - 1) <= REALISTIC_TOLERANCE,
+                    "bound_share": row.efficiency})
+    return out
+
+
+def realistic_table_html(*, moe: bool | None = True) -> "IPython.display.HTML":
+    """:func:`realistic_table` as a compact HTML table: figure, published, bound, realistic, realistic / published."""
+    import html
+
+    from IPython.display import HTML
+
+    cell = "padding:2px 6px;text-align:left"
+    head = "".join(f"<th style='{cell}'>{h}</th>" for h in
+                   ("figure", "published tok/s", "bound", "realistic", "realistic / published", "published / bound"))
+    body = []
+    rows = realistic_table(moe=moe)
+    for row in rows:
+        mark = "" if row["within"] else " ✗"
+        body.append(f"<tr><td style='{cell}'><b>{html.escape(row['model'])}</b> · {html.escape(row['hardware'])} "
+                    f"<span style='color:#555'>({html.escape(row['kind'])} per {html.escape(row['per'])})</span></td>"
+                    f"<td style='{cell}'>{sig(row['measured'])}</td><td style='{cell}'>{sig(row['bound'])}</td>"
+                    f"<td style='{cell}'>{sig(row['realistic'])}</td><td style='{cell}'>{row['ratio']:.2f}{mark}</td>"
+                    f"<td style='{cell}'>{row['bound_share']:.0%}</td></tr>")
+    inside = sum(row["within"] for row in rows)
+    factors = ", ".join(f"{name} {engine_efficiency(name):.2f}" for name in ENGINE_GENERATIONS)
+    caption = (f"{inside} of {len(rows)} rows within ±{REALISTIC_TOLERANCE:.0%} (✗: outside); engine factor "
+               f"measured on the dense rows of each generation ({factors}); measurements.realistic_table()")
+    return HTML(f"<table style='font-size:12px;border-collapse:collapse'><caption style='caption-side:bottom;"
+                f"text-align:left'>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead><tbody>"
+                f"{''.join(body)}</tbody></table>")
 
 
 def table() -> list[dict]:

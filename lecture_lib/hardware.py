@@ -42,7 +42,9 @@ __all__ = [
     "SYSTEMS",
     "Chip",
     "System",
+    "chip_from_json",
     "chip_names",
+    "custom_chip",
     "get",
     "get_system",
     "system_names",
@@ -290,6 +292,34 @@ AMD_MI300X = ("AMD Instinct MI300X data sheet (amd.com/content/dam/amd/en/docume
 AMD_MI300X_IF = ("7 Infinity Fabric links per GPU to the other 7 of an 8-GPU platform, 896 GB/s peak in both "
                  f"directions together, i.e. 448 GB/s each way; {AMD_MI300X}")
 
+AMD_MI325X = ("AMD Instinct MI325X data sheet (amd.com/content/dam/amd/en/documents/instinct-tech-docs/product-briefs/"
+              "instinct-mi325x-datasheet.pdf, 2024-10): 256 GB HBM3E at 6 TB/s, the MI300X's CDNA 3 compute (1307.4 "
+              "TFLOPS FP16/BF16 and 2614.9 TFLOPS FP8 dense; sparsity figures are twice these), the same 896 GB/s peak "
+              "Infinity Fabric, 1000 W. The PDF was not readable here: capacity checked against AMD's ROCm 'GPU "
+              "specifications' table (rocm.docs.amd.com/en/latest/reference/gpu-specs.html: MI325X, CDNA3, gfx942, "
+              "256 GiB), bandwidth and peaks against copies of AMD's table in public pages (6 TB/s, 2,614.9 TFLOPS "
+              f"FP8, 1,307.4 TFLOPS FP16/BF16), {_READ}")
+AMD_MI350 = ("AMD Instinct MI350 Series data sheets (amd.com/en/products/accelerators/instinct/mi350/mi355x.html and "
+             "mi350x.html, launched 2025-06-12): 288 GB HBM3E at 8 TB/s on both; dense peaks MI355X 2.5 PF FP16/BF16, "
+             "5.0 PF FP8 and INT8, 10.1 PF MXFP4/MXFP6 (1,400 W, liquid cooled), MI350X 2.3 PF, 4.6 PF and 9.2 PF "
+             "(1,000 W, air cooled); sparsity figures are twice these. AMD's pages were not readable here: capacity "
+             "checked against AMD's ROCm 'GPU specifications' table (rocm.docs.amd.com, MI355X and MI350X, CDNA4, "
+             "gfx950, 288 GiB), the peaks against AMD's ISSCC 2026 talk as reported (FP8 'five petaflops' on MI355X) "
+             f"and copies of AMD's tables (MI350X 2,306.9 TFLOPS FP16; MI355X FP4 20.1 PF with sparsity), {_READ}")
+AMD_MI350_IF = ("Infinity Fabric of the MI350 series: 7 links per GPU to the other 7 of an 8-GPU platform, 1,075 GB/s "
+                "peak in both directions together (153.6 GB/s per link), i.e. about 538 GB/s each way; AMD's MI350 "
+                f"series data sheet figure, not checked against a second copy here; {AMD_MI350}")
+NV_H200_NVL = ("NVIDIA H200 product page (nvidia.com/en-us/data-center/h200), its 'H200 NVL' column: 141 GB HBM3e, "
+               "4.8 TB/s, FP8 and INT8 3,341 and BF16 1,671 TFLOPS 'with sparsity' (dense: half), FP32 60 TFLOPS, "
+               "'2- or 4-way NVIDIA NVLink bridge: 900GB/s per GPU', PCIe Gen5 128 GB/s, up to 600 W; the page was "
+               "not readable here, its table checked against verbatim copies of it in public repositories "
+               f"(transcribed 2026-07 and 2026-08), {_READ}")
+NV_B300 = ("NVIDIA, 'Inside NVIDIA Blackwell Ultra: The Chip Powering the AI Factory Era' (developer.nvidia.com/blog/"
+           "inside-nvidia-blackwell-ultra-the-chip-powering-the-ai-factory-era, 2025-08): '15 PetaFLOPS dense NVFP4', "
+           "'288 GB of HBM3e per GPU', '8 TB/s per GPU', fifth-generation NVLink '1.8 TB/s of bidirectional' "
+           "bandwidth per GPU; read here as stored copies of the post. FP8 and BF16 dense peaks: the Blackwell Ultra "
+           f"rows of the GB300 preset ({_READ})")
+
 GC_V4 = f"cloud.google.com/tpu/docs/v4 (275 TFLOPs bf16 or int8, 32 GiB, 1200 GBps, 4096-chip pod), {_READ}"
 GC_V5E = ("cloud.google.com/tpu/docs/v5e (197 TFLOPs bf16, 393 TOPs int8, 16 GB, 819 GBps, "
           f"400 GBps bidirectional ICI per chip, 256-chip pod, 2 × 100 Gbps NIC per 8-chip host), {_READ}")
@@ -417,6 +447,40 @@ _CHIP_LIST = [
               "(20 TB per rack). INT8 is cut to a small fraction of FP8, so it is not listed.",
     ),
     Chip(
+        name="B300", generation="Blackwell Ultra", release_year=2025,
+        flops={"bf16": 2.5e15, "fp8": 5e15, "fp4": 15e15},
+        hbm_bandwidth=8e12, hbm_capacity=288e9,
+        scale_up_bandwidth=900e9, scale_up_domain=8, scale_out_bandwidth=100e9,
+        price_per_hour=None,
+        sources={"flops": f"fp4: {NV_B300}; fp8 and bf16: {NV_GB300}", "hbm_bandwidth": NV_B300,
+                 "hbm_capacity": NV_B300,
+                 "scale_up_bandwidth": f"NVLink 5, 1.8 TB/s both ways per GPU, 900 GB/s each way; {NV_B300}",
+                 "scale_up_domain": f"HGX B300 node of 8 GPUs; {NV_B300}",
+                 "scale_out_bandwidth": "one 800 Gb/s ConnectX-8 SuperNIC per GPU (HGX B300 nodes pair each GPU "
+                                        f"with one, like GB300 NVL72); {NV_GB300}",
+                 "price_per_hour": NO_PRICE, "release_year": NV_B300},
+        notes="The Blackwell Ultra GPU in an 8-GPU HGX B300 node: GB300's chip without the Grace CPU and in a domain "
+              "of 8. NVIDIA's 288 GB is stored (GB300's preset keeps the 279 GB usable figure). INT8 is cut to a "
+              "small fraction of FP8 on Blackwell Ultra, so it is not listed; FP32 is left out (no matrix peak used "
+              "here). Air-cooled HGX parts may hold their clocks below the liquid-cooled GB300's.",
+    ),
+    Chip(
+        name="H200 NVL", generation="Hopper", release_year=2024,
+        flops={"fp32": 60e12, "bf16": 1671e12 / 2, "fp8": 3341e12 / 2, "int8": 3341e12 / 2},
+        hbm_bandwidth=4.8e12, hbm_capacity=141e9,
+        scale_up_bandwidth=450e9, scale_up_domain=4, scale_out_bandwidth=50e9,
+        price_per_hour=None,
+        sources={"flops": f"NVIDIA's sparsity figures halved; {NV_H200_NVL}", "hbm_bandwidth": NV_H200_NVL,
+                 "hbm_capacity": NV_H200_NVL,
+                 "scale_up_bandwidth": f"NVLink bridge 900 GB/s per GPU both ways, 450 GB/s each way; {NV_H200_NVL}",
+                 "scale_up_domain": f"a 4-way NVLink bridge joins at most 4 GPUs; {NV_H200_NVL}",
+                 "scale_out_bandwidth": f"assumed one 400 Gb/s NIC per GPU, as on HGX nodes; {NV_CX7}",
+                 "price_per_hour": NO_PRICE, "release_year": NV_H200_NVL},
+        notes="The PCIe H200 (dual-slot, air-cooled, up to 600 W): the H200's memory with lower clocks, so about 84% "
+              "of the SXM part's tensor peaks. GPUs beyond a 4-way bridge talk over PCIe and the network; the preset's "
+              "scale-up domain is the bridge's 4.",
+    ),
+    Chip(
         name="Rubin", generation="Rubin", release_year=2026,
         flops={"fp8": 1.2e18 / 72, "fp4": 2.5e18 / 72},  # rack training figures / 72 GPUs
         hbm_bandwidth=22e12, hbm_capacity=288e9,
@@ -473,6 +537,48 @@ _CHIP_LIST = [
         notes="AMD's first CDNA 3 accelerator (launched 2023-12-06). Dense peaks only, 2 FLOPs per "
               "multiply-add; INT8 runs at the FP8 rate. The FP32 vector rate is left out (not a matrix peak "
               "used here). No FP4 in hardware.",
+    ),
+    Chip(
+        name="MI325X", generation="CDNA 3", release_year=2024,
+        flops={"bf16": 1307.4e12, "fp8": 2614.9e12, "int8": 2614.9e12},
+        hbm_bandwidth=6e12, hbm_capacity=256e9,
+        scale_up_bandwidth=448e9, scale_up_domain=8, scale_out_bandwidth=50e9,
+        price_per_hour=None,
+        sources={"flops": AMD_MI325X, "hbm_bandwidth": AMD_MI325X, "hbm_capacity": AMD_MI325X,
+                 "scale_up_bandwidth": f"the MI300X's Infinity Fabric, 896 GB/s both ways, 448 GB/s each way; "
+                                       f"{AMD_MI325X}",
+                 "scale_up_domain": f"8 MI325X on one Infinity Fabric baseboard (UBB 2.0); {AMD_MI325X}",
+                 "scale_out_bandwidth": f"assumed one 400 Gb/s NIC per GPU, as on HGX nodes; {NV_CX7}",
+                 "price_per_hour": NO_PRICE, "release_year": AMD_MI325X},
+        notes="The MI300X's CDNA 3 compute with 256 GB of HBM3E at 6 TB/s (launched 2024-10-10). Dense peaks only; "
+              "INT8 runs at the FP8 rate. No FP4 in hardware.",
+    ),
+    Chip(
+        name="MI350X", generation="CDNA 4", release_year=2025,
+        flops={"bf16": 2.3e15, "fp8": 4.6e15, "int8": 4.6e15, "fp4": 9.2e15},
+        hbm_bandwidth=8e12, hbm_capacity=288e9,
+        scale_up_bandwidth=537.6e9, scale_up_domain=8, scale_out_bandwidth=50e9,
+        price_per_hour=None,
+        sources={"flops": AMD_MI350, "hbm_bandwidth": AMD_MI350, "hbm_capacity": AMD_MI350,
+                 "scale_up_bandwidth": AMD_MI350_IF,
+                 "scale_up_domain": f"8 GPUs on one Infinity Fabric platform; {AMD_MI350}",
+                 "scale_out_bandwidth": f"assumed one 400 Gb/s NIC per GPU, as on HGX nodes; {NV_CX7}",
+                 "price_per_hour": NO_PRICE, "release_year": AMD_MI350},
+        notes="The air-cooled CDNA 4 part (1,000 W). fp4 is MXFP4 (MXFP6 runs at the same rate). Dense peaks only.",
+    ),
+    Chip(
+        name="MI355X", generation="CDNA 4", release_year=2025,
+        flops={"bf16": 2.5e15, "fp8": 5.0e15, "int8": 5.0e15, "fp4": 10.1e15},
+        hbm_bandwidth=8e12, hbm_capacity=288e9,
+        scale_up_bandwidth=537.6e9, scale_up_domain=8, scale_out_bandwidth=50e9,
+        price_per_hour=None,
+        sources={"flops": AMD_MI350, "hbm_bandwidth": AMD_MI350, "hbm_capacity": AMD_MI350,
+                 "scale_up_bandwidth": AMD_MI350_IF,
+                 "scale_up_domain": f"8 GPUs on one Infinity Fabric platform; {AMD_MI350}",
+                 "scale_out_bandwidth": f"assumed one 400 Gb/s NIC per GPU, as on HGX nodes; {NV_CX7}",
+                 "price_per_hour": NO_PRICE, "release_year": AMD_MI350},
+        notes="The liquid-cooled CDNA 4 flagship (1,400 W). fp4 is MXFP4 (MXFP6 runs at the same rate). Dense peaks "
+              "only.",
     ),
     Chip(
         name="TPU v4p", generation="TPU v4", release_year=2021,
@@ -552,7 +658,9 @@ CHIPS: dict[str, Chip] = {chip.name: chip for chip in _CHIP_LIST}
 
 _CHIP_ALIASES = {
     "A100 80GB": "A100", "A100 SXM": "A100", "H100 SXM": "H100", "H200 SXM": "H200",
-    "Vera Rubin": "Rubin", "Rubin GPU": "Rubin", "Instinct MI300X": "MI300X",
+    "Vera Rubin": "Rubin", "Rubin GPU": "Rubin", "Instinct MI300X": "MI300X", "Instinct MI325X": "MI325X",
+    "Instinct MI350X": "MI350X", "Instinct MI355X": "MI355X", "H200 PCIe": "H200 NVL", "B300 SXM": "B300",
+
     "TPU v4": "TPU v4p", "v4": "TPU v4p", "v4p": "TPU v4p", "v5e": "TPU v5e", "v5p": "TPU v5p",
     "v6e": "TPU v6e", "Trillium": "TPU v6e", "TPU v7": "TPU7x", "TPU v7x": "TPU7x",
     "Ironwood": "TPU7x",
@@ -588,6 +696,11 @@ _SYSTEM_LIST = [
                          "(00:41:16); die for die 576 / 144 = 4× an NVL72."),
     # AMD: 8 MI300X on one Infinity Fabric baseboard (MLPerf Inference v4.1's 8xMI300X systems).
     _preset_system("MI300X platform", "MI300X", 8, AMD_MI300X),
+    _preset_system("MI325X platform", "MI325X", 8, AMD_MI325X),
+    _preset_system("MI350X platform", "MI350X", 8, AMD_MI350),
+    _preset_system("MI355X platform", "MI355X", 8, AMD_MI350),
+    _preset_system("HGX B300", "B300", 8, NV_B300),
+    _preset_system("H200 NVL 4-way", "H200 NVL", 4, NV_H200_NVL),
     # Google TPU ICI domains: full pods, or the 256-chip v5e/v6e pods.
     _preset_system("TPU v4 pod", "TPU v4p", 4096, GC_V4),
     _preset_system("TPU v5e-256", "TPU v5e", 256, GC_V5E),
@@ -602,6 +715,7 @@ SYSTEMS: dict[str, System] = {system.name: system for system in _SYSTEM_LIST}
 
 _SYSTEM_ALIASES = {
     "DGX A100": "HGX A100", "DGX H100": "HGX H100", "DGX H200": "HGX H200", "DGX B200": "HGX B200",
+    "DGX B300": "HGX B300",
     "NVL72": "GB200 NVL72", "Vera Rubin NVL72": "Vera Rubin NVL144", "Rubin NVL144": "Vera Rubin NVL144",
     "NVL576": "Rubin Ultra NVL576", "Vera Rubin Ultra NVL576": "Rubin Ultra NVL576",
     "TPU v4p pod": "TPU v4 pod", "TPU v5e pod": "TPU v5e-256", "TPU v6e pod": "TPU v6e-256",
@@ -653,3 +767,114 @@ def chip_names() -> list[str]:
 def system_names() -> list[str]:
     """Canonical system names, NVIDIA then Google, each by generation."""
     return list(SYSTEMS)
+
+
+# --- Chips the presets lack (issue 51 §2) -------------------------------------------------------------
+#: What a custom chip assumes for a field left out (and says so in its notes): one 8-GPU scale-up domain at the
+#: H100's NVLink rate and one 400 Gb/s NIC per GPU.
+CUSTOM_DEFAULTS = {"scale_up_domain": 8, "scale_up_bandwidth": 450e9, "scale_out_bandwidth": 50e9}
+_GIVEN = "given by the user (command-line flags or a chip JSON file), not checked against a vendor sheet"
+
+
+def custom_chip(*, name: str = "custom", base=None, hbm_capacity=None, hbm_bandwidth=None, flops=None,
+                scale_up_domain=None, scale_up_bandwidth=None, scale_out_bandwidth=None) -> Chip:
+    """A chip the presets lack: SI units (bytes, bytes/s, dense FLOP/s per format, one-direction bytes/s per chip).
+
+    ``base`` (a preset name or :class:`Chip`) supplies every field not given, so ``custom_chip(base="MI300X",
+    hbm_capacity=256e9)`` changes only the memory. Without a base, ``hbm_capacity``, ``hbm_bandwidth`` and ``flops``
+    are required and the scale-up fields take :data:`CUSTOM_DEFAULTS`; the chip's notes list every value given and
+    every default taken. Bad input is a ``ValueError`` naming the field."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"name must be a non-empty str, got {name!r}")
+    start = None if base is None else resolve_chip(base, "base")
+    if isinstance(start, System):
+        start = start.chip
+    given = {"hbm_capacity": hbm_capacity, "hbm_bandwidth": hbm_bandwidth, "flops": flops,
+             "scale_up_domain": scale_up_domain, "scale_up_bandwidth": scale_up_bandwidth,
+             "scale_out_bandwidth": scale_out_bandwidth}
+    if flops is not None:
+        if not isinstance(flops, Mapping) or not flops:
+            raise ValueError(f"flops must be a non-empty mapping of format to dense FLOP/s, got {flops!r}")
+        unknown = sorted(str(key) for key in flops if str(key).lower() not in BYTES_PER_VALUE)
+        if unknown:
+            raise ValueError(f"flops keys must be among {list(BYTES_PER_VALUE)}, got {unknown}")
+        given["flops"] = {str(key).lower(): value for key, value in flops.items()}
+    if start is None:
+        missing = [key for key in ("hbm_capacity", "hbm_bandwidth", "flops") if given[key] is None]
+        if missing:
+            raise ValueError(f"{', '.join(missing)} must be given for a custom chip without a base preset "
+                             f"(or give base=a preset name to start from)")
+    fields, said, defaulted = {}, [], []
+    for key, value in given.items():
+        if value is not None:
+            fields[key] = value
+            said.append(key)
+        elif start is not None:
+            fields[key] = getattr(start, key)
+        else:
+            fields[key] = CUSTOM_DEFAULTS[key]
+            defaulted.append(f"{key}={CUSTOM_DEFAULTS[key]:g}")
+    sources = {key: (_GIVEN if key in said else (start.sources[key] if start is not None else
+                                                  f"assumed (hardware.CUSTOM_DEFAULTS); {_GIVEN}"))
+               for key in SOURCED_FIELDS if key not in ("price_per_hour", "release_year")}
+    sources["price_per_hour"] = start.sources["price_per_hour"] if start is not None else "no price given"
+    sources["release_year"] = start.sources["release_year"] if start is not None else "not known (custom chip)"
+    notes = (f"A custom chip{f' based on the {start.name} preset' if start is not None else ''}: "
+             f"{', '.join(said) or 'nothing'} given by the user"
+             + (f"; defaults taken: {', '.join(defaulted)}" if defaulted else "") + ".")
+    return Chip(name=name.strip()[:60], generation=start.generation if start is not None else "custom",
+                release_year=start.release_year if start is not None else 2025,
+                price_per_hour=start.price_per_hour if start is not None else None, sources=sources, notes=notes,
+                **fields)
+
+
+#: The fields of a chip JSON file, their units, and the factor to SI.
+CHIP_JSON_FIELDS = {"hbm_gb": ("hbm_capacity", 1e9), "hbm_tb_s": ("hbm_bandwidth", 1e12),
+                    "scale_up": ("scale_up_domain", 1), "scale_up_gb_s": ("scale_up_bandwidth", 1e9),
+                    "scale_out_gb_s": ("scale_out_bandwidth", 1e9)}
+
+
+def chip_from_json(source) -> Chip:
+    """A custom chip (:func:`custom_chip`) from a small JSON file (a path) or its parsed dict, in the units spec
+    sheets print::
+
+        {"name": "MI325X-like", "base": "MI300X", "hbm_gb": 256, "hbm_tb_s": 6,
+         "tflops": {"bf16": 1307.4, "fp8": 2614.9}, "scale_up": 8, "scale_up_gb_s": 448, "scale_out_gb_s": 50}
+
+    ``tflops`` are dense TFLOP/s per format (halve a vendor's "with sparsity" figures); the bandwidths are per chip
+    and one direction. Only ``name`` plus what ``custom_chip`` needs are required; unknown keys are refused."""
+    import json
+    import os
+
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            with open(source, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError) as error:
+            raise ValueError(f"source must be a readable chip JSON file, got {os.fspath(source)!r}: {error}") from None
+    elif isinstance(source, Mapping):
+        data = dict(source)
+    else:
+        raise ValueError(f"source must be a path to a chip JSON file or its dict, got {source!r}")
+    if not isinstance(data, dict):
+        raise ValueError(f"a chip JSON file must hold an object, got {type(data).__name__}")
+    allowed = {"name", "base", "tflops", *CHIP_JSON_FIELDS}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise ValueError(f"chip JSON keys must be among {sorted(allowed)}, got {unknown}")
+    fields = {}
+    for key, (field, scale) in CHIP_JSON_FIELDS.items():
+        if key in data:
+            value = data[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) or value <= 0:
+                raise ValueError(f"chip JSON field {key!r} must be a number > 0, got {value!r}")
+            fields[field] = int(value) if field == "scale_up_domain" else value * scale
+    if "tflops" in data:
+        tflops = data["tflops"]
+        if not isinstance(tflops, dict) or not tflops:
+            raise ValueError(f"chip JSON field 'tflops' must map formats to dense TFLOP/s, got {tflops!r}")
+        for fmt, value in tflops.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value) or value <= 0:
+                raise ValueError(f"chip JSON field 'tflops' {fmt!r} must be a number > 0, got {value!r}")
+        fields["flops"] = {fmt: value * 1e12 for fmt, value in tflops.items()}
+    return custom_chip(name=data.get("name", "custom"), base=data.get("base"), **fields)

@@ -128,9 +128,9 @@ FAMILY_DEFAULTS = {
                    "linear_key_head_dim": 128, "linear_value_head_dim": 128,
                    "linear_conv_kernel_dim": 4},
     "deepseek_v2": {"tie_word_embeddings": False, "first_k_dense_replace": 0, "moe_layer_freq": 1,
-                    "n_shared_experts": 0},
+                    "n_shared_experts": 0, "q_lora_rank": 1536},
     "deepseek_v3": {"tie_word_embeddings": False, "first_k_dense_replace": 0, "moe_layer_freq": 1,
-                    "n_shared_experts": 0},
+                    "n_shared_experts": 0, "q_lora_rank": 1536},
     "kimi_k2": {"tie_word_embeddings": False, "first_k_dense_replace": 0, "moe_layer_freq": 1,
                 "n_shared_experts": 0},
     "glm4_moe": {"tie_word_embeddings": False, "attention_bias": False, "n_shared_experts": 1,
@@ -138,10 +138,10 @@ FAMILY_DEFAULTS = {
     "llama4_text": {"tie_word_embeddings": False, "num_experts_per_tok": 1,
                     "interleave_moe_layer_step": 1, "no_rope_layer_interval": 4,
                     "attention_chunk_size": 8192},
-    "gpt_oss": {"tie_word_embeddings": False, "sliding_window": 128, "head_dim": 64},
-    "gemma2": {"tie_word_embeddings": True, "sliding_window": 4096, "vocab_size": 256000},
+    "gpt_oss": {"tie_word_embeddings": False, "sliding_window": 128, "head_dim": 64, "num_key_value_heads": 8},
+    "gemma2": {"tie_word_embeddings": True, "sliding_window": 4096, "vocab_size": 256000, "head_dim": 256},
     "gemma3_text": {"tie_word_embeddings": True, "sliding_window": 4096, "vocab_size": 262208,
-                    "sliding_window_pattern": 6},
+                    "sliding_window_pattern": 6, "head_dim": 256},
 }
 FAMILY_DEFAULTS["gemma3"] = FAMILY_DEFAULTS["gemma3_text"]
 FAMILY_DEFAULTS["llama4"] = FAMILY_DEFAULTS["llama4_text"]
@@ -451,6 +451,9 @@ def _common(fields: _Fields) -> dict:
     n_heads = fields.whole("num_attention_heads")
     d_model = fields.whole("hidden_size")
     n_kv = fields.whole("num_key_value_heads", required=False, default=n_heads)
+    if not fields.has("num_key_value_heads") and "num_key_value_heads" not in fields.defaults:
+        fields.notes.append(f"num_key_value_heads is not in the file: read as one KV head per attention head "
+                            f"({n_heads}), transformers' fallback for a missing value.")
     head_dim = fields.whole("head_dim", required=False, default=0)
     if not head_dim:
         if d_model % n_heads:
@@ -458,6 +461,7 @@ def _common(fields: _Fields) -> dict:
                              f"model: hidden_size={d_model} is not a multiple of "
                              f"num_attention_heads={n_heads}")
         head_dim = d_model // n_heads
+        fields.defaulted["head_dim"] = head_dim   # transformers: hidden_size // num_attention_heads
     return dict(n_layers=fields.whole("num_hidden_layers"), d_model=d_model, n_heads=n_heads,
                 n_kv_heads=n_kv, d_head=head_dim, vocab_size=fields.whole("vocab_size"),
                 tied_embeddings=fields.flag("tie_word_embeddings"))
@@ -613,13 +617,22 @@ def _deepseek(fields: _Fields) -> dict:
         n_shared_experts=fields.whole("n_shared_experts", minimum=0),
         n_dense_layers=fields.whole("first_k_dense_replace", minimum=0),
         kv_lora_rank=fields.whole("kv_lora_rank"),
-        q_lora_rank=fields.whole("q_lora_rank", required=False, minimum=0),   # null: full-rank Q
+        q_lora_rank=_q_lora_rank(fields),
         qk_rope_head_dim=fields.whole("qk_rope_head_dim"),
         qk_nope_head_dim=fields.whole("qk_nope_head_dim"),
         v_head_dim=fields.whole("v_head_dim"),
         d_head=fields.whole("qk_rope_head_dim") + fields.whole("qk_nope_head_dim"),
     )
     return shape
+
+
+def _q_lora_rank(fields: _Fields) -> int:
+    """``q_lora_rank``: null in the file is a full-rank Q (0, noted); a missing field takes the family's transformers
+    default (1536 for deepseek_v2/v3), noted like every default."""
+    if "q_lora_rank" in fields.config and fields.config["q_lora_rank"] is None:
+        fields.notes.append("q_lora_rank is null: the queries are full rank (no low-rank Q projection).")
+        return 0
+    return fields.whole("q_lora_rank", required=False, minimum=0)
 
 
 def _mtp_note(fields: _Fields) -> None:

@@ -873,7 +873,8 @@ def engine_efficiency(generation: str | None = None) -> float:
     if generation is not None and not isinstance(generation, str):
         raise ValueError(f"generation must be a chip generation name or None, got {validate._describe(generation)}")
     rows = [row for row in MEASUREMENTS if comparable(row) and not models.get(row.model).is_moe]
-    same = [row for row in rows if row.deployment.chip.generation == generation]
+    family = generation.split()[0] if generation else None      # "Blackwell Ultra" is measured with "Blackwell"
+    same = [row for row in rows if row.deployment.chip.generation.split()[0] == family]
     terms = [term for term in realistic.TERMS if term != "engine"]
     chosen = same if len(same) >= MIN_BAND_ROWS else rows
     return statistics.median(row.measured / row.realistic_detail(terms, engine=1.0)["realistic"] for row in chosen)

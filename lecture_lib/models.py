@@ -47,11 +47,12 @@ like with like.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass, field
 
-from .catalogue import Catalogue
+from .catalogue import Catalogue, loose_name
 
 #: Bytes per stored value for the usual number formats. Block-scaled formats carry a little
 #: more (MXFP4 is 4.25 bits per value); pass the exact number if that matters.
@@ -81,6 +82,11 @@ def _whole(name: str, value, *, minimum: int, maximum: int = 10**12) -> int:
     return int(value)
 
 
+#: The fewest bytes a stored value may take: half a bit. Below it a byte count is a typo (1e-320 is no format), and
+#: the sizes it gives underflow.
+MIN_BYTES_PER_VALUE = 1 / 16
+
+
 def _bytes_per(name: str, value) -> float:
     """A positive, finite byte count, or a format name from :data:`BYTES_PER_VALUE`."""
     if isinstance(value, str):
@@ -93,9 +99,9 @@ def _bytes_per(name: str, value) -> float:
         as_float = math.nan if isinstance(value, bool) or not isinstance(value, numbers.Real) else float(value)
     except OverflowError:   # 10**400
         as_float = math.inf
-    if not math.isfinite(as_float) or as_float <= 0 or as_float > 64:
-        raise ValueError(f"{name} must be a positive number of bytes up to 64 (or one of "
-                         f"{sorted(BYTES_PER_VALUE)}), got {_describe(value)}")
+    if not math.isfinite(as_float) or as_float < MIN_BYTES_PER_VALUE or as_float > 64:
+        raise ValueError(f"{name} must be a number of bytes from {MIN_BYTES_PER_VALUE} (half a bit) to 64 (or one "
+                         f"of {sorted(BYTES_PER_VALUE)}), got {_describe(value)}")
     return as_float
 
 
@@ -876,6 +882,29 @@ _ALIASES = {
 
 _CATALOGUE = Catalogue("model", MODELS, _ALIASES)
 
+#: Models published with exactly a preset's shapes (the same config.json fields, other weights): ``get`` returns the
+#: preset under the model's own name, with a note saying whose architecture it is. Sources: each model's
+#: config.json on the Hugging Face Hub (huggingface.co/<repo>/blob/main/config.json), read 2026-12.
+SAME_ARCHITECTURE = {
+    "deepseek-r1": ("deepseek-v3", "deepseek-ai/DeepSeek-R1"),
+    "deepseek-r1-0528": ("deepseek-v3", "deepseek-ai/DeepSeek-R1-0528"),
+    "deepseek-v3-0324": ("deepseek-v3", "deepseek-ai/DeepSeek-V3-0324"),
+    "deepseek-v3.1": ("deepseek-v3", "deepseek-ai/DeepSeek-V3.1"),
+    "llama-3.3-70b": ("llama-3-70b", "meta-llama/Llama-3.3-70B-Instruct"),
+    "qwen3-235b-a22b-instruct-2507": ("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B-Instruct-2507"),
+    "qwen3-235b-a22b-thinking-2507": ("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B-Thinking-2507"),
+}
+_SAME = {loose_name(name): name for name in SAME_ARCHITECTURE}
+
+
+def architecture_of(name: str) -> str | None:
+    """The preset whose shapes ``name`` shares (``"deepseek-r1"`` -> ``"deepseek-v3"``), or None when ``name`` is
+    a preset itself or unknown (:data:`SAME_ARCHITECTURE`)."""
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a model name (a str), got {_describe(name)}")
+    found = _SAME.get(loose_name(name))
+    return None if found is None else SAME_ARCHITECTURE[found][0]
+
 
 def names() -> list[str]:
     """The preset names, as :func:`get` accepts them."""
@@ -885,6 +914,8 @@ def names() -> list[str]:
 def resolve(model, parameter: str = "model") -> Model:
     """``model`` as a :class:`Model`: the object itself (a preset or your own) or a preset name
     looked up as in :func:`get`; anything else is a ``ValueError`` naming ``parameter``."""
+    if isinstance(model, str) and loose_name(model) in _SAME:
+        return get(model)
     return _CATALOGUE.resolve(model, parameter)
 
 
@@ -892,6 +923,18 @@ def get(name: str) -> Model:
     """A preset by name. Case, spaces, hyphens, underscores and dots are ignored, so
     "DeepSeek V3", "deepseek_v3" and "deepseek-v3" are the same model.
 
-    An unknown name raises ``KeyError`` listing the known names; a non-string, ``ValueError``.
+    A model that shares a preset's shapes (:data:`SAME_ARCHITECTURE`: "deepseek-r1" is DeepSeek-V3's architecture)
+    is that preset under its own name, and its notes say whose shapes it has. An unknown name raises ``KeyError``
+    listing the known names (and those aliases); a non-string, ``ValueError``.
     """
-    return _CATALOGUE.find(name)
+    if isinstance(name, str) and loose_name(name) in _SAME:
+        own = _SAME[loose_name(name)]
+        base, repo = SAME_ARCHITECTURE[own]
+        preset = MODELS[base]
+        note = (f"{own} has {base}'s architecture (the same config.json shapes, huggingface.co/{repo}); "
+                f"the counts are {base}'s.")
+        return dataclasses.replace(preset, name=own, notes=(note + " " + preset.notes).strip())
+    try:
+        return _CATALOGUE.find(name)
+    except KeyError as error:
+        raise KeyError(f"{error.args[0]}; models with a preset's shapes: {', '.join(SAME_ARCHITECTURE)}") from None

@@ -37,18 +37,34 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from . import (collectives, hardware, hf_config, measurements, models, moe, pipeline, pipeline_memory, roofline, units,
-               validate)
+import sympy as sp
+
+from . import (
+    collectives,
+    hardware,
+    hf_config,
+    measurements,
+    models,
+    moe,
+    pipeline,
+    pipeline_memory,
+    realistic,
+    roofline,
+    units,
+    validate,
+)
+from .formula import Formula
 
 #: Sections of a plan, in the order they are printed.
-SECTIONS = ("inputs", "capacity", "decode", "prefill", "requests", "cost", "layouts", "reality")
+SECTIONS = ("inputs", "capacity", "decode", "prefill", "requests", "cost", "layouts", "reality", "realistic")
 TITLES = {"inputs": "Inputs", "capacity": "Capacity (per layout)", "decode": "Decode (bound)",
           "prefill": "Prefill (bound)", "requests": "Requests of --input-len + --output-len tokens (bound)",
-          "cost": "Cost (bound)", "layouts": "Layouts compared", "reality": "Reality (Chapter 8's dataset)"}
+          "cost": "Cost (bound)", "layouts": "Layouts compared", "reality": "Reality (Chapter 8's dataset)",
+          "realistic": "Realistic estimate (the terms the bound leaves out, each switchable)"}
 #: Where each section's numbers come from (the notebook links these chapters).
 CHAPTERS = {"capacity": "Chapters 1, 4 and 8", "decode": "Chapters 1 and 8", "prefill": "Chapter 8",
             "requests": "Chapter 8",
-            "cost": "Chapter 1", "layouts": "Chapters 2, 3 and 4", "reality": "Chapter 8"}
+            "cost": "Chapter 1", "layouts": "Chapters 2, 3 and 4", "reality": "Chapter 8", "realistic": "Chapters 8 and 9"}
 MAX_BATCH = 10**9   # the operating-batch search stops here (a bound past a billion sequences says nothing)
 PER_MILLION = 1e6
 #: The share of each GPU's HBM a plan gives to weights and KV by default; the rest is the runtime's reserve for
@@ -56,6 +72,26 @@ PER_MILLION = 1e6
 MEMORY_UTILIZATION = 0.9
 #: The most GPUs a plan takes (a million; more says nothing about a real deployment).
 MAX_GPUS = 10**6
+#: The request a plan assumes when it is given neither lengths nor a context (its first line says so): 1,000 prompt
+#: and 1,000 output tokens, the lengths TensorRT-LLM's performance tables lead with (Chapter 8's TensorRT-LLM rows).
+DEFAULT_LENGTHS = (1000, 1000)
+#: "offline": the largest throughput that fits; "server": the largest that meets time-to-first-token and
+#: time-per-output-token limits (MLPerf Inference's two datacentre scenarios for LLMs).
+SCENARIOS = ("offline", "server")
+
+_t_pre_alone, _t_pre_busy, _t_step, _ttft, _tpot = sp.symbols("t_alone t_busy t_step t_TTFT t_TPOT", positive=True)
+_b, _tau, _l_out = sp.symbols("B tau L_out", positive=True)
+TTFT_UNDER_LOAD = Formula(
+    _ttft, _t_pre_alone + _t_step,
+    source="course (Ch 9): a prompt that arrives waits for the decode step in flight, then prefills on its own "
+           "replica (roofline.prefill_bound with dense_devices / expert_devices)",
+    note="a bound: no queue of other prompts ahead of it")
+TPOT_UNDER_LOAD = Formula(
+    _tpot, _t_step / _tau + _b * _t_pre_busy / _l_out,
+    source="course (Ch 9): in steady state B / L_out requests finish, and as many start, per step; their prefills "
+           "(t_prefill,busy each, every GPU on prompts) share the GPUs with the step, so each output token waits "
+           "t_step / tau plus that share",
+    note="the same accounting as the throughput of requests: B tau output tokens per (t_step + B tau t_busy / L_out)")
 
 
 @dataclass(frozen=True)
@@ -86,6 +122,9 @@ class Plan:
     decode_settings: dict = field(default_factory=dict)     # what the headline decode figures were computed with
     pipeline: dict = field(default_factory=lambda: {"pp": 1, "fit_layout": None})   # pipeline stages, if any
     notes: str | None = None                                 # the model notes as this plan used them
+    headline: list = field(default_factory=list)             # the first lines: lengths, formats, throughput
+    lengths: dict = field(default_factory=dict)              # {"input", "output", "context", "defaulted"}
+    realistic: dict | None = None                            # the realistic estimate, when there is one
 
     def decode_step(self, batch: float) -> dict:
         """``roofline.decode_bound`` at ``batch`` with exactly the plan's layout, formats and context (over
@@ -112,7 +151,8 @@ class Plan:
         """``{"title", "notes", section: {key: {"label", "value", "text", "source"}}}``, sections in order. Strict
         JSON: a value that is not a finite number (an infinite balance batch) is None, with ``"reason"`` (the
         row's text) beside it."""
-        out: dict = {"title": self.heading, "notes": self.model_notes}
+        out: dict = {"title": self.heading, "headline": list(self.headline), "lengths": dict(self.lengths),
+                     "notes": self.model_notes}
         for name in SECTIONS:
             out[name] = {}
             for row in self.section(name):
@@ -132,12 +172,14 @@ class Plan:
 
     @property
     def heading(self) -> str:
-        return f"Plan: {self.title or self.model.name} on {self.deployment.name}"
+        """The first line: model, hardware and the request lengths (a default said as one)."""
+        first = f"Plan: {self.title or self.model.name} on {self.deployment.name}"
+        return first + (f" · {self.headline[0]}" if self.headline else "")
 
     def text(self) -> str:
-        """The plan as a plain-text table, one block per section."""
+        """The plan as a plain-text table: the headline, then one block per section."""
         width = max(len(row.label) for row in self.rows)
-        lines = [self.heading]
+        lines = [self.heading] + ["  " + line for line in self.headline[1:]]
         for name in SECTIONS:
             rows = self.section(name)
             if not rows:
@@ -153,8 +195,8 @@ class Plan:
         return self.text()
 
     def _repr_html_(self) -> str:
-        parts = [f"<b>{html.escape(self.heading)}</b>",
-                 "<table style='font-size:13px;border-collapse:collapse'>"]
+        parts = ([f"<b>{html.escape(self.heading)}</b>"] + [f"<br>{html.escape(line)}" for line in self.headline[1:]]
+                 + ["<table style='font-size:13px;border-collapse:collapse'>"])
         for name in SECTIONS:
             rows = self.section(name)
             if not rows:
@@ -340,9 +382,11 @@ def _quantized(value) -> tuple | None:
     """:func:`quantized_format` for any value (None for one that is not a str)."""
     if not isinstance(value, str):
         return None
-    key = "".join(value.lower().split()).replace("-", "").replace("_", "")
-    key = _QUANT_ALIASES.get(key, key)
-    group = re.fullmatch(r"int4g(\d{1,5})", key)
+    spaced = "".join(value.lower().split()).replace("_", "-")
+    # GPTQ's and AWQ's own spelling of a group: a size >= 1, or -1 for one group per column (per-channel). The
+    # sign is read, not dropped: "int4-g-1" is per-channel, "int4-g-64" no format at all.
+    group = re.fullmatch(r"(?:int4|awq|gptq|w4a16)-?g(-?\d{1,5})", spaced)
+    key = _QUANT_ALIASES.get(spaced.replace("-", ""), spaced.replace("-", ""))
     if group:
         key, size = "int4", int(group.group(1))
     elif key in QUANTIZED_FORMATS:
@@ -351,9 +395,9 @@ def _quantized(value) -> tuple | None:
         return None
     config, wish = QUANTIZED_FORMATS[key]
     if size is not None:
-        if size < 1:
+        if size < 1 and size != -1:
             return None
-        config = dict(config, group_size=size)
+        config = dict(config, group_size=size) if size > 0 else {"quant_method": "gptq", "bits": 4, "group_size": -1}
     description, per_value = hf_config._scheme(hf_config._Quant(config, "format"), 2)[:2]
     return key if size is None else f"int4-g{size}", per_value, description, wish
 
@@ -706,20 +750,26 @@ def _active_params_why(model: models.Model) -> str:
     return " (all but the input-embedding table, a lookup that does no FLOPs)"
 
 
-def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None, batch=None, n_systems: int = 1,
-         n_chips: int | None = None, weight_dtype=None, expert_weight_dtype=None, kv_dtype="bf16",
+def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target=None, batch=None, n_systems: int = 1,
+         n_chips: int | None = None, weight_dtype=None, expert_weight_dtype=None, kv_dtype=None,
          compute_dtype: str | None = None, expert_compute_dtype: str | None = None, layout="auto",
          attention_dtype: str | None = None, tokens_per_step: float = 1.0, tp: int | None = None,
          pp: int | None = None, ep: int | None = None, len_in=None, len_out=None, hit_rate: float = 0.0,
-         memory_utilization: float = MEMORY_UTILIZATION, name: str | None = None) -> Plan:
+         memory_utilization: float = MEMORY_UTILIZATION, name: str | None = None, ttft_target=None, tpot_target=None,
+         scenario: str | None = None, realistic_terms=None) -> Plan:
     """Plan serving ``model`` on ``system``: capacity, decode, prefill, cost, layouts and the reality band.
 
     - ``model``: a preset name (``models.names()``), a path to a Hugging Face ``config.json`` (or its dict),
       or a :class:`models.Model`.
     - ``system``: a ``hardware.System`` preset name or object, times ``n_systems``; or a chip name or
       object with ``n_chips`` (default 1), split into whole scale-up domains (:func:`collectives.deployment`).
-    - ``price_per_gpu_hour``: USD per GPU-hour. ``len_ctx``: tokens of context per sequence (decode reads
-      its KV; prefill computes it).
+    - ``price_per_gpu_hour``: USD per GPU-hour, or None (default): no cost lines. ``len_ctx``: tokens of context
+      per sequence (decode reads its KV; prefill computes it).
+    - ``scenario``: "offline" (the largest throughput, no latency limit) or "server" (the largest throughput that
+      meets ``ttft_target`` and ``tpot_target``, seconds: time to first token and time per output token under load,
+      :data:`TTFT_UNDER_LOAD` and :data:`TPOT_UNDER_LOAD`; the plan says which limit binds). Default: "server" when
+      a limit is given, else "offline".
+    - ``realistic_terms``: the terms of the realistic estimate that are on (:data:`realistic.TERMS`; default all).
     - The operating batch: ``batch`` if given (sequences decoding together across the deployment); else with
       ``latency_target`` (seconds per output token) the largest whole batch whose step bound meets it and
       that fits; else the largest whole batch that fits (throughput).
@@ -735,7 +785,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
       rest. They replace ``layout``.
     - ``len_in`` and ``len_out``: a request's input and output tokens. With them the plan gives time to first
       token, end-to-end latency and the throughput of requests (prefill plus decode), and ``len_ctx`` defaults to
-      the mean decode context ``len_in + len_out / 2``. ``hit_rate``: the prefix cache's share of input tokens.
+      the mean decode context ``len_in + len_out / 2``. With neither lengths nor ``len_ctx`` the plan takes
+      :data:`DEFAULT_LENGTHS` and its first line says so. ``hit_rate``: the prefix cache's share of input tokens.
     - ``memory_utilization``: the share of each GPU's HBM for weights and KV (default 0.9, vLLM's default); the
       rest is the runtime's reserve.
     - ``weight_dtype`` None (default): the config's stated format, else FP8, else the chip's best
@@ -752,9 +803,34 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     full = resolve_deployment(system, n_systems=n_systems, n_chips=n_chips)
     utilization = validate.scalar("memory_utilization", memory_utilization, maximum=1.0)
     deployment = measurements.with_hbm_fraction(full, utilization)
-    price = validate.scalar("price_per_gpu_hour", price_per_gpu_hour, maximum=1e6)
+    price = None if price_per_gpu_hour is None else validate.scalar("price_per_gpu_hour", price_per_gpu_hour,
+                                                                       maximum=1e6)
     if (len_in is None) != (len_out is None):
         raise ValueError("len_in and len_out must be given together (a request's input and output tokens)")
+    lengths_defaulted = len_in is None and len_ctx is None
+    if lengths_defaulted:
+        len_in, len_out = DEFAULT_LENGTHS
+    for label, value in (("len_in", len_in), ("len_out", len_out)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or (math.isfinite(value) and not float(value).is_integer())):
+            raise ValueError(f"{label} must be a whole number of tokens, got {validate._describe(value)}")
+    limits = {label: None if value is None else validate.scalar(label, value, maximum=1e4)
+              for label, value in (("ttft_target", ttft_target), ("tpot_target", tpot_target))}
+    if scenario is None:
+        scenario = "server" if any(v is not None for v in limits.values()) or latency_target is not None else "offline"
+    validate.choice("scenario", scenario, SCENARIOS)
+    if scenario == "offline" and (any(v is not None for v in limits.values()) or latency_target is not None):
+        raise ValueError("scenario 'offline' takes no latency limit (it is the largest throughput that fits): use "
+                         "scenario 'server' with ttft_target / tpot_target, or leave the limits out")
+    if scenario == "server" and all(v is None for v in limits.values()) and latency_target is None \
+            and batch is None:
+        raise ValueError("scenario 'server' needs a limit: ttft_target and/or tpot_target (seconds)")
+    if any(v is not None for v in limits.values()) and (batch is not None or latency_target is not None):
+        raise ValueError("ttft_target and tpot_target search for the batch: give them without batch and "
+                         "latency_target")
+    if limits["ttft_target"] is not None and len_in is None:
+        raise ValueError("ttft_target needs len_in and len_out (the prompt sets the time to first token)")
+    terms_on = realistic._terms(realistic_terms)
     if len_in is not None:
         len_in = validate.scalar("len_in", len_in, maximum=validate.COUNT_LIMIT)
         len_out = validate.scalar("len_out", len_out, maximum=validate.COUNT_LIMIT)
@@ -776,6 +852,8 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     tau = validate.scalar("tokens_per_step", tokens_per_step, maximum=64)
     if tau < 1:
         raise ValueError(f"tokens_per_step must be >= 1, got {tokens_per_step!r}")
+    kv_dtype_given = kv_dtype is not None
+    kv_dtype = "bf16" if kv_dtype is None else kv_dtype
     weights_named = _quantized(weight_dtype)
     experts_named = _quantized(expert_weight_dtype)
     weights_given = weight_dtype
@@ -839,17 +917,28 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     add = result.add
 
     # Inputs -------------------------------------------------------------------------------------
+    shapes = models.architecture_of(model.name)
     add("inputs", "model", "model", model.name,
-        f"{model.name}: {units.count(model.params_total)} params, {units.count(model.params_active)} active"
+        f"{model.name}" + (f" ({shapes}'s architecture: the same shapes)" if shapes else "")
+        + f": {units.count(model.params_total)} params, {units.count(model.params_active)} active"
         + _active_params_why(model), "models.Model.params_total, params_active")
     add("inputs", "deployment", "hardware", deployment.name,
         f"{n} × {chip.name} ({deployment.n_domains} scale-up domain{'s' if deployment.n_domains > 1 else ''} "
         f"of {deployment.chips_per_domain})", "collectives.deployment")
+    if chip.name not in hardware.CHIPS:
+        add("inputs", "custom_chip", "custom chip", chip.name,
+            f"{chip.notes} {units.bytes_(full.chip.hbm_capacity)} at {units.bytes_(chip.hbm_bandwidth)}/s; "
+            + ", ".join(f"{fmt.upper()} {value / 1e12:,.1f} TFLOP/s" for fmt, value in chip.flops.items()),
+            "hardware.custom_chip")
     one_by_default = n_chips is None and isinstance(resolve_unit(system), hardware.Chip)
     add("inputs", "n_chips", "GPUs", n, units.whole(n) + (" (a chip named without a count: give --gpus N, or "
                                                           "n_chips=N in Python, for more)" if one_by_default else ""),
         "collectives.Deployment.n_chips")
-    add("inputs", "price_per_gpu_hour", "price per GPU-hour", price, units.dollars(price))
+    add("inputs", "price_per_gpu_hour", "price per GPU-hour", price,
+        units.dollars(price) if price is not None else "not given: no cost lines (--price USD per GPU-hour adds them)")
+    add("inputs", "scenario", "scenario", scenario,
+        "offline: the largest throughput that fits, no latency limit" if scenario == "offline" else
+        "server: the largest throughput that meets the latency limits")
     add("inputs", "len_ctx", "context per sequence", len_ctx, units.tokens(len_ctx))
     add("inputs", "formats", "weights / experts / KV / compute", None,
         f"{_fmt(weight_dtype, weights_named)} / "
@@ -875,9 +964,15 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
         add("inputs", "hit_rate", "prefix-cache hit rate", hit, f"{hit:.0%} of input tokens")
     if tau != 1:
         add("inputs", "tokens_per_step", "tokens per step (speculative decoding)", tau, f"{tau:g}")
-    add("inputs", "target", "target", latency_target if latency_target is not None else batch,
-        (f"latency ≤ {units.seconds(latency_target)} per token" if latency_target is not None
-         else f"fixed batch of {units.whole(batch)}" if batch is not None else "throughput (largest batch that fits)"))
+    wanted = [f"time to first token ≤ {units.seconds(limits['ttft_target'])}"] if limits["ttft_target"] else []
+    wanted += [f"time per output token ≤ {units.seconds(limits['tpot_target'])}"] if limits["tpot_target"] else []
+    add("inputs", "target", "target",
+        latency_target if latency_target is not None else batch if batch is not None else
+        ({k: v for k, v in limits.items() if v is not None} or None),
+        (f"latency ≤ {units.seconds(latency_target)} per step" if latency_target is not None
+         else f"fixed batch of {units.whole(batch)}" if batch is not None
+         else " and ".join(wanted) + " (largest throughput that meets them)" if wanted
+         else "throughput (largest batch that fits)"))
     add("inputs", "layout", "headline layout", None if chosen is None else fit_layout.name,
         (_degrees_text(degrees) if degrees is not None and degrees["pp"] > 1 else _layout_label(chosen, model))
         + (" (one big chip: weights and KV split evenly, an optimistic bound)" if chosen is None else "")
@@ -980,9 +1075,36 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                       kv_dtype=kv_dtype)
     add("decode", "fit_limit", "largest batch that fits (headline layout)", math.floor(fit),
         units.whole(math.floor(fit)) + " sequences", "roofline.batch_that_fits")
-    operating, why = _operating_batch(step, fit=fit, batch=batch, latency_target=latency_target)
+    pre_alone = pre_busy = None
+    group = {}
+    if len_in is not None:   # one request alone: its TP group for attention and dense layers, its EP group for experts
+        group = ({} if degrees is None else
+                 {"dense_devices": degrees["tp"], "expert_devices": max(1, degrees["ep"] // degrees["pp"])})
+        prefill_settings = dict(hit_rate=hit, compute_dtype=compute, expert_compute_dtype=expert_compute,
+                                attention_dtype=attention_dtype, layout=fit_layout, weight_dtype=bytes_w,
+                                expert_weight_dtype=bytes_e)
+        pre_alone = roofline.prefill_bound(model, deployment, len_in=len_in, **prefill_settings, **group)["t_prefill"]
+        pre_busy = roofline.prefill_bound(model, deployment, len_in=len_in, **prefill_settings)["t_prefill"]
+
+    def under_load(b):
+        """Time to first token and time per output token at batch ``b`` (TTFT_UNDER_LOAD, TPOT_UNDER_LOAD)."""
+        t = step(b)["t"]
+        out = {"tpot": t / tau if pre_busy is None else TPOT_UNDER_LOAD(
+            t_step=t, tau=tau, B=b, t_busy=pre_busy, L_out=len_out)}
+        if pre_alone is not None:
+            out["ttft"] = TTFT_UNDER_LOAD(t_alone=pre_alone, t_step=t)
+        return out
+
+    binds = None
+    if any(v is not None for v in limits.values()):
+        operating, why, binds = _batch_for_limits(under_load, fit=fit, ttft=limits["ttft_target"],
+                                                  tpot=limits["tpot_target"])
+    else:
+        operating, why = _operating_batch(step, fit=fit, batch=batch, latency_target=latency_target)
     add("decode", "batch", "operating batch", operating,
         (units.whole(operating) + " sequences" if operating else "none") + f" ({why})")
+    if binds is not None:
+        add("decode", "binds", "what binds the batch", binds, binds, "plan.TTFT_UNDER_LOAD, plan.TPOT_UNDER_LOAD")
     if operating:
         at = step(operating)
         per_gpu = at["tokens_per_s"] / n
@@ -1015,14 +1137,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     # Requests --------------------------------------------------------------------------------------
     serving = None
     if len_in is not None:
-        # one request alone: its TP group for attention and dense layers (stages in turn), its EP group for experts
-        group = ({} if degrees is None else
-                 {"dense_devices": degrees["tp"], "expert_devices": max(1, degrees["ep"] // degrees["pp"])})
-        first = roofline.prefill_bound(model, deployment, len_in=len_in, hit_rate=hit, compute_dtype=compute,
-                                       expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
-                                       layout=fit_layout, weight_dtype=bytes_w, expert_weight_dtype=bytes_e,
-                                       **group)
-        ttft = first["t_prefill"]
+        ttft = pre_alone
         on = ""
         if group:
             width = group["dense_devices"]
@@ -1039,10 +1154,13 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                 "prefill_bound + len_out × decode_bound")
             # Each request: its prefill's share of the whole deployment (a stream of prompts keeps every GPU
             # busy), then len_out steps shared with the batch (Chapter 8's "serving" rows are bounded the same way).
-            busy = roofline.prefill_bound(model, deployment, len_in=len_in, hit_rate=hit, compute_dtype=compute,
-                                          expert_compute_dtype=expert_compute, attention_dtype=attention_dtype,
-                                          layout=fit_layout, weight_dtype=bytes_w,
-                                          expert_weight_dtype=bytes_e)["t_prefill"]
+            busy = pre_busy
+            loaded = under_load(operating)
+            add("requests", "ttft_under_load", "time to first token under load", loaded["ttft"],
+                f"{units.seconds(loaded['ttft'])} (the step in flight, then its prefill)", "plan.TTFT_UNDER_LOAD")
+            add("requests", "tpot_under_load", "time per output token under load", loaded["tpot"],
+                f"{units.seconds(loaded['tpot'])} (the step, plus the prompts prefilled meanwhile)",
+                "plan.TPOT_UNDER_LOAD")
             seconds = busy + len_out * at["t"] / (operating * tau)
             serving = len_out / seconds
             add("requests", "output_tokens_per_s", "output tokens/s, whole deployment (prefill included)", serving,
@@ -1053,7 +1171,9 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                 units.rate(serving / len_out, "requests/s"), "the line above / len_out")
 
     # Cost --------------------------------------------------------------------------------------------
-    if fit >= 1:
+    if price is None:
+        pass
+    elif fit >= 1:
         cost_in = roofline.cost_per_token(step_time=pre["t_prefill"], batch=len_ctx, n_chips=n,
                                           price_chip_hour=price) * PER_MILLION
         add("cost", "usd_per_million_input", "$ per million input tokens", cost_in, units.dollars(cost_in),
@@ -1061,7 +1181,7 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
     else:   # no price for a deployment that does not fit (issue 30)
         add("cost", "usd_per_million_input", "$ per million input tokens", None,
             "none: the deployment does not fit (the weights, or one sequence's KV)")
-    if operating:
+    if operating and price is not None:
         cost_out = roofline.cost_per_token(step_time=at["t"], batch=operating * tau, n_chips=n,
                                            price_chip_hour=price) * PER_MILLION
         add("cost", "usd_per_million_output", "$ per million output tokens", cost_out, units.dollars(cost_out),
@@ -1123,10 +1243,111 @@ def plan(model, system, *, price_per_gpu_hour, len_ctx=None, latency_target=None
                   model=model, regime=regime, fraction=utilization)
     _band(add, "prefill", "prefill", "input tokens/s per GPU", pre["input_tokens_per_s"] / n, model=model,
           regime="compute", fraction=utilization)
+    # Realistic estimate ----------------------------------------------------------------------------
+    result.realistic = None
+    if operating and pp == 1:
+        result.realistic = _realistic(add, model, deployment, system=system, n_chips=n_chips, batch=operating,
+                                      len_ctx=len_ctx, len_in=len_in, len_out=len_out, hit=hit, tau=tau,
+                                      terms=terms_on, decode=common, bound=serving if serving is not None else
+                                      at["tokens_per_s"], prefill=dict(
+                                          compute_dtype=compute, expert_compute_dtype=expert_compute,
+                                          attention_dtype=attention_dtype, layout=fit_layout, weight_dtype=bytes_w,
+                                          expert_weight_dtype=bytes_e))
+    elif operating:
+        add("realistic", "not_modelled", "realistic estimate", None,
+            "not modelled with pipeline stages: the bound above is the estimate")
+
+    # Headline: the first lines a reader sees --------------------------------------------------------
+    result.lengths = {"input": len_in, "output": len_out, "context": len_ctx, "defaulted": lengths_defaulted}
+    result.headline = _headline(result, chip=chip, formats_why=formats_why, weights=_fmt(weight_dtype, weights_named),
+                                kv=_fmt(kv_dtype), compute=compute, kv_given=kv_dtype_given, binds=binds,
+                                operating=operating, serving=serving, n=n,
+                                bound=(at["tokens_per_s"] if operating else None))
     if chip.name.upper().startswith("TPU"):   # a TPU is a chip, not a GPU (issue 30): the words, not the keys
         result.rows = [dataclasses.replace(row, label=_chip_words(row.label), text=_chip_words(row.text))
                        for row in result.rows]
     return result
+
+
+def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_in, len_out, hit, tau, terms, decode,
+               bound, prefill) -> dict:
+    """The realistic estimate beside the bound (:mod:`lecture_lib.realistic`), with what each term costs: the rate
+    with every chosen term, and with each one switched off in turn."""
+    n = deployment.n_chips
+    scale_out = resolve_unit(system, n_chips=n_chips).scale_out_bandwidth
+    engine = measurements.engine_efficiency(deployment.chip.generation)
+
+    def rate(chosen):
+        step = realistic.decode_step(model, deployment, batch=batch, len_ctx=len_ctx, terms=chosen, engine=engine,
+                                     scale_out_bandwidth=scale_out, **decode)
+        if len_in is None:
+            return step["tokens_per_s"], step
+        pre = realistic.prefill_time(model, deployment, len_in=len_in, hit_rate=hit, terms=chosen,
+                                     scale_out_bandwidth=scale_out, **prefill)
+        seconds = pre["t_prefill"] + len_out * step["t"] / (batch * tau)
+        return len_out / seconds * step["engine"], step
+
+    value, step = rate(terms)
+    what = "output tokens/s per GPU" + (" (prefill included)" if len_in is not None else "")
+    source = "realistic.decode_step" + (" + realistic.prefill_time" if len_in is not None else "")
+    add("realistic", "tokens_per_s_per_gpu", f"realistic {what}", value / n,
+        f"{units.rate(value / n)}: {value / bound:.0%} of the bound's {units.rate(bound / n)}", source)
+    add("realistic", "share_of_bound", "realistic / bound", value / bound, f"{value / bound:.0%}", source)
+    pieces = step["pieces"]
+    for term in realistic.TERMS:
+        if term not in terms:
+            add("realistic", f"term_{term}", f"off: {term}", None, realistic.TERM_TITLES[term] + " (switched off)",
+                source)
+            continue
+        without, _ = rate(terms - {term})
+        cost = 1 - value / without
+        detail = ""
+        if term == "imbalance" and model.is_moe:
+            detail = f"; busiest device ×{pieces['imbalance'] * pieces['routing_skew']:.2f} the mean"
+        elif term == "small_matmuls" and model.is_moe:
+            detail = (f"; {pieces['tokens_per_expert']:.0f} tokens per expert, tiles {pieces['tile_efficiency']:.0%} "
+                      f"full" + (", weights streamed at a small matmul's bandwidth"
+                                 if pieces["small_matmul_reads"] else ""))
+        elif term == "communication":
+            detail = (f"; all-to-all {units.seconds(pieces['a2a'])}, TP all-reduces "
+                      f"{units.seconds(pieces['tp_all_reduce'])} per step")
+        elif term == "engine":
+            detail = f"; factor {step['engine']:.2f}, measured on Chapter 8's dense {deployment.chip.generation} rows"
+        add("realistic", f"term_{term}", f"term: {term}", cost,
+            f"costs {cost:.0%} — {realistic.TERM_TITLES[term]}{detail}", source)
+    return {"tokens_per_s": value, "share_of_bound": value / bound, "step": step}
+
+
+def _headline(result, *, chip, formats_why, weights, kv, compute, kv_given, binds, operating, serving, n, bound):
+    """The plan's first lines: the request lengths (and whether they are a default), the formats with the KV's
+    beside the weights' (and a format the chip lacks), the throughput bound beside the realistic estimate, and what
+    binds the batch."""
+    lengths = result.lengths
+    if lengths["defaulted"]:
+        said = (f"DEFAULT request lengths {units.whole(lengths['input'])} in / {units.whole(lengths['output'])} out "
+                f"tokens (none given: --input-len and --output-len change them)")
+    elif lengths["input"] is not None:
+        said = f"requests of {units.whole(lengths['input'])} in / {units.whole(lengths['output'])} out tokens"
+    else:
+        said = (f"decode context {units.tokens(lengths['context'])} as given; no request lengths (--input-len and "
+                f"--output-len add time to first token and request rates)")
+    lines = [said]
+    lacks = [part.strip() for part in formats_why.split(";") if "does not compute in" in part]
+    lines.append(f"formats: weights {weights} · KV {kv}" + ("" if kv_given else " (default)")
+                 + f" · matmuls {compute.upper()}" + (f" — {lacks[0]}" if lacks else ""))
+    if operating:
+        rate = serving if serving is not None else bound
+        text = f"throughput bound {units.rate(rate / n)} per GPU"
+        if result.realistic is not None:
+            text += (f"; realistic {units.rate(result.realistic['tokens_per_s'] / n)} per GPU "
+                     f"({result.realistic['share_of_bound']:.0%} of the bound)")
+        if binds:
+            text += f"; the batch is bound by {binds}"
+        lines.append(text)
+    else:
+        row = next((row for row in result.rows if row.key == "batch"), None)
+        lines.append("no operating batch: " + (row.text if row is not None else "see Decode"))
+    return lines
 
 
 def _chip_words(text: str) -> str:
@@ -1203,6 +1424,40 @@ def _band(add, kind: str, key: str, what: str, bound: float, *, model, regime: s
         "bound × reality_band")
 
 
+_LIMIT_WORDS = {"ttft": "time to first token", "tpot": "time per output token"}
+
+
+def _batch_for_limits(under_load, *, fit: float, ttft, tpot) -> tuple:
+    """The largest whole batch that fits and whose time to first token and time per output token under load
+    (``under_load(b)``, both rising with the batch) meet ``ttft`` and ``tpot`` (seconds; None: no limit).
+    Returns ``(batch or None, why, what binds)``: "memory" when the largest batch that fits meets both, else the
+    limit the next batch would break."""
+    wanted = {key: value for key, value in (("ttft", ttft), ("tpot", tpot)) if value is not None}
+
+    def broken(b):
+        got = under_load(b)
+        return [key for key, limit in wanted.items() if got[key] > limit]
+
+    if fit < 1:
+        return None, "the weights, or one sequence's KV, do not fit", "memory"
+    largest = min(math.floor(fit), MAX_BATCH)
+    first = broken(1)
+    if first:
+        names = " and ".join(_LIMIT_WORDS[key] for key in first)
+        return None, f"even batch 1 breaks the {names} limit", " and ".join(_LIMIT_WORDS[key] for key in first)
+    if not broken(largest):
+        return largest, "largest that fits; it meets every limit", "memory (the largest batch that fits)"
+    low, high = 1, largest            # low meets every limit, high does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        if broken(middle):
+            high = middle
+        else:
+            low = middle
+    names = " and ".join(_LIMIT_WORDS[key] for key in broken(high))
+    return low, "largest that meets every limit", f"the {names} limit (one more sequence breaks it)"
+
+
 def _operating_batch(step, *, fit: float, batch, latency_target) -> tuple[float | None, str]:
     """The batch the plan runs at, and why (see :func:`plan`)."""
     if fit < 1:
@@ -1258,7 +1513,8 @@ FLAGS = {"price_per_gpu_hour": "--price", "len_ctx": "--context", "latency_targe
          "expert_compute_dtype": "--compute", "attention_dtype": "--attention", "tokens_per_step": "--tokens-per-step",
          "len_in": "--input-len", "len_out": "--output-len", "hit_rate": "--hit-rate",
          "memory_utilization": "--memory-utilization", "tp": "--tp", "pp": "--pp", "ep": "--ep",
-         }
+         "ttft_target": "--ttft-ms", "tpot_target": "--tpot-ms", "scenario": "--scenario",
+         "realistic_terms": "--without"}
 _PARAMETER = re.compile(r"(?<![\w-])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")(?![\w-])")
 
 
@@ -1292,9 +1548,14 @@ def _number(flag: str, kind=float, *, minimum=None):
 def _format(flag: str):
     def parse(text: str):
         try:
-            return float(text)
+            number = float(text)
         except ValueError:
             pass
+        else:
+            try:
+                return models._bytes_per(flag, number)
+            except ValueError as error:
+                raise argparse.ArgumentTypeError(str(error)) from None
         try:
             value = format_name(text, flag)
             return text if quantized_format(text) is not None else value   # plan() names it and picks its compute
@@ -1303,9 +1564,70 @@ def _format(flag: str):
     return parse
 
 
-def _contexts(text: str) -> list:
+def _whole(flag: str):
+    """An argparse type: a whole number of tokens for ``flag`` (``1e3`` is 1000; ``2.5`` is refused)."""
+    def parse(text: str):
+        value = _number(flag)(text)
+        if not float(value).is_integer() or value < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be a whole number of tokens (at least 1), got {text!r}")
+        return value
+    return parse
+
+
+def _tflops(text: str) -> dict:
+    """--tflops "bf16=1307.4,fp8=2614.9": dense TFLOP/s per format."""
+    out = {}
+    for part in text.replace(" ", "").split(","):
+        fmt, _, value = part.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if fmt.lower() not in models.BYTES_PER_VALUE or not math.isfinite(number) or number <= 0:
+            raise argparse.ArgumentTypeError(f"--tflops must be FORMAT=TFLOPS pairs separated by commas, formats among "
+                                             f"{sorted(models.BYTES_PER_VALUE)} (e.g. bf16=1307.4,fp8=2614.9), got "
+                                             f"{text!r}")
+        out[fmt.lower()] = number
+    return out
+
+
+_CHIP_FLAGS = {"hbm_gb": ("hbm_capacity", 1e9), "hbm_tbs": ("hbm_bandwidth", 1e12), "scale_up": ("scale_up_domain", 1),
+               "scale_up_gbs": ("scale_up_bandwidth", 1e9), "scale_out_gbs": ("scale_out_bandwidth", 1e9)}
+
+
+def _custom_system(args):
+    """SYSTEM as the command line gives it: a chip JSON file, a custom chip from the chip flags (a chip preset named
+    as SYSTEM is their base), or the preset name itself."""
+    given = {field: getattr(args, flag) * scale if field != "scale_up_domain" else getattr(args, flag)
+             for flag, (field, scale) in _CHIP_FLAGS.items() if getattr(args, flag) is not None}
+    if args.tflops is not None:
+        given["flops"] = {fmt: value * 1e12 for fmt, value in args.tflops.items()}
+    if args.system.lower().endswith(".json"):
+        if given:
+            raise ValueError("give a chip JSON file or the chip flags (--hbm-gb, --tflops, ...), not both")
+        return hardware.chip_from_json(args.system)
+    if not given:
+        return args.system
     try:
-        values = [float(part) for part in text.replace(" ", "").split(",") if part]
+        base = hardware.get(args.system)
+    except KeyError:
+        base = None
+    try:
+        return hardware.custom_chip(name=args.system if base is None else f"{base.name} (custom)", base=base, **given)
+    except ValueError as error:
+        names = {"hbm_capacity": "--hbm-gb", "hbm_bandwidth": "--hbm-tbs", "flops": "--tflops",
+                 "scale_up_domain": "--scale-up", "scale_up_bandwidth": "--scale-up-gbs",
+                 "scale_out_bandwidth": "--scale-out-gbs"}
+        raise ValueError(re.sub("|".join(names), lambda match: names[match.group(0)], str(error))) from None
+
+
+def _contexts(text: str) -> list:
+    parts = text.replace(" ", "").split(",")
+    if any(not part for part in parts):
+        raise argparse.ArgumentTypeError(f"--sweep-context must be tokens separated by single commas (e.g. "
+                                         f"1024,8192,65536), got {text!r}: an empty entry")
+    try:
+        values = [float(part) for part in parts]
     except ValueError:
         raise argparse.ArgumentTypeError(f"--sweep-context must be tokens separated by commas (e.g. "
                                          f"1024,8192,65536), got {text!r}") from None
@@ -1326,7 +1648,8 @@ formats (--weights, --expert-weights, --kv, --compute, --attention), case-insens
   """ + ", ".join(sorted(models.BYTES_PER_VALUE)) + """ (also bfloat16, float16, float8), or bytes per value.
   Stored formats with their scales (--weights, --expert-weights; bytes as a config's quantization_config gives
   them): """ + ", ".join(f"{key} ({quantized_format(key)[1]:.5g})" for key in sorted(QUANTIZED_FORMATS)) + """;
-  int4 is AWQ/GPTQ in groups of 128 (int4-g64 for groups of 64; awq and gptq name it too).
+  int4 is AWQ/GPTQ in groups of 128 (int4-g64 for groups of 64, int4-g-1 for GPTQ's one group per column;
+  awq and gptq name it too).
   --compute and --attention must be formats the chip computes in.
   Without --weights a plan uses the format the config states, else FP8, else the chip's best (A100, TPUs: BF16)."""
 
@@ -1338,16 +1661,39 @@ def main(argv=None) -> int:
                      epilog=_LENGTHS)
     parser.add_argument("model", help="a model preset name, a Hugging Face config.json, or the folder holding one")
     parser.add_argument("system", help="a system preset (e.g. 'HGX H100') or a chip name with --gpus")
-    parser.add_argument("--price", type=_number("--price"), required=True, help="USD per GPU-hour")
+    parser.add_argument("--price", type=_number("--price"),
+                        help="USD per GPU-hour (optional: without it, no cost lines)")
+    parser.add_argument("--scenario", choices=SCENARIOS,
+                        help="offline: the largest throughput that fits; server: the largest that meets --ttft-ms and "
+                             "--tpot-ms (default: server when a limit is given, else offline)")
+    parser.add_argument("--ttft-ms", type=_number("--ttft-ms"),
+                        help="limit on the time to first token under load, milliseconds (p99 limits are stricter "
+                             "than the mean this bounds)")
+    parser.add_argument("--tpot-ms", type=_number("--tpot-ms"),
+                        help="limit on the time per output token under load, milliseconds")
+    parser.add_argument("--without", action="append", choices=realistic.TERMS, default=[], metavar="TERM",
+                        help="switch a term of the realistic estimate off (repeatable): " + ", ".join(realistic.TERMS))
     parser.add_argument("--context", type=_number("--context"),
                         help="tokens of context per sequence while decoding (see 'lengths' below)")
-    parser.add_argument("--input-len", type=_number("--input-len"), help="prompt tokens per request")
-    parser.add_argument("--output-len", type=_number("--output-len"), help="generated tokens per request")
+    parser.add_argument("--input-len", type=_whole("--input-len"), help="prompt tokens per request")
+    parser.add_argument("--output-len", type=_whole("--output-len"), help="generated tokens per request")
     parser.add_argument("--sweep-context", type=_contexts, metavar="T1,T2,...",
                         help="also print a table over these context lengths")
     parser.add_argument("--latency-ms", type=_number("--latency-ms"), help="target milliseconds per output token")
     parser.add_argument("--batch", type=_number("--batch"), help="a fixed operating batch instead of a target")
     parser.add_argument("--gpus", type=_number("--gpus", int), help="how many chips, when SYSTEM names a chip")
+    chip = parser.add_argument_group("a chip the presets lack (SYSTEM is then its name, or a chip preset to start "
+                                     "from; SYSTEM may also be a chip JSON file, see hardware.chip_from_json)")
+    chip.add_argument("--hbm-gb", type=_number("--hbm-gb", minimum=0.001), help="HBM capacity per chip, GB")
+    chip.add_argument("--hbm-tbs", type=_number("--hbm-tbs", minimum=0.001), help="HBM bandwidth per chip, TB/s")
+    chip.add_argument("--tflops", type=_tflops, metavar="FMT=TFLOPS,...",
+                      help="dense peak TFLOP/s per format, e.g. bf16=1307.4,fp8=2614.9 (halve 'with sparsity' figures)")
+    chip.add_argument("--scale-up", type=_number("--scale-up", int), help="chips in one scale-up domain (NVLink, "
+                                                                         "Infinity Fabric)")
+    chip.add_argument("--scale-up-gbs", type=_number("--scale-up-gbs", minimum=0.001),
+                      help="scale-up bandwidth per chip, one direction, GB/s")
+    chip.add_argument("--scale-out-gbs", type=_number("--scale-out-gbs", minimum=0.001),
+                      help="network bandwidth per chip, one direction, GB/s")
     parser.add_argument("--systems", type=_number("--systems", int), default=1,
                         help="how many copies of SYSTEM (default 1)")
     parser.add_argument("--tp", type=_number("--tp", int), help="tensor-parallel degree (DP is what remains)")
@@ -1356,7 +1702,8 @@ def main(argv=None) -> int:
     parser.add_argument("--weights", type=_format("--weights"),
                         help="weight format (default: the config's, else fp8, else the chip's best)")
     parser.add_argument("--expert-weights", type=_format("--expert-weights"), help="routed-expert weight format")
-    parser.add_argument("--kv", default="bf16", type=_format("--kv"), help="KV-cache format (default bf16)")
+    parser.add_argument("--kv", type=_format("--kv"), help="KV-cache format (default bf16; printed beside the "
+                                                              "weights' in the plan's second line)")
     parser.add_argument("--compute", type=_format("--compute"),
                         help="compute format (default: the weight format if the chip has it, else its best)")
     parser.add_argument("--attention", type=_format("--attention"),
@@ -1374,13 +1721,20 @@ def main(argv=None) -> int:
     parser.add_argument("--name", help="the plan's title (default: the config's _name_or_path or its folder)")
     parser.add_argument("--json", action="store_true", help="print strict JSON instead of a table")
     args = parser.parse_args(argv)
-    if args.context is None and args.input_len is None:
-        parser.error("give --context, or --input-len and --output-len")
     if (args.input_len is None) != (args.output_len is None):
         parser.error("--input-len and --output-len go together")
-    if args.latency_ms is not None and args.latency_ms <= 0:
-        parser.error(f"--latency-ms must be > 0, got {args.latency_ms:g}")
-    kwargs = dict(price_per_gpu_hour=args.price,
+    for flag in ("latency_ms", "ttft_ms", "tpot_ms"):
+        value = getattr(args, flag)
+        if value is not None and value <= 0:
+            parser.error(f"--{flag.replace('_', '-')} must be > 0, got {value:g}")
+    try:
+        system = _custom_system(args)
+    except ValueError as error:
+        parser.error(str(error))
+    kwargs = dict(price_per_gpu_hour=args.price, scenario=args.scenario,
+                  ttft_target=None if args.ttft_ms is None else args.ttft_ms / 1e3,
+                  tpot_target=None if args.tpot_ms is None else args.tpot_ms / 1e3,
+                  realistic_terms=[term for term in realistic.TERMS if term not in args.without],
                   latency_target=None if args.latency_ms is None else args.latency_ms / 1e3, batch=args.batch,
                   n_systems=args.systems, n_chips=args.gpus, weight_dtype=args.weights,
                   expert_weight_dtype=args.expert_weights, kv_dtype=args.kv, compute_dtype=args.compute,
@@ -1389,9 +1743,9 @@ def main(argv=None) -> int:
                   len_out=args.output_len, hit_rate=args.hit_rate, memory_utilization=args.memory_utilization,
                   name=args.name)
     try:
-        result = plan(args.model, args.system, len_ctx=args.context, **kwargs)
+        result = plan(args.model, system, len_ctx=args.context, **kwargs)
         sweep = [] if not args.sweep_context else [
-            (context, plan(args.model, args.system, len_ctx=context, **kwargs)) for context in args.sweep_context]
+            (context, plan(args.model, system, len_ctx=context, **kwargs)) for context in args.sweep_context]
     except (ValueError, KeyError) as error:
         message = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
         print(f"{parser.prog}: error: {flag_message(message)}", file=sys.stderr)

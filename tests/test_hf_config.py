@@ -793,3 +793,46 @@ def test_every_field_the_reader_knows_is_checked_even_when_unused(key, field, va
     config = dict(CONFIGS[key], **{field: value})
     with pytest.raises(ValueError, match=repr(field)):
         hf_config.from_hf_config(config)
+
+
+# --- issue 48 §4: every default taken for a missing field is in the notes, with transformers' own per-family value
+
+def _without(key, field, *, inner=False):
+    config = json.loads(json.dumps(CONFIGS[key]))
+    (config["text_config"] if inner else config).pop(field)
+    return config
+
+
+def test_gpt_oss_without_kv_heads_takes_transformers_default_of_8_and_says_so():
+    # transformers' GptOssConfig(num_key_value_heads=8); one KV head per attention head would be 8x the KV
+    full = hf_config.from_hf_config(CONFIGS["openai/gpt-oss-120b"])
+    model = hf_config.from_hf_config(_without("openai/gpt-oss-120b", "num_key_value_heads"))
+    assert model.n_kv_heads == 8
+    assert model.kv_bytes_per_token(2) == full.kv_bytes_per_token(2)
+    assert "num_key_value_heads=8" in model.notes
+
+
+def test_a_missing_kv_head_count_without_a_family_default_is_one_per_attention_head_and_said():
+    model = hf_config.from_hf_config(_without("meta-llama/Meta-Llama-3-70B", "num_key_value_heads"))
+    assert model.n_kv_heads == 64
+    assert "num_key_value_heads is not in the file" in model.notes and "one KV head per attention head" in model.notes
+
+
+def test_gemma3_without_head_dim_takes_256_and_says_so():
+    model = hf_config.from_hf_config(_without("google/gemma-3-27b-it", "head_dim", inner=True))
+    assert model.d_head == 256          # transformers' Gemma3TextConfig(head_dim=256), not hidden / heads = 168
+    assert "head_dim=256" in model.notes
+
+
+def test_deepseek_v3_without_q_lora_rank_takes_1536_and_a_null_one_is_full_rank():
+    full = hf_config.from_hf_config(CONFIGS["deepseek-ai/DeepSeek-V3"])
+    missing = hf_config.from_hf_config(_without("deepseek-ai/DeepSeek-V3", "q_lora_rank"))
+    assert missing.q_lora_rank == 1536 and missing.params_total == full.params_total
+    assert "q_lora_rank=1536" in missing.notes
+    null = hf_config.from_hf_config(dict(CONFIGS["deepseek-ai/DeepSeek-V3"], q_lora_rank=None))
+    assert null.q_lora_rank == 0 and "full rank" in null.notes
+
+
+def test_a_missing_head_dim_read_as_hidden_over_heads_is_said():
+    model = hf_config.from_hf_config(CONFIGS["meta-llama/Meta-Llama-3-70B"])   # the file has no head_dim
+    assert model.d_head == 128 and "head_dim=128" in model.notes

@@ -300,7 +300,7 @@ def test_active_never_exceeds_total(m):
 
 
 @settings(max_examples=100, deadline=None)
-@given(any_model(), st.floats(0.01, 64), st.floats(0.01, 64))
+@given(any_model(), st.floats(models.MIN_BYTES_PER_VALUE, 64), st.floats(models.MIN_BYTES_PER_VALUE, 64))
 def test_kv_bytes_scale_linearly_with_bytes_per_value(m, a, b):
     assert math.isclose(m.kv_bytes_per_token(a) * b, m.kv_bytes_per_token(b) * a, rel_tol=1e-12)
 

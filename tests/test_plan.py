@@ -305,7 +305,7 @@ def test_cli_prints_the_same_table_and_json():
 @pytest.mark.parametrize("args, word", [
     (["llama-3-70b", "H200", "--price", "-3", "--context", "4096"], "--price must be > 0"),
     (["llama-3-70b", "nothing", "--price", "3", "--context", "4096"], "system"),
-    (["llama-3-70b", "H200", "--context", "4096"], "--price"),
+    (["llama-3-70b", "H200", "--context", "4096", "--ttft-ms", "0"], "--ttft-ms"),
     (["missing/config.json", "H200", "--price", "3", "--context", "4096"], "cannot be read"),
 ])
 def test_cli_errors_are_one_line_with_exit_code_2(args, word):
@@ -554,7 +554,7 @@ def test_json_is_strict_and_carries_the_title_and_the_notes(tmp_path):
     result = _cli(str(folder), "H100", "--price", "2", "--context", "200000", "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout, parse_constant=lambda name: pytest.fail(f"non-JSON constant {name}"))
-    assert data["title"] == "Plan: my-llama-8b on 1 × H100"
+    assert data["title"].startswith("Plan: my-llama-8b on 1 × H100 · decode context 200,000 tokens as given")
     assert "transformers' defaults" in data["notes"]
     assert '"inf"' not in result.stdout and "Infinity" not in result.stdout
     named = _cli(str(folder / "config.json"), "H100", "--price", "2", "--context", "1024", "--name", "ours")
@@ -638,3 +638,68 @@ def test_the_explorer_plans_one_to_eight_gpus_of_a_chip_in_any_format():
         assert "does not compute in FP8" in explorer.readout.value
     finally:
         explorer.view.figure.clear()
+
+
+# --- issue 48 §4: quantized formats as their tools define them; every flag's error names that flag -----------
+
+def test_int4_g_minus_1_is_gptq_per_channel_not_groups_of_one():
+    name, per_value, description, _ = planner.quantized_format("int4-g-1")
+    assert name == "int4-g-1" and per_value == 0.5 and "one group per column" in description
+    assert planner.quantized_format("int4g-1")[1] == 0.5 and planner.quantized_format("gptq-g-1")[1] == 0.5
+    assert planner.quantized_format("int4-g1")[1] == 0.5 + 2.5 / 1      # groups of one: what "g1" says
+    out = _cli("llama-3-70b", "HGX H100", "--context", "1000", "--weights", "int4-g-1")
+    assert out.returncode == 0 and "int4-g-1 (4 bits (0.5 bytes))" in out.stdout
+
+
+def test_a_negative_group_other_than_minus_1_is_no_format():
+    assert planner.quantized_format("int4-g-64") is None              # the sign is read, not dropped
+    assert planner.quantized_format("int4-g64")[0] == "int4-g64"
+    with pytest.raises(ValueError, match="weight_dtype"):
+        planner.format_name("int4-g-64", "weight_dtype")
+    out = _cli("llama-3-70b", "HGX H100", "--context", "1000", "--weights", "int4-g-64")
+    assert out.returncode == 2 and "--weights" in out.stderr
+
+
+@pytest.mark.parametrize("flag", ["--weights", "--expert-weights", "--kv"])
+def test_a_format_given_as_a_tiny_byte_count_names_its_own_flag(flag):
+    out = _cli("deepseek-v3", "HGX H200", "--context", "1000", flag, "1e-320")
+    assert out.returncode == 2
+    line = out.stderr.strip().splitlines()[-1]
+    assert f"argument {flag}:" in line and "half a bit" in line
+    others = {"--weights", "--expert-weights", "--kv"} - {flag}
+    assert not any(f"{other} " in line or f"{other}:" in line or f"{other}=" in line for other in others)
+
+
+def test_sweep_context_with_an_empty_entry_is_refused_naming_the_flag():
+    out = _cli("llama-3-70b", "HGX H100", "--context", "1000", "--sweep-context", "1,,2")
+    assert out.returncode == 2 and "--sweep-context" in out.stderr and "empty entry" in out.stderr
+
+
+@pytest.mark.parametrize("flag", ["--input-len", "--output-len"])
+def test_request_lengths_must_be_whole_tokens(flag):
+    args = {"--input-len": "1000", "--output-len": "100", flag: "2.5"}
+    out = _cli("llama-3-70b", "HGX H100", *[part for pair in args.items() for part in pair])
+    assert out.returncode == 2 and f"argument {flag}:" in out.stderr and "whole number of tokens" in out.stderr
+    good = {"--input-len": "1000", "--output-len": "100", flag: "1e3"}
+    assert _cli("llama-3-70b", "HGX H100", *[part for pair in good.items() for part in pair]).returncode == 0
+
+
+BAD_VALUES = {"--context": "-5", "--input-len": "0", "--output-len": "0", "--latency-ms": "-1", "--batch": "0",
+              "--gpus": "0", "--systems": "0", "--tp": "3", "--pp": "7", "--ep": "5", "--weights": "fp7",
+              "--expert-weights": "fp7", "--kv": "fp7", "--compute": "fp4", "--attention": "fp4",
+              "--tokens-per-step": "0.5", "--hit-rate": "1.5", "--memory-utilization": "2", "--price": "-3",
+              "--sweep-context": "0"}
+
+
+@pytest.mark.parametrize("flag", sorted(BAD_VALUES))
+def test_every_flag_error_names_that_flag(flag):
+    args = {"--context": "1000"}
+    if flag in ("--input-len", "--output-len"):
+        args = {"--input-len": "1000", "--output-len": "100"}
+    args[flag] = BAD_VALUES[flag]
+    system = "H100" if flag == "--gpus" else "HGX H100"
+    extra = ["--gpus", "8"] if flag in ("--tp", "--pp", "--ep") else []
+    model = "mixtral-8x7b" if flag == "--ep" else "llama-3-70b"
+    out = _cli(model, system if not extra else "H100", *extra, *[part for pair in args.items() for part in pair])
+    assert out.returncode == 2, out.stdout[:200]
+    assert flag in out.stderr, out.stderr

@@ -404,3 +404,69 @@ def test_rubin_ultra_sits_after_rubin_and_its_assumed_figures_say_so():
     assert "assumed" in chip.sources["scale_out_bandwidth"]
     assert "2 x fp8" in chip.sources["flops"]
     assert chip.hbm_drain_time == pytest.approx(1e12 / (4.6e15 / 144))
+
+
+# --- Issue 51: the chips serving engineers run, and chips the presets lack ---------------------------
+
+@pytest.mark.parametrize("name, hbm_gb, tb_s, bf16, fp8, fp4, domain, source", [
+    # AMD data sheets (amd.com), dense peaks; ROCm's gpu-specs table for the capacities
+    ("MI325X", 256, 6.0, 1307.4e12, 2614.9e12, None, 8, "instinct-mi325x-datasheet"),
+    ("MI350X", 288, 8.0, 2.3e15, 4.6e15, 9.2e15, 8, "mi350x"),
+    ("MI355X", 288, 8.0, 2.5e15, 5.0e15, 10.1e15, 8, "mi355x"),
+    # NVIDIA's H200 page, NVL column, 'with sparsity' halved
+    ("H200 NVL", 141, 4.8, 835.5e12, 1670.5e12, None, 4, "nvidia.com/en-us/data-center/h200"),
+    # NVIDIA's Blackwell Ultra post: 15 PF dense NVFP4, 288 GB, 8 TB/s
+    ("B300", 288, 8.0, 2.5e15, 5e15, 15e15, 8, "inside-nvidia-blackwell-ultra"),
+])
+def test_issue_51_chip_presets_match_their_primary_sheets(name, hbm_gb, tb_s, bf16, fp8, fp4, domain, source):
+    chip = hardware.get(name)
+    assert chip.hbm_capacity == hbm_gb * 1e9 and chip.hbm_bandwidth == tb_s * 1e12
+    assert chip.flops["bf16"] == bf16 and chip.flops["fp8"] == fp8
+    assert chip.flops.get("fp4") == fp4
+    assert chip.scale_up_domain == domain
+    assert source in chip.sources["hbm_capacity"] and "2026" in chip.sources["hbm_capacity"]
+
+
+def test_mi325x_is_the_mi300x_compute_with_more_faster_memory():
+    old, new = hardware.get("MI300X"), hardware.get("MI325X")
+    assert dict(old.flops) == dict(new.flops)
+    assert new.hbm_capacity / old.hbm_capacity == 256 / 192 and new.hbm_bandwidth > old.hbm_bandwidth
+
+
+@pytest.mark.parametrize("system, chip, n", [("MI325X platform", "MI325X", 8), ("MI355X platform", "MI355X", 8),
+                                             ("HGX B300", "B300", 8), ("H200 NVL 4-way", "H200 NVL", 4)])
+def test_issue_51_systems(system, chip, n):
+    found = hardware.get_system(system)
+    assert found.chip is hardware.get(chip) and found.n_chips == n
+
+
+def test_a_custom_chip_from_a_base_changes_only_what_is_given_and_says_so():
+    chip = hardware.custom_chip(name="bigger", base="MI300X", hbm_capacity=256e9, hbm_bandwidth=6e12)
+    base = hardware.get("MI300X")
+    assert chip.hbm_capacity == 256e9 and chip.hbm_bandwidth == 6e12 and dict(chip.flops) == dict(base.flops)
+    assert chip.scale_up_domain == base.scale_up_domain and chip.generation == base.generation
+    assert "based on the MI300X preset" in chip.notes and "hbm_capacity" in chip.notes
+    assert "given by the user" in chip.sources["hbm_capacity"]
+
+
+def test_a_custom_chip_without_a_base_needs_memory_and_flops_and_notes_its_defaults():
+    with pytest.raises(ValueError, match="flops"):
+        hardware.custom_chip(hbm_capacity=80e9, hbm_bandwidth=3e12)
+    chip = hardware.custom_chip(name="x", hbm_capacity=80e9, hbm_bandwidth=3e12, flops={"BF16": 1e15})
+    assert chip.flops == {"bf16": 1e15} and chip.scale_up_domain == hardware.CUSTOM_DEFAULTS["scale_up_domain"]
+    assert "defaults taken" in chip.notes
+    with pytest.raises(ValueError, match="flops keys"):
+        hardware.custom_chip(hbm_capacity=80e9, hbm_bandwidth=3e12, flops={"fp6": 1e15})
+
+
+def test_a_chip_json_file_in_spec_sheet_units(tmp_path):
+    path = tmp_path / "chip.json"
+    path.write_text('{"name": "MyChip", "hbm_gb": 256, "hbm_tb_s": 6, "tflops": {"bf16": 1307.4, "fp8": 2614.9}, '
+                    '"scale_up": 8, "scale_up_gb_s": 448, "scale_out_gb_s": 50}')
+    chip = hardware.chip_from_json(path)
+    assert (chip.name, chip.hbm_capacity, chip.hbm_bandwidth) == ("MyChip", 256e9, 6e12)
+    assert chip.flops["fp8"] == pytest.approx(2614.9e12) and chip.scale_up_bandwidth == 448e9
+    with pytest.raises(ValueError, match="hbm_tbs|unknown|must be among"):
+        hardware.chip_from_json({"name": "x", "hbm_tbs": 6})
+    with pytest.raises(ValueError, match="readable"):
+        hardware.chip_from_json(tmp_path / "missing.json")

@@ -280,7 +280,7 @@ def test_the_control_in_hand_is_predicted_along_its_whole_track_nearest_first_in
         explorer.lookahead.request({"ahead": "hold", "control": held.model_id}, loop)
         loop.call_later(ahead.DELAY_SECONDS + 0.001, lambda: setattr(explorer.lookahead, "generation",
                                                                      explorer.lookahead.generation + 1))
-    explorer.lookahead._sent = (None, set())
+    explorer.lookahead._sent, explorer.lookahead._kept = {}, {}     # nothing sent or kept: the round has work to void
     assert len(_run_round(explorer, interrupted)) <= 1
 
 

@@ -21,7 +21,8 @@ import browser_support
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("notebooks", "solutions", "exercises")
-NOTEBOOKS = [f"{folder}/{path.name}" for folder in FOLDERS for path in sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))]
+NOTEBOOKS = [f"{folder}/{path.name}" for folder in FOLDERS
+             for path in sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb"))]
 
 
 def _kernel_language_info() -> dict:
@@ -35,8 +36,8 @@ def test_every_notebook_carries_the_kernels_language_info():
     expected = _kernel_language_info()
     differ = [name for name in NOTEBOOKS
               if json.loads((ROOT / name).read_text(encoding="utf-8"))["metadata"].get("language_info") != expected]
-    assert not differ, (f"these notebooks' metadata.language_info is not this kernel's {expected}: JupyterLab writes it "
-                        f"on open and marks them modified: {differ}")
+    assert not differ, (f"these notebooks' metadata.language_info is not this kernel's {expected}: JupyterLab "
+                        f"writes it on open and marks them modified: {differ}")
 
 
 @pytest.fixture(scope="module")

@@ -649,3 +649,162 @@ def test_what_those_functions_accept_still_works():
     assert np.all(_long_context().kv_read(1, [1000, 2000]) > 0)
     assert validate.integer("n", 5, minimum=0, maximum=None) == 5
     assert _reality(second_look=2).values["second_look"] == 2
+
+
+# ---------------------------------------------------------------------------- issue 48 §4: the fuzz's findings
+def _explorer_controls():
+    from lecture_lib.explorers import base
+
+    return [(cls, name) for cls in base.explorer_classes() for name in cls().controls]
+
+
+def test_a_whole_number_log_slider_takes_inf_as_its_end_and_refuses_nan_by_name():
+    """OverflowError (round(inf)) from five explorers' count sliders (chips, E, depth L); beyond an end is that end,
+    as for every other log slider, and NaN is refused naming the control."""
+    from lecture_lib.explorers import base
+
+    found = 0
+    for cls in base.explorer_classes():
+        for name, control in cls().controls.items():
+            if not getattr(control, "whole", False):
+                continue
+            found += 1
+            low, high = control.stops[0], control.stops[-1]
+            assert cls(**{name: math.inf}).values[name] == high and cls(**{name: 1e308}).values[name] == high
+            assert cls(**{name: -math.inf}).values[name] == low
+            assert isinstance(cls(**{name: math.inf}).values[name], int)
+            with pytest.raises(ValueError, match=rf"\b{name}\b"):
+                cls(**{name: math.nan})
+    assert found >= 5
+
+
+BAD_POSITIONS = [math.inf, -math.inf, math.nan, 1e308, -1e308, 10**400, 1e-320, "3", None, True, [1.0], 3 + 0j]
+
+
+def test_predict_refuses_a_position_its_control_cannot_take_by_name():
+    """Explorer.predict with inf, NaN or 1e308 raised OverflowError, IndexError, TypeError, KeyError or a ValueError
+    naming an inner function's parameter ("batch must be finite"); now a ValueError naming the control."""
+    from lecture_lib.explorers import base
+    from pristine import pristine
+
+    for cls in base.explorer_classes():
+        explorer = pristine(cls)
+        for name in explorer.controls:
+            for bad in BAD_POSITIONS:
+                with pytest.raises(ValueError, match=rf"\b{name}\b"):
+                    explorer.predict(name, bad)
+        with pytest.raises(ValueError, match="controls"):
+            explorer.predict("no such control", 1)
+
+
+def test_predict_still_takes_every_position_on_a_track():
+    from lecture_lib.explorers import ahead, base
+    from pristine import pristine
+
+    for cls in base.explorer_classes()[:6]:
+        explorer = pristine(cls)
+        for name, control in explorer.controls.items():
+            for _, value in ahead.neighbours(control, 1):
+                explorer.predict(name, value)        # a frame, or None where it needs a new background
+
+
+def test_the_decode_loop_figure_costs_little_at_any_size_the_simulator_takes():
+    """decode_loop_figure(microbatches=1000) took over 60 s (12,000 tasks, a bar and a text artist each) though the
+    simulator's own limit is 20,000 tasks: the bars are one collection, the numbers written only where they fit."""
+    from lecture_lib.explorers import pipeline_memory, plots
+
+    for kwargs in (dict(microbatches=1000), dict(microbatches=pipeline.MAX_TASKS // 12),
+                   dict(stages=64, microbatches=pipeline.MAX_TASKS // 192), dict(stages=64, microbatches=2, tokens=1)):
+        started = time.process_time()
+        figure = pipeline_memory.decode_loop_figure(**kwargs)
+        plots.to_image(figure)
+        spent = time.process_time() - started
+        assert spent < 3.0, (kwargs, spent)
+        assert len(figure.axes[0].texts) <= pipeline_memory.DECODE_MAX_LABELS
+    lecture = pipeline_memory.decode_loop_figure(stages=4, microbatches=4, tokens=3)
+    assert len(lecture.axes[0].texts) == 4 * 4 * 3      # the lecture's sizes keep every number
+    with pytest.raises(ValueError, match="tasks"):
+        pipeline_memory.decode_loop_figure(microbatches=10_000)
+
+
+def _page_messages(explorer, messages, *, seconds: float, monkeypatch, cost: float = 0.0) -> dict:
+    """Play ``messages`` ((delay s, content) pairs) to the explorer as a page would, in an event loop, then let the
+    predictions run out; counts the predictions computed (by position) and the most rounds pending at once. Each
+    prediction takes ``cost`` seconds more (an explorer dearer than this one: Chapter 4's Gantt, 10-20 ms)."""
+    import asyncio
+    from collections import Counter
+
+    from lecture_lib.explorers import ahead, base
+
+    monkeypatch.setattr(base, "_kernel_loop", lambda: asyncio.get_running_loop())     # as inside a kernel
+    explorer.view.widget.send = lambda content, buffers=None: None
+    computed = Counter()
+    predict = explorer.predict
+
+    def counted(name, value, **kwargs):
+        computed[name, value] += 1
+        time.sleep(cost)
+        return predict(name, value, **kwargs)
+
+    explorer.predict = counted
+    most = 0
+
+    async def play():
+        nonlocal most
+        loop = asyncio.get_running_loop()
+        for delay, content in messages:
+            if delay:
+                await asyncio.sleep(delay)
+            explorer._on_page_message(None, content, [])
+            pending = [t for t in loop._scheduled if not t.cancelled()]      # CPython's timer heap
+            most = max(most, len(pending) + (explorer.lookahead._round == explorer.lookahead.generation))
+        await asyncio.sleep(ahead.DELAY_SECONDS + seconds)
+
+    asyncio.run(play())
+    return {"computed": computed, "most": most}
+
+
+def _two_log_sliders():
+    from lecture_lib.explorers import sliders
+    from lecture_lib.explorers.roofline import ContextExplorer
+
+    explorer = ContextExplorer()
+    if not explorer.view.live:
+        pytest.skip("anywidget is not installed")
+    held = [c for c in explorer.controls.values() if isinstance(c, sliders.LogSlider)][:2]
+    assert len(held) == 2
+    return explorer, held
+
+
+def test_holds_alternating_every_150_ms_compute_each_position_once(monkeypatch):
+    """{"ahead": "hold"} alternating between two controls every 150 ms started 671 predictions in 10 s (each hold
+    voided the round under way and started another, which computed its nearest positions again). Now a page message
+    never starts a round while one is pending or under way, and no position is computed twice."""
+    explorer, held = _two_log_sliders()
+    messages = [(0.15, {"ahead": "hold", "control": held[i % 2].model_id}) for i in range(20)]
+    result = _page_messages(explorer, messages, seconds=3.0, monkeypatch=monkeypatch, cost=0.015)
+    assert result["most"] <= 1, result["most"]
+    twice = {position: n for position, n in result["computed"].items() if n > 1}
+    assert not twice, twice
+    tracks = sum(len(sliders_track) for sliders_track in (_track(c) for c in held))
+    assert sum(result["computed"].values()) <= tracks + 2 * len(explorer.controls) * 2
+
+
+def _track(control):
+    from lecture_lib.explorers import ahead
+
+    return ahead.neighbours(control, ahead.HAND_REACH)
+
+
+def test_requests_for_every_frame_never_compute_a_frame_again(monkeypatch):
+    """20,000 {"ahead": "please"}, and a trickle of them every 60 ms (each once voided the round and emptied what
+    had been sent, so the kernel computed the nearest frames again and again): one round at a time, and the frames
+    a new view asks for are sent again from those kept, not computed again."""
+    explorer, held = _two_log_sliders()
+    flood = [(0.0, {"ahead": "please"})] * 20_000
+    first = _page_messages(explorer, flood, seconds=2.0, monkeypatch=monkeypatch)
+    assert first["most"] <= 1 and first["computed"] and max(first["computed"].values()) == 1
+    trickle = [(0.06, {"ahead": "please"})] * 30
+    again = _page_messages(explorer, trickle, seconds=1.0, monkeypatch=monkeypatch)
+    assert again["most"] <= 1
+    assert not again["computed"], f"computed again: {dict(again['computed'])}"

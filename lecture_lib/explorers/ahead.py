@@ -142,7 +142,14 @@ def followed(control, explorer) -> bool:
 
 class Lookahead:
     """Computes an explorer's predicted frames in idle moments, one position per event-loop turn
-    (a real move arriving meanwhile is handled first, and makes the pending predictions void)."""
+    (a real move arriving meanwhile is handled first, and makes the pending predictions void).
+
+    One round at a time: a real move (:meth:`schedule`, after its redraw) voids the round under way and starts
+    the next; a page message (:meth:`request`) never does. It starts a round only when none is pending or under
+    way, and otherwise leaves a note that the round reads at its next step: "please" (a new view holds no frames)
+    sends again what was sent, from the frames kept here (not computed again); "hold" (the hand on another
+    control) puts that control's track first. So whatever a page sends, and however often, each position is
+    computed at most once for the positions of the other controls and the axes it assumes."""
 
     def __init__(self, explorer):
         self.explorer = explorer
@@ -153,6 +160,13 @@ class Lookahead:
         # control -> (the other controls' positions, {keys}): frames the page holds. A control's frames assume
         # only the others where they are, so they stay good while it moves itself (the page keeps them too)
         self._sent: dict = {}
+        # control -> (the other controls' positions, {key: frame}): the frames computed for them, kept to send
+        # again to a view that asks for them all (one per track position at most)
+        self._kept: dict = {}
+        self._loop = None                       # the event loop of the round pending or under way
+        self._round: int | None = None          # the generation of the round under way (its steps are queued)
+        self._asked = False                     # a view asked for every frame since the round planned
+        self._hand_moved = False                # ... or the hand moved to another control
         self.cost = 0.0                         # s per prediction, a running mean (the first one is tried)
 
     def plan(self) -> list[tuple[str, str, float, bool]]:
@@ -192,70 +206,116 @@ class Lookahead:
     def request(self, content, loop) -> None:
         """A page message: ``{"ahead": "please"}`` from a view just drawn (it holds no frames yet), or
         ``{"ahead": "hold", "control": model id}`` when a control gains focus or the pointer (then its
-        whole track is predicted). Anything else is ignored."""
+        whole track is predicted). Anything else is ignored. Never voids or restarts a round: see the class."""
         if not isinstance(content, dict):
             return
         if content.get("ahead") == "please":
-            self._sent = {}
-            self.schedule(loop)
+            self._asked = True
         elif content.get("ahead") == "hold":
             name = next((n for n, c in self.explorer.controls.items() if c.model_id == content.get("control")), None)
-            if name is not None and name != self.in_hand:
-                self.in_hand = name
-                self.schedule(loop)
+            if name is None or name == self.in_hand:
+                return
+            self.in_hand = name
+            self._hand_moved = True
+        else:
+            return
+        if not self._busy(loop):
+            self._start_later(loop)
 
     def schedule(self, loop) -> None:
-        """Void every pending prediction and start a new round after :data:`DELAY_SECONDS`. Requests
-        coalesce: one timer at a time (a page that sends thousands of requests starts one round)."""
+        """After a redraw (a real move): void every pending prediction and start a new round after
+        :data:`DELAY_SECONDS`. Moves coalesce: one timer at a time."""
         self.generation += 1
-        if loop is None or not enabled() or not self.explorer.view.live:
-            return
         if self._timer is not None:
             self._timer.cancel()
+            self._timer = None
+        self._start_later(loop)
+
+    def _busy(self, loop) -> bool:
+        """Whether a round of the current generation is pending (its timer) or under way on ``loop``."""
+        return loop is not None and loop is self._loop and (self._timer is not None or self._round == self.generation)
+
+    def _start_later(self, loop) -> None:
+        if loop is None or not enabled() or not self.explorer.view.live:
+            return
+        self._loop = loop
         self._timer = loop.call_later(DELAY_SECONDS, self._start, loop, self.generation)
 
     def _start(self, loop, generation: int) -> None:
         self._timer = None
+        if generation != self.generation:
+            return
+        self._round = generation
         self._step(loop, generation, None)
 
     def _step(self, loop, generation: int, work) -> None:
-        if generation != self.generation or self.explorer._scheduled:
+        if generation != self.generation:       # a real move: its redraw starts the next round
             return
+        work = None if self.explorer._scheduled else self._advance(work)    # a redraw is due: it starts the next
         if work is None:
-            state = self.state()
-            if state is None:
-                return
-            names = {control.model_id: name for name, control in self.explorer.controls.items()}
-            # a prediction also depends on the axes it starts from (limits that stay put while the data fit)
-            axes = tuple((a.get_xlim(), a.get_ylim()) for a in self.explorer.view.figure.axes)
-            for model_id, name in names.items():
-                others = (axes, tuple(sorted((k, v) for k, v in state[0].items() if k != model_id)))
-                if self._sent.get(name, (None,))[0] != others:
-                    self._sent[name] = (others, set())
-            work = {"plan": [p for p in self.plan() if p[1] not in self._sent[p[0]][1]], "state": state, "entries": [],
-                    "backgrounds": {}}      # drawn this round: a position with the same new axes shares one
+            self._round = None
+        else:
+            loop.call_soon(self._step, loop, generation, work)
+
+    def _advance(self, work):
+        """One prediction of the round (after planning it again if a page asked since); the work left, or None."""
+        if work is None or self._asked or self._hand_moved:
+            if work is not None:
+                self._flush(work)           # computed for this generation: the page takes them as they are
+            work = self._planned(work)
+            if work is None:
+                return None
         if not work["plan"]:
-            return
+            return None
         name, position, value, background = work["plan"].pop(0)
-        started = time.thread_time()         # CPU seconds, as the redraws are timed (base.FigureView.render)
-        try:
-            frame = self.explorer.predict(name, value, backgrounds=work["backgrounds"],
-                                          background=background and len(work["backgrounds"]) < MAX_BACKGROUNDS)
-        except Exception:   # a prediction only saves time: the real move still works
-            frame = None
-        if not (frame is not None and len(frame) == 5):     # a new background costs a full redraw: not counted
-            spent = time.thread_time() - started
-            self.cost = 0.7 * self.cost + 0.3 * spent if self.cost else spent
+        kept = self._kept[name][1]
+        frame = kept.get(position)
+        if frame is None:
+            started = time.thread_time()         # CPU seconds, as the redraws are timed (base.FigureView.render)
+            try:
+                frame = self.explorer.predict(name, value, backgrounds=work["backgrounds"],
+                                              background=background and len(work["backgrounds"]) < MAX_BACKGROUNDS)
+            except Exception:   # a prediction only saves time: the real move still works
+                frame = None
+            if not (frame is not None and len(frame) == 5):     # a new background costs a full redraw: not counted
+                spent = time.thread_time() - started
+                self.cost = 0.7 * self.cost + 0.3 * spent if self.cost else spent
+            if frame is not None:
+                kept[position] = frame
         if frame is not None:
             work["entries"].append((name, position, frame))
         if work["entries"] and (not work["plan"] or work["plan"][0][0] != name or len(work["entries"]) >= BATCH):
-            self._send(work["state"], work["entries"])
-            base = work["state"][0]
-            for name_sent, key_sent, _ in work["entries"]:      # the base's own frame travels with them
-                self._sent[name_sent][1].update((key_sent, base[self.explorer.controls[name_sent].model_id]))
-            work["entries"] = []
-        if work["plan"]:
-            loop.call_soon(self._step, loop, generation, work)
+            self._flush(work)
+        return work if work["plan"] else None
+
+    def _planned(self, work):
+        """The round's positions still due, nearest first (a view that asked gets every one again); None when a
+        control cannot be keyed. A round planned again keeps the backgrounds it drew (at most MAX_BACKGROUNDS)."""
+        asked, self._asked, self._hand_moved = self._asked, False, False
+        state = self.state()
+        if state is None:
+            return None
+        names = {control.model_id: name for name, control in self.explorer.controls.items()}
+        # a prediction also depends on the axes it starts from (limits that stay put while the data fit)
+        axes = tuple((a.get_xlim(), a.get_ylim()) for a in self.explorer.view.figure.axes)
+        for model_id, name in names.items():
+            others = (axes, tuple(sorted((k, v) for k, v in state[0].items() if k != model_id)))
+            if self._sent.get(name, (None,))[0] != others or asked:
+                self._sent[name] = (others, set())
+            if self._kept.get(name, (None,))[0] != others:
+                self._kept[name] = (others, {})
+        return {"plan": [p for p in self.plan() if p[1] not in self._sent[p[0]][1]], "state": state, "entries": [],
+                "backgrounds": work["backgrounds"] if work is not None else {}}   # with the same axes: one shared
+
+    def _flush(self, work) -> None:
+        """Send the round's frames not sent yet, and note that the page holds them."""
+        if not work["entries"]:
+            return
+        self._send(work["state"], work["entries"])
+        base = work["state"][0]
+        for name_sent, key_sent, _ in work["entries"]:      # the base's own frame travels with them
+            self._sent[name_sent][1].update((key_sent, base[self.explorer.controls[name_sent].model_id]))
+        work["entries"] = []
 
     def _send(self, state, entries) -> None:
         """One custom message per batch: the predicted frames, the state they assume, and the points

@@ -483,6 +483,16 @@ def _describe_value(value) -> str:
     return validate._describe(value)
 
 
+def _same(value, option) -> bool:
+    """Whether ``value`` is the dropdown option ``option`` (itself, or equal to it as one truth value)."""
+    if value is option:
+        return True
+    try:
+        return bool(value == option)
+    except Exception:       # an array compared with an option: no single answer
+        return False
+
+
 class Explorer:
     """Controls + one live figure + a readout panel.
 
@@ -591,7 +601,12 @@ class Explorer:
         ``backgrounds`` (the caller's, for one round of predictions) keeps every background drawn
         here. Where a move leaves every still artist as it was and changes only the axes' limits, the
         background depends on those limits alone: a later prediction with the same limits reuses its
-        PNG, without ``background`` and without drawing the figure again."""
+        PNG, without ``background`` and without drawing the figure again.
+
+        ``value`` must be a position the control can take (within a slider's range, a whole number for a count,
+        one of a dropdown's options); anything else (NaN, inf, 1e308, text) is a ``ValueError`` naming the
+        control, the value and its range, before the explorer computes anything."""
+        value = self._position(name, value)
         view = self.view
         axes = view.figure.axes
         limits = [(axis.get_xlim(), axis.get_ylim()) for axis in axes]
@@ -622,6 +637,33 @@ class Explorer:
                     axis.set_xlim(*xlim)
                     axis.set_ylim(*ylim)
             self.update(self.values)
+
+    def _position(self, name, value):
+        """``value`` as control ``name`` holds it, if the control can take it; else a ValueError."""
+        if not isinstance(name, str) or name not in self.controls:
+            raise ValueError(f"name must be one of this explorer's controls {sorted(self.controls)}, "
+                             f"got {_describe_value(name)}")
+        control = self.controls[name]
+        if isinstance(control, widgets.Dropdown):
+            options = control._options_values
+            if any(_same(value, option) for option in options):
+                return value
+            raise ValueError(f"{name} must be one of its options {list(options)}, got {_describe_value(value)}")
+        if isinstance(control, widgets.IntSlider):
+            return validate.integer(name, value, minimum=int(control.min), maximum=int(control.max))
+        if not isinstance(control, (widgets.FloatSlider, widgets.FloatLogSlider)):
+            raise ValueError(f"{name} is not a slider or a dropdown: its positions are not predicted")
+        number = validate.number(name, value, positive=False, allow_zero=True)
+        if not isinstance(number, float):
+            raise ValueError(f"{name} must be one number, got {_describe_value(value)}")
+        log = isinstance(control, widgets.FloatLogSlider)
+        low, high = (control.base ** control.min, control.base ** control.max) if log else (control.min, control.max)
+        if not low - 1e-9 * abs(low) <= number <= high + 1e-9 * abs(high):
+            raise ValueError(f"{name} must be between {low:g} and {high:g} (the range of its slider), "
+                             f"got {_describe_value(value)}")
+        if getattr(control, "whole", False) and number != round(number):
+            raise ValueError(f"{name} counts whole things, got {_describe_value(value)}")
+        return number
 
     def _on_page_message(self, _widget, content, _buffers) -> None:
         self.lookahead.request(content, _kernel_loop())     # a view just drawn, or a control in the learner's hand

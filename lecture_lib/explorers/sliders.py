@@ -174,13 +174,20 @@ class LogSlider(widgets.FloatLogSlider):
 
     @traitlets.validate("value")
     def _validate_value(self, proposal):
+        import math
+
         value = float(proposal["value"])
-        if getattr(self, "whole", False):
-            value = float(max(1, round(value)))
         visible = self._visible() if getattr(self, "_every_stop", None) else ()
+        # beyond an end (1e308, inf) is that end, as a typed value is; NaN is no position at all (traitlets'
+        # error: an explorer's constructor names the control)
+        if math.isnan(value) or (not visible and not math.isfinite(value)):
+            raise traitlets.TraitError(f"a log slider's value must be a finite number, got {value!r}")
+        if visible:
+            value = min(max(value, visible[0]), visible[-1])
+        if getattr(self, "whole", False):       # after the clamp: round(inf) is an OverflowError
+            value = float(max(1, round(value)))
         if not visible:
             return value
-        value = min(max(value, visible[0]), visible[-1])
         for stop in visible:        # an end given as base ** min (127.99999999999997) is the end
             if abs(value - stop) <= 1e-9 * stop:
                 return stop

@@ -1266,6 +1266,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     if chip.name.upper().startswith("TPU"):   # a TPU is a chip, not a GPU (issue 30): the words, not the keys
         result.rows = [dataclasses.replace(row, label=_chip_words(row.label), text=_chip_words(row.text))
                        for row in result.rows]
+        result.headline = [_chip_words(line) for line in result.headline]
     return result
 
 
@@ -1777,17 +1778,19 @@ def _sweep_row(context: float, swept: Plan) -> dict:
 
 def _sweep_table(sweep) -> str:
     """The --sweep-context table: one line per context length."""
-    head = ("context", "batch", "step", "tok/s per GPU", "tok/s per user", "$/M out")
+    priced = any(swept.numbers["inputs"].get("price_per_gpu_hour") is not None for _, swept in sweep)
+    head = ("context", "batch", "step", "tok/s per GPU", "tok/s per user") + (("$/M out",) if priced else ())
     lines = []
     for context, swept in sweep:
         row = _sweep_row(context, swept)
         have = row["batch"] is not None
+        cost = (units.dollars(row["usd_per_million_output"]) if have and row["usd_per_million_output"] is not None
+                else "-")
         lines.append((units.tokens(context) + (" (past the model's limit)" if row["past_max_position_embeddings"]
                                                else ""), units.whole(row["batch"]) if have else "none (does not fit)",
                       units.seconds(row["step_time"]) if have else "-",
                       units.rate(row["tokens_per_s_per_gpu"]) if have else "-",
-                      units.rate(row["tokens_per_s_per_user"]) if have else "-",
-                      units.dollars(row["usd_per_million_output"]) if have else "-"))
+                      units.rate(row["tokens_per_s_per_user"]) if have else "-") + ((cost,) if priced else ()))
     widths = [max(len(head[i]), *(len(line[i]) for line in lines)) for i in range(len(head))]
     out = ["Sweep over context (--sweep-context; every other input as above)",
            "  " + "  ".join(h.ljust(w) for h, w in zip(head, widths))]

@@ -142,3 +142,15 @@ def test_a_reasoning_moe_on_eight_b200_lands_near_a_tenth_of_its_bound():
     row = measurements.get("trtllm-dsr1-b200-maxtput")
     detail = row.realistic_detail()
     assert row.efficiency < 0.2 and detail["realistic"] < 0.25 * row.bound
+
+
+def test_a_sweep_without_a_price_has_no_cost_column_and_json_gives_null():
+    out = _cli("llama-3-70b", "HGX H100", "--context", "1000", "--sweep-context", "1024,8192")
+    assert out.returncode == 0 and "$/M out" not in out.stdout and "8,192 tokens" in out.stdout
+    data = json.loads(_cli("llama-3-70b", "HGX H100", "--context", "1000", "--sweep-context", "1024", "--json").stdout)
+    assert data["sweep_context"][0]["usd_per_million_output"] is None
+
+
+def test_a_tpu_plans_headline_says_chip():
+    p = planner.plan("llama-3.1-8b", "TPU v5e-256", len_in=1000, len_out=100)
+    assert "per chip" in p.headline[2] and "GPU" not in " ".join(p.headline)

@@ -1726,8 +1726,8 @@ def main(argv=None) -> int:
         parser.error("--input-len and --output-len go together")
     for flag in ("latency_ms", "ttft_ms", "tpot_ms"):
         value = getattr(args, flag)
-        if value is not None and value <= 0:
-            parser.error(f"--{flag.replace('_', '-')} must be > 0, got {value:g}")
+        if value is not None and not 0 < value <= 1e7:   # milliseconds: plan() checks seconds, up to 10,000
+            parser.error(f"--{flag.replace('_', '-')} must be > 0 and at most 10,000,000 ms, got {value:g}")
     try:
         system = _custom_system(args)
     except ValueError as error:

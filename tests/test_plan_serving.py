@@ -154,3 +154,11 @@ def test_a_sweep_without_a_price_has_no_cost_column_and_json_gives_null():
 def test_a_tpu_plans_headline_says_chip():
     p = planner.plan("llama-3.1-8b", "TPU v5e-256", len_in=1000, len_out=100)
     assert "per chip" in p.headline[2] and "GPU" not in " ".join(p.headline)
+
+
+@pytest.mark.parametrize("flag", ["--ttft-ms", "--tpot-ms", "--latency-ms"])
+def test_millisecond_limits_are_checked_in_milliseconds(flag):
+    args = ["llama-3-70b", "HGX H100", "--input-len", "100", "--output-len", "10", flag]
+    for bad in ("0", "-5", "1e9"):
+        out = _cli(*args, bad)
+        assert out.returncode == 2 and f"{flag} must be > 0 and at most 10,000,000 ms" in out.stderr

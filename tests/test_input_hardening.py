@@ -808,3 +808,31 @@ def test_requests_for_every_frame_never_compute_a_frame_again(monkeypatch):
     again = _page_messages(explorer, trickle, seconds=1.0, monkeypatch=monkeypatch)
     assert again["most"] <= 1
     assert not again["computed"], f"computed again: {dict(again['computed'])}"
+
+
+def test_the_routing_figure_costs_little_at_any_size_a_routing_can_have():
+    """The same finding in Chapter 2's routing figure: 1,000 tokens with 8 copies each over 256 experts drew 8,000
+    lines and 1,256 labels (7.7 s), and a placement of 10**11 experts laid out an array per expert. Now at most
+    ROUTING_MAX_LINES lines (the title says how many tokens), and labels only where their rows can be read."""
+    from lecture_lib.explorers import moe as moe_explorers, plots
+
+    wide = moe.random_routing(n_tokens=1000, placement=moe.Placement(n_experts=256, experts_per_gpu=1,
+                                                                     gpus_per_rack=64), k=8, seed=1)
+    many_racks = moe.random_routing(n_tokens=1000, placement=moe.Placement(n_experts=4096, experts_per_gpu=1,
+                                                                           gpus_per_rack=1), k=2, seed=1)
+    huge = moe.Routing(experts=np.array([[0, 5]]), gates=np.array([[0.5, 0.5]]),
+                       placement=moe.Placement(n_experts=10**11, experts_per_gpu=1, gpus_per_rack=1))
+    for routing in (wide, many_racks, huge):
+        started = time.process_time()
+        figure = moe_explorers.routing_figure(routing, n_tokens=1000)
+        plots.to_image(figure)
+        assert time.process_time() - started < 3.0
+        axis = figure.axes[0]
+        assert len(axis.lines) <= moe_explorers.ROUTING_MAX_LINES + moe_explorers.ROUTING_MAX_BOXES
+        assert len(axis.texts) <= 200
+    assert moe_explorers.routing_figure(wide, n_tokens=1000).axes[0].get_title().startswith(
+        f"dispatch of {moe_explorers.ROUTING_MAX_LINES // 8} tokens")
+    small = moe.random_routing(n_tokens=32, placement=moe.Placement(n_experts=16, experts_per_gpu=2, gpus_per_rack=4),
+                               k=2, seed=1)
+    labels = [t.get_text() for t in moe_explorers.routing_figure(small, n_tokens=12).axes[0].texts]
+    assert {"rack 0", "rack 1", "GPU 7", "expert 15"} <= set(labels) and sum(t.startswith("token") for t in labels) == 12

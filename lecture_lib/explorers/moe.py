@@ -305,6 +305,11 @@ class ScaleUpExplorer(base.Explorer):
         return rows, False
 
 
+ROUTING_MAX_LINES = 1500     # token -> expert lines drawn, at most (a line artist each, ~1 ms): the first tokens
+ROUTING_MAX_BOXES = 64       # racks shaded and GPUs boxed one by one, at most; more are too thin to see apart
+ROUTING_ROW_PIXELS = 9       # a row of 7-pt text needs this much height: rows closer together go unlabelled
+
+
 @styled
 def routing_figure(routing: moe.Routing, n_tokens: int = 12, *, show_share: bool = True):
     """Lines from the first tokens (left, by home rack) to their experts (right, boxed by GPU and rack).
@@ -312,38 +317,55 @@ def routing_figure(routing: moe.Routing, n_tokens: int = 12, *, show_share: bool
     A red line leaves its rack: that copy, and its combine on the way back, crosses the slow link.
     ``show_share=False`` leaves the measured share out of the title. Returns a Figure (show it with
     ``plots.to_image``).
+
+    What it draws is bounded by what that costs, whatever the routing's size: at most
+    :data:`ROUTING_MAX_LINES` lines (fewer tokens where each has many copies; the title says how many), racks
+    and GPUs one by one only up to :data:`ROUTING_MAX_BOXES` (beyond, each is too thin to see), and the
+    labels of tokens, experts, GPUs and racks only where their rows are far enough apart to be read.
     """
+    from . import plots
+
     if not isinstance(routing, moe.Routing):
         raise ValueError(f"routing must be a moe.Routing, got {type(routing).__name__}")
     n_tokens = validate.integer("n_tokens", n_tokens, maximum=1000)
     show_share = validate.boolean("show_share", show_share)
     placement = routing.placement
-    n = min(n_tokens, routing.n_tokens)
-    figure, (axis,) = new_figure(9.0, 3.8)
+    k = routing.experts.shape[1]
+    n = max(1, min(n_tokens, routing.n_tokens, ROUTING_MAX_LINES // k))
+    height, top, bottom = 3.8, 0.9, 0.03
+    figure, (axis,) = new_figure(9.0, height)
+    row_pixels = (top - bottom) * height * plots.DPI / 1.12       # pixels per unit of y (ylim below)
     n_exp = placement.n_experts
-    ex_y = np.linspace(0, 1, n_exp)
+    span = 1 / (n_exp - 1) if n_exp > 1 else 1.0                  # expert e sits at y = e * span
     tok_y = np.linspace(0.05, 0.95, n)
-    span = ex_y[1] - ex_y[0] if n_exp > 1 else 1.0
+    fits = lambda gap: gap * row_pixels >= ROUTING_ROW_PIXELS       # noqa: E731 (rows far enough apart to label)
     rack_colors = ["#e8f0fb", "#fdf0e6", "#eaf6ea", "#f4ecf8", "#fbeaea", "#eef7f7", "#f7f3e6", "#ececec"]
-    for rack in range(placement.n_racks):
-        experts = np.nonzero(placement.rack_of_gpu(placement.gpu_of(np.arange(n_exp))) == rack)[0]
-        low, high = ex_y[experts[0]] - span / 2, ex_y[experts[-1]] + span / 2
-        axis.axhspan(low, high, xmin=0.7, xmax=1.0, color=rack_colors[rack % len(rack_colors)], zorder=0)
-        axis.text(1.12, (low + high) / 2, f"rack {rack}", va="center", fontsize=9)
-    for gpu in range(placement.n_gpus):
-        experts = np.arange(gpu * placement.experts_per_gpu, (gpu + 1) * placement.experts_per_gpu)
-        low, high = ex_y[experts[0]] - span * 0.45, ex_y[experts[-1]] + span * 0.45
-        axis.plot([0.8, 1.02, 1.02, 0.8, 0.8], [low, low, high, high, low], color="#777", lw=0.8)
-        axis.text(1.035, (low + high) / 2, f"GPU {gpu}", va="center", fontsize=7)
-    for e in range(n_exp):
-        axis.text(0.91, ex_y[e], f"expert {e}", ha="center", va="center", fontsize=7)
+    per_rack = placement.gpus_per_rack * placement.experts_per_gpu
+    if placement.n_racks <= ROUTING_MAX_BOXES:
+        for rack in range(placement.n_racks):
+            low, high = rack * per_rack * span - span / 2, ((rack + 1) * per_rack - 1) * span + span / 2
+            axis.axhspan(low, high, xmin=0.7, xmax=1.0, color=rack_colors[rack % len(rack_colors)], zorder=0)
+            if fits(per_rack * span):
+                axis.text(1.12, (low + high) / 2, f"rack {rack}", va="center", fontsize=9)
+    if placement.n_gpus <= ROUTING_MAX_BOXES:
+        for gpu in range(placement.n_gpus):
+            first, last = gpu * placement.experts_per_gpu, (gpu + 1) * placement.experts_per_gpu - 1
+            low, high = first * span - span * 0.45, last * span + span * 0.45
+            axis.plot([0.8, 1.02, 1.02, 0.8, 0.8], [low, low, high, high, low], color="#777", lw=0.8)
+            if fits(placement.experts_per_gpu * span):
+                axis.text(1.035, (low + high) / 2, f"GPU {gpu}", va="center", fontsize=7)
+    if fits(span):
+        for e in range(n_exp):
+            axis.text(0.91, e * span, f"expert {e}", ha="center", va="center", fontsize=7)
+    label_tokens = n == 1 or fits(0.9 / (n - 1))
     for token in range(n):
         home_rack = int(routing.home_rack[token])
-        axis.text(-0.02, tok_y[token], f"token {token} (GPU {int(routing.home_gpu[token])}, rack {home_rack})",
-                  ha="right", va="center", fontsize=7)
-        for slot in range(routing.experts.shape[1]):
+        if label_tokens:
+            axis.text(-0.02, tok_y[token], f"token {token} (GPU {int(routing.home_gpu[token])}, rack {home_rack})",
+                      ha="right", va="center", fontsize=7)
+        for slot in range(k):
             crosses = bool(routing.crosses[token, slot])
-            axis.plot([0, 0.8], [tok_y[token], ex_y[routing.experts[token, slot]]],
+            axis.plot([0, 0.8], [tok_y[token], routing.experts[token, slot] * span if n_exp > 1 else 0.0],
                       color=COLORS["weights"] if crosses else COLORS["kv"], lw=0.6 + 2 * routing.gates[token, slot],
                       alpha=0.8, ls=(0, (4, 2)) if crosses else "-", marker="x" if crosses else "o", markevery=[1], ms=4)
     title = f"dispatch of {n} tokens: solid green (o) stays in its rack, dashed red (x) crosses"
@@ -353,7 +375,7 @@ def routing_figure(routing: moe.Routing, n_tokens: int = 12, *, show_share: bool
     axis.grid(False)
     for side in ("left", "bottom"):
         axis.spines[side].set_visible(False)
-    figure.subplots_adjust(left=0.02, right=0.98, top=0.9, bottom=0.03)
+    figure.subplots_adjust(left=0.02, right=0.98, top=top, bottom=bottom)
     return figure
 
 

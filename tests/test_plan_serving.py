@@ -5,10 +5,10 @@ realistic estimate beside the bound."""
 import json
 
 import pytest
+from plan_cli import run_cli as _cli
 
 from lecture_lib import hardware, measurements, models, realistic
 from lecture_lib import plan as planner
-from plan_cli import run_cli as _cli
 
 
 def test_price_is_optional_and_without_it_there_are_no_cost_lines():

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
-from lecture_lib import collectives, formula, hardware, models, roofline
-from lecture_lib.symbols import B, N_expert, N_fixed, L_moe, k_active, n_experts, n_verify, tau
-
+from lecture_lib import collectives, formula, hardware, measurements, models, realistic, roofline
+from lecture_lib.symbols import B, L_moe, N_expert, N_fixed, k_active, n_experts, n_verify, tau
 
 # --- Expected experts touched -------------------------------------------------------------------
 
@@ -506,8 +505,7 @@ def test_collective_time_refuses_bad_input():
 
 # --- Critical batch of DP, TP, EP; replicated vs sharded weights ----------------------------------
 
-from lecture_lib.symbols import (FLOPs, b_dev, bw_link, bytes_grad, bytes_value, d_ff, n_dp, n_ep,  # noqa: E402
-                                 n_mats, n_tp)
+from lecture_lib.symbols import FLOPs, b_dev, bw_link, bytes_grad, bytes_value, d_ff, n_dp, n_ep, n_mats, n_tp  # noqa: E402
 
 
 @pytest.mark.parametrize("comm, compute, critical, unknown", [
@@ -689,7 +687,6 @@ def test_a_runtime_reserve_shrinks_the_fitted_batch_and_raises_efficiency():
 
 # --- Issue 51 §4: the realistic estimate beside the bound, against Chapter 8's MoE rows -------------------
 
-from lecture_lib import measurements, realistic  # noqa: E402
 
 #: The comparable MoE rows the realistic estimate lands within ±35 % of, as of this module's terms; the rest are
 #: listed in the chapter with their ratio. The goal (issue 51) is every row: a new term that brings one in moves it

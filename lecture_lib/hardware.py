@@ -292,20 +292,22 @@ AMD_MI300X = ("AMD Instinct MI300X data sheet (amd.com/content/dam/amd/en/docume
 AMD_MI300X_IF = ("7 Infinity Fabric links per GPU to the other 7 of an 8-GPU platform, 896 GB/s peak in both "
                  f"directions together, i.e. 448 GB/s each way; {AMD_MI300X}")
 
+#: When the sources of issue 51's presets (MI325X, MI350X, MI355X, H200 NVL, B300) were read.
+_READ_51 = "2026-12"
 AMD_MI325X = ("AMD Instinct MI325X data sheet (amd.com/content/dam/amd/en/documents/instinct-tech-docs/product-briefs/"
               "instinct-mi325x-datasheet.pdf, 2024-10): 256 GB HBM3E at 6 TB/s, the MI300X's CDNA 3 compute (1307.4 "
               "TFLOPS FP16/BF16 and 2614.9 TFLOPS FP8 dense; sparsity figures are twice these), the same 896 GB/s peak "
               "Infinity Fabric, 1000 W. The PDF was not readable here: capacity checked against AMD's ROCm 'GPU "
               "specifications' table (rocm.docs.amd.com/en/latest/reference/gpu-specs.html: MI325X, CDNA3, gfx942, "
               "256 GiB), bandwidth and peaks against copies of AMD's table in public pages (6 TB/s, 2,614.9 TFLOPS "
-              f"FP8, 1,307.4 TFLOPS FP16/BF16), {_READ}")
+              f"FP8, 1,307.4 TFLOPS FP16/BF16), {_READ_51}")
 AMD_MI350 = ("AMD Instinct MI350 Series data sheets (amd.com/en/products/accelerators/instinct/mi350/mi355x.html and "
              "mi350x.html, launched 2025-06-12): 288 GB HBM3E at 8 TB/s on both; dense peaks MI355X 2.5 PF FP16/BF16, "
              "5.0 PF FP8 and INT8, 10.1 PF MXFP4/MXFP6 (1,400 W, liquid cooled), MI350X 2.3 PF, 4.6 PF and 9.2 PF "
              "(1,000 W, air cooled); sparsity figures are twice these. AMD's pages were not readable here: capacity "
              "checked against AMD's ROCm 'GPU specifications' table (rocm.docs.amd.com, MI355X and MI350X, CDNA4, "
              "gfx950, 288 GiB), the peaks against AMD's ISSCC 2026 talk as reported (FP8 'five petaflops' on MI355X) "
-             f"and copies of AMD's tables (MI350X 2,306.9 TFLOPS FP16; MI355X FP4 20.1 PF with sparsity), {_READ}")
+             f"and copies of AMD's tables (MI350X 2,306.9 TFLOPS FP16; MI355X FP4 20.1 PF with sparsity), {_READ_51}")
 AMD_MI350_IF = ("Infinity Fabric of the MI350 series: 7 links per GPU to the other 7 of an 8-GPU platform, 1,075 GB/s "
                 "peak in both directions together (153.6 GB/s per link), i.e. about 538 GB/s each way; AMD's MI350 "
                 f"series data sheet figure, not checked against a second copy here; {AMD_MI350}")
@@ -313,12 +315,12 @@ NV_H200_NVL = ("NVIDIA H200 product page (nvidia.com/en-us/data-center/h200), it
                "4.8 TB/s, FP8 and INT8 3,341 and BF16 1,671 TFLOPS 'with sparsity' (dense: half), FP32 60 TFLOPS, "
                "'2- or 4-way NVIDIA NVLink bridge: 900GB/s per GPU', PCIe Gen5 128 GB/s, up to 600 W; the page was "
                "not readable here, its table checked against verbatim copies of it in public repositories "
-               f"(transcribed 2026-07 and 2026-08), {_READ}")
+               f"(transcribed 2026-07 and 2026-08), {_READ_51}")
 NV_B300 = ("NVIDIA, 'Inside NVIDIA Blackwell Ultra: The Chip Powering the AI Factory Era' (developer.nvidia.com/blog/"
            "inside-nvidia-blackwell-ultra-the-chip-powering-the-ai-factory-era, 2025-08): '15 PetaFLOPS dense NVFP4', "
            "'288 GB of HBM3e per GPU', '8 TB/s per GPU', fifth-generation NVLink '1.8 TB/s of bidirectional' "
            "bandwidth per GPU; read here as stored copies of the post. FP8 and BF16 dense peaks: the Blackwell Ultra "
-           f"rows of the GB300 preset ({_READ})")
+           f"rows of the GB300 preset (read {_READ_51})")
 
 GC_V4 = f"cloud.google.com/tpu/docs/v4 (275 TFLOPs bf16 or int8, 32 GiB, 1200 GBps, 4096-chip pod), {_READ}"
 GC_V5E = ("cloud.google.com/tpu/docs/v5e (197 TFLOPs bf16, 393 TOPs int8, 16 GB, 819 GBps, "

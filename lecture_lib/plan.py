@@ -1644,7 +1644,15 @@ _LENGTHS = """lengths:
   --input-len     a request's prompt tokens: prefilled once, giving the time to first token.
   --output-len    a request's generated tokens: decoded one step at a time (or --tokens-per-step at a time).
   With --input-len and --output-len, --context defaults to their mean decode context, input + output / 2, and
-  the plan adds time to first token, end-to-end latency and output tokens/s with prefill included.
+  the plan adds time to first token, end-to-end latency and output tokens/s with prefill included. With neither
+  lengths nor --context the plan takes 1,000 in and 1,000 out, and its first line says they are the default.
+limits (--scenario server):
+  --ttft-ms       time to first token under load: the step in flight, then the prompt's own prefill.
+  --tpot-ms       time per output token under load: the step, plus its share of the prompts prefilled meanwhile.
+  The plan runs the largest batch that meets both and says which binds (or memory, when the largest that fits does).
+a chip JSON file (SYSTEM ending in .json): {"name": "...", "base": "MI300X", "hbm_gb": 256, "hbm_tb_s": 6,
+  "tflops": {"bf16": 1307.4, "fp8": 2614.9}, "scale_up": 8, "scale_up_gb_s": 448, "scale_out_gb_s": 50}
+  (dense TFLOP/s; bandwidths per chip, one direction; what is left out comes from "base", else a default said so).
 formats (--weights, --expert-weights, --kv, --compute, --attention), case-insensitive:
   """ + ", ".join(sorted(models.BYTES_PER_VALUE)) + """ (also bfloat16, float16, float8), or bytes per value.
   Stored formats with their scales (--weights, --expert-weights; bytes as a config's quantization_config gives

@@ -36,19 +36,37 @@ COLORS = {
 
 def presentation_scale() -> float:
     """How much larger figures are drawn for a projector: ``LECTURE_PRESENT`` unset, empty or 0 -> 1;
-    ``1``/``true``/``yes`` -> 1.35 (`make present` sets it: a 9-inch figure is then ~970 px wide
-    with ~18 px text, sized for 1280x800); a number such as ``1.5`` -> that scale (1 to 3)."""
+    ``1``/``true``/``yes`` -> :data:`PRESENT_SCALE` (`make present` sets it: 10-pt text is then 16.7 px);
+    a number such as ``1.8`` -> that scale (1 to 3)."""
     import os
 
     value = os.environ.get("LECTURE_PRESENT", "").strip().lower()
     if value in ("", "0", "false", "no", "off"):
         return 1.0
     if value in ("1", "true", "yes", "on"):
-        return 1.35
+        return PRESENT_SCALE
     try:
         return min(3.0, max(1.0, float(value)))
     except ValueError:
         return 1.0
+
+
+# The projector view (`make present`, tools/present/, issue 47 §5) shows a chapter at 1280x800 with every
+# explorer at most 720 px tall (beside the browser's own bars) and its figure's text at least 16 px: 10-pt
+# text at 80 x 1.5 = 120 dpi is 16.7 px. A figure of one column of axes is drawn at most PRESENT_BESIDE_PX
+# wide, so that it stands left of the controls (the template gives them the rest of the 1,240-px page); one
+# whose panels sit side by side needs the page's width (PRESENT_WIDTH_PX) and the controls go beneath it.
+# Either way the axes are PRESENT_HEIGHT of their notebook height; margins, text and legends keep their
+# size in inches.
+PRESENT_SCALE = 1.5
+PRESENT_WIDTH_PX = 1200
+PRESENT_BESIDE_PX = 820
+PRESENT_HEIGHT = 0.6
+
+
+def presenting() -> bool:
+    """True when figures are drawn for the projector (:func:`presentation_scale` above 1)."""
+    return presentation_scale() > 1.0
 
 
 # fewer pixels per frame: explorer frames encode, travel and decode faster; more in presentation mode
@@ -59,9 +77,18 @@ LEGEND_GAP = 0.12  # inches between an axes' right edge and its legend
 # The widest figure, in CSS pixels: JupyterLab's notebook column on a 1280-px screen with the file
 # browser open is 848 px wide (measured in Chromium, JupyterLab 4.6), and a wider image is scaled
 # down with its text (issue 19: 1,228-px figures shown at 0.69 of their size, text at 7-8 px).
-# On a projector (LECTURE_PRESENT, a 1280-px page with no file browser) the figures grow with the
-# presentation scale: 840 x 1.35 = 1,134 px still fits the page.
-MAX_WIDTH_PX = round(840 * presentation_scale())
+# On a projector the figure shares the page's width with the controls beside it (PRESENT_WIDTH_PX).
+MAX_WIDTH_PX = PRESENT_WIDTH_PX if presenting() else 840
+
+
+def present_width(figure, max_width: float) -> float:
+    """The widest ``figure`` may be, in inches, given the page's ``max_width``: on the projector a figure whose
+    axes all share one column is held to :data:`PRESENT_BESIDE_PX`, to stand beside the controls; otherwise,
+    and outside the projector, ``max_width``."""
+    if not presenting():
+        return max_width
+    columns = {round(axis.get_position().x0, 2) for axis in figure.axes if axis.get_visible()}
+    return min(max_width, PRESENT_BESIDE_PX / figure.dpi) if len(columns) <= 1 else max_width
 
 
 def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: int = 1):
@@ -71,11 +98,17 @@ def new_figure(width: float = 9.0, height: float = 3.6, ncols: int = 1, nrows: i
 
     from . import agg_text
 
+    bottom, top = 0.15, 0.9
+    if presenting():       # projector: the axes PRESENT_HEIGHT as tall, the margins (text) as many inches
+        axes_height = (top - bottom) * height * PRESENT_HEIGHT
+        margins = (1 - top + bottom) * height
+        bottom, top = bottom * height / (margins + axes_height), 1 - (1 - top) * height / (margins + axes_height)
+        height = margins + axes_height
     with matplotlib.rc_context(STYLE):
         figure = Figure(figsize=(width, height), dpi=DPI)
         agg_text.canvas_class()(figure)
         axes = figure.subplots(nrows, ncols, squeeze=False).ravel().tolist()
-        figure.subplots_adjust(left=0.16 / ncols + 0.03, right=0.98, bottom=0.15, top=0.9, wspace=0.3)
+        figure.subplots_adjust(left=0.16 / ncols + 0.03, right=0.98, bottom=bottom, top=top, wspace=0.3)
     return figure, axes
 
 
@@ -294,6 +327,8 @@ def legends_outside(figure, max_width: float | None = None) -> None:
     legends = [(axis, axis.get_legend()) for axis in figure.axes if axis.get_legend() is not None]
     if not legends:
         return
+    if max_width is not None:
+        max_width = present_width(figure, max_width)
     below = [(axis, legend) for axis, legend in legends if _has_right_neighbour(axis, figure)]
     if max_width is not None and len(below) < len(legends):
         # legends to the right would make the figure wider than the notebook's column: all go below
@@ -339,6 +374,7 @@ def legends_outside(figure, max_width: float | None = None) -> None:
 def fit_width(figure, max_width: float) -> None:
     """Narrow the figure to ``max_width`` inches by narrowing its axes (text, legends and margins
     keep their size in inches), so the browser never scales the image (and its text) down."""
+    max_width = present_width(figure, max_width)
     width, height = figure.get_size_inches()
     excess = width - max_width
     if excess <= 1e-6:

@@ -303,8 +303,9 @@ def resolve_model(model):
     try:
         return models.get(model)
     except KeyError:
-        raise ValueError(f"model must be a models preset name ({', '.join(models.names())}) or a path to a "
-                         f"config.json, got {model!r}") from None
+        raise ValueError(f"model must be a models preset name ({', '.join(models.names())}), a model with a preset's "
+                         f"shapes ({', '.join(models.SAME_ARCHITECTURE)}) or a path to a config.json, got {model!r}") \
+            from None
 
 
 def resolve_unit(system, *, n_chips: int | None = None):

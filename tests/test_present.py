@@ -30,13 +30,65 @@ SCREEN = {"width": 1280, "height": 800}
 
 
 def test_presentation_scale_enlarges_figures():
-    code = "from lecture_lib.explorers import plots; print(plots.DPI)"
+    code = "from lecture_lib.explorers import plots; print(plots.DPI, plots.MAX_WIDTH_PX)"
     dpis = {}
-    for value in ("", "1", "1.5", "nonsense"):
+    for value in ("", "1", "1.8", "nonsense"):
         env = {**os.environ, "LECTURE_PRESENT": value}
-        dpis[value] = int(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                                         text=True, check=True).stdout)
-    assert dpis == {"": 80, "1": 108, "1.5": 120, "nonsense": 80}
+        dpis[value] = tuple(int(v) for v in subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                                           text=True, check=True).stdout.split())
+    # the projector: 10-pt text at 120 dpi is 16.7 px; figures as wide as the 1,240-px page allows
+    assert dpis == {"": (80, 840), "1": (120, 1200), "1.8": (144, 1200), "nonsense": (80, 840)}
+
+
+# Every explorer's figure as the projector draws it (LECTURE_PRESENT=1, in a fresh interpreter): its title, its
+# width in CSS px and its smallest text in px (every visible text and tick label, legends included).
+FIGURES_AS_PROJECTED = r"""
+import json
+from matplotlib.text import Text
+from lecture_lib.explorers import base
+found = {}
+for cls in base.explorer_classes():
+    explorer = cls()
+    figure = explorer.view.figure
+    renderer = figure.canvas.get_renderer()
+    sizes = [t.get_fontsize() for t in figure.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t.get_window_extent(renderer).width > 0]
+    for axis in figure.axes:
+        sizes += [tick.label1.get_fontsize() for tick in axis.xaxis.get_major_ticks() + axis.yaxis.get_major_ticks()
+                  if tick.label1.get_visible() and tick.label1.get_text()]
+    css = figure.dpi / base.PIXEL_RATIO
+    found[explorer.title or cls.__name__] = {"min_text_px": min(sizes) * css / 72,
+                                             "width_px": figure.get_size_inches()[0] * css,
+                                             "columns": len({round(a.get_position().x0, 2) for a in figure.axes
+                                                             if a.get_visible()})}
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def projected_figures() -> dict:
+    import json
+
+    env = {**{k: v for k, v in os.environ.items() if k != "LECTURE_PIXEL_RATIO"}, "LECTURE_PRESENT": "1",
+           "MPLBACKEND": "Agg"}
+    run = subprocess.run([sys.executable, "-c", FIGURES_AS_PROJECTED], env=env, cwd=REPO, capture_output=True,
+                         text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_the_projector_draws_every_figure_with_16_px_text_and_room_for_the_controls(projected_figures):
+    """Issue 47 §5: every explorer's figure, drawn for the projector, has no text under 16 px (before: 15 px drawn,
+    then shown at 0.65-1.0 of its size, 9.7-15 px); a figure of one column of axes leaves the controls at least
+    380 px beside it on the 1,240-px page; none is wider than the page."""
+    from lecture_lib.explorers import plots
+
+    assert len(projected_figures) >= 20
+    for title, figure in projected_figures.items():
+        assert figure["min_text_px"] >= 16, (title, figure)
+        assert figure["width_px"] <= plots.PRESENT_WIDTH_PX + 0.5, (title, figure)
+        if figure["columns"] == 1:
+            assert figure["width_px"] <= plots.PRESENT_BESIDE_PX + 0.5 <= 1240 - 380, (title, figure)
 
 
 def present_flags() -> list[str]:
@@ -117,7 +169,7 @@ def assert_nothing_from_a_cdn(page_html: str) -> None:
 
 
 @pytest.mark.browser
-def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, browser):
+def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, browser, projected_figures):
     from static_server import offline_context
 
     url, log = voila_app
@@ -159,13 +211,13 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
         assert state["errors"] == 0, f"error outputs on the page; voila log:\n{log.read_text()[-2000:]}"
         assert state["pageWidth"] <= SCREEN["width"], f"the page scrolls sideways: {state}"
         assert all(f["right"] <= SCREEN["width"] and f["shown"] > 400 for f in state["figures"]), state
-        # drawn at 1.35x the notebook's 80 dpi: the 9-inch explorer figures are ~970 px wide
-        assert max(f["natural"] for f in state["figures"]) >= 900, state
+        # drawn at 1.5x the notebook's 80 dpi: a two-panel explorer takes the page's width (1,200 px)
+        assert max(f["natural"] for f in state["figures"]) >= 1100, state
         assert state["text"] >= 20, f"markdown text is {state['text']} px, too small for a projector"
         # issue 31 §5: the guess box's label is whole ("your g…" before)
         assert state["guessLabels"] and not any(l["clipped"] for l in state["guessLabels"]), state["guessLabels"]
         page.wait_for_timeout(500)
-        assert_explorers_fit(page, "01", log)       # chapter 1 is among TALLEST: its page is checked here
+        assert_explorers_fit(page, "01", log, projected_figures)   # chapter 1 is among TALLEST: checked here
 
         page.evaluate("""() => { const s = document.querySelector('.lecture-explorer .widget-slider');
                                  s.setAttribute('data-present-slider', '1'); }""")
@@ -258,17 +310,21 @@ def test_each_closed_page_load_leaves_no_kernel_behind(tmp_path):
 # The chapters whose explorers are the tallest: before issue 31 §5 (2026-12-02, 1280x800, covers open) chapter 1's
 # were 1158, 692 and 973 px tall, chapter 4's 887 and 981, chapter 5's 604, 896 and 1064, chapter 9's 1250.
 # Chapter 8's measurements explorer (quotes and sources in its readout) was 1,046 px tall before long values took a
-# whole row of the readout's grid.
-TALLEST = ("01", "04", "05", "08", "09")
+# whole row of the readout's grid. Before issue 47 §5 (2026-12-06) they fitted 800 px only by zooming the figures
+# (chapter 1: 792, 636, 792 px at zoom 0.68, 1, 0.81; chapter 2: 792, 792 at 0.74, 0.96; chapter 4: 778, 792;
+# chapter 8: 576, 792 at 1, 0.65; chapter 9: 792 at 0.80), which left figure text at 9.7-15 px.
+TALLEST = ("01", "02", "04", "05", "08", "09")
+LIMIT = 720          # px: an explorer at 1280x800 fits beside the browser's own bars (issue 47 §5)
+FIGURE_TEXT = 16     # px: the smallest text in a figure as the projector shows it
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("chapter", [chapter for chapter in TALLEST if chapter != CHAPTER.name[:2]])
-def test_every_explorer_fits_the_projector_height(chapter, browser):
-    """Issue 31 §5: at 1280x800 every explorer (title, figure, controls and readout) fits in the screen's
-    height, so a learner sees the curves and the slider at once; the figure is shrunk no further than
-    0.55, and the readout keeps the projector's widget font (18 px). Chapter 1, served for the test above,
-    is checked there."""
+def test_every_explorer_fits_the_projector_height(chapter, browser, projected_figures):
+    """Issues 31 §5 and 47 §5: at 1280x800 every explorer (title, figure, controls and readout) is at most 720 px
+    tall, so a learner sees the curves and the slider at once beside the browser's own bars; its figure's text is
+    at least 16 px as shown; the readout keeps the projector's widget font (18 px), and a readout longer than its
+    room scrolls in its own box. Chapter 1, served for the test above, is checked there."""
     from static_server import offline_context
 
     notebook = next((REPO / "notebooks").glob(f"{chapter}_*.ipynb"))
@@ -286,25 +342,46 @@ def test_every_explorer_fits_the_projector_height(chapter, browser):
                          [...document.querySelectorAll('img.lecture-figure')].every(i => i.complete && i.naturalWidth > 0)""",
                 timeout=60_000, polling=250)
             page.wait_for_timeout(500)
-            assert_explorers_fit(page, chapter, log)
+            assert_explorers_fit(page, chapter, log, projected_figures)
         finally:
             context.close()
 
 
-def assert_explorers_fit(page, chapter: str, log: Path) -> None:
-    """Every explorer on the projector page is at most the screen's height, its figure zoomed no smaller than
-    0.55, its readout in the projector's 18-px font."""
+def assert_explorers_fit(page, chapter: str, log: Path, projected: dict) -> None:
+    """Every explorer on the projector page is at most LIMIT px tall; its figure's smallest text, as drawn
+    (``projected``, by title) and as the page scales it, at least FIGURE_TEXT px; its readout in the projector's
+    18-px font, scrolling in its own box when it holds more than its room; and the page does not scroll sideways."""
+    page.wait_for_function("""() => [...document.querySelectorAll('.lecture-explorer')]
+                              .every(e => e.dataset.presentLayout)""", timeout=30_000, polling=250)
     explorers = page.evaluate("""() => [...document.querySelectorAll('.lecture-explorer')].map(e => {
         const figure = [...e.children].find(c => c.matches('.lecture-live, .lecture-figure'));
-        const readout = e.querySelector('.lecture-readout td');
-        return {title: (e.querySelector('b') || {}).textContent,
+        const readout = e.querySelector('.lecture-readout');
+        const cell = e.querySelector('.lecture-readout td');
+        const title = e.querySelector(':scope > .widget-html:not(.lecture-readout) b');
+        return {title: title ? title.textContent : '',
                 height: e.getBoundingClientRect().height,
-                zoom: parseFloat(getComputedStyle(figure).zoom || '1'),
-                readoutFont: readout ? parseFloat(getComputedStyle(readout).fontSize) : null}; })""")
+                layout: e.dataset.presentLayout,
+                figureCss: parseFloat(figure.style.width),
+                figureShown: figure.getBoundingClientRect().width,
+                readout: readout ? {shown: readout.clientHeight, holds: readout.scrollHeight,
+                                    overflow: getComputedStyle(readout).overflowY} : null,
+                readoutFont: cell ? parseFloat(getComputedStyle(cell).fontSize) : null}; })""")
+    page_width = page.evaluate("() => document.documentElement.scrollWidth")
+    for explorer in explorers:
+        drawn = projected.get(explorer["title"])
+        assert drawn, f"chapter {chapter}: no projector figure titled {explorer['title']!r} ({sorted(projected)})"
+        explorer["text"] = drawn["min_text_px"] * explorer["figureShown"] / explorer["figureCss"]
     print(f"chapter {chapter} explorers at 1280x800: "
-          f"{[(round(e['height']), round(e['zoom'], 2)) for e in explorers]} (height px, figure zoom)")
+          + "; ".join(f"{round(e['height'])} px, {e['layout']}, figure text {e['text']:.1f} px"
+                      + (f", readout {e['readout']['shown']}/{e['readout']['holds']} px" if e["readout"] else "")
+                      for e in explorers))
     assert explorers
-    tall = [e for e in explorers if e["height"] > SCREEN["height"]]
-    assert not tall, f"chapter {chapter}: explorers taller than the screen: {tall}; voila log:\n{log.read_text()[-1500:]}"
-    assert all(e["zoom"] >= 0.55 for e in explorers), explorers
+    tall = [e for e in explorers if e["height"] > LIMIT]
+    assert not tall, f"chapter {chapter}: explorers taller than {LIMIT} px: {tall}; voila log:\n{log.read_text()[-1500:]}"
+    small = [e for e in explorers if e["text"] < FIGURE_TEXT]
+    assert not small, f"chapter {chapter}: figure text under {FIGURE_TEXT} px: {small}"
     assert all(e["readoutFont"] is None or e["readoutFont"] >= 18 for e in explorers), explorers
+    hidden = [e for e in explorers if e["readout"] and e["readout"]["holds"] > e["readout"]["shown"] + 1
+              and e["readout"]["overflow"] not in ("auto", "scroll")]
+    assert not hidden, f"chapter {chapter}: a readout cut off without a scroll bar: {hidden}"
+    assert page_width <= SCREEN["width"], f"chapter {chapter}: the page scrolls sideways ({page_width} px)"

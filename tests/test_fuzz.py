@@ -107,8 +107,12 @@ NOT_DATA = {
     "practice.flashcards.export": "writes the Anki file behind flashcards.main (tests/test_flashcards.py); its inputs are fuzzed through cards()",
     "practice.progress.record": "check()'s notebook hook: never raises by design (tests/test_progress.py), like checks.check",
     "explorers.predict.cover": "a widget over Prediction objects and other widgets (tests/test_reveals_and_readouts.py)",
-    "practice.integrity.install": "autograde hook over the registry's Problem objects (tests/test_autograde_integrity.py)",
-    "practice.integrity.verdict": "reads the notebook's own cell history, not data (tests/test_autograde_integrity.py)",
+    "practice.grading.configure": "writes nbgrader's configuration object (tests/test_graded_work.py)",
+    "practice.grading.recorded_answer": "reads a notebook cell's outputs (tests/test_graded_work.py)",
+    "practice.grading.verdict_outputs": "builds a check cell's outputs from a verdict (tests/test_graded_work.py)",
+    "practice.sandbox.command": "wraps a kernel's command for bwrap; the sandbox's tests run it (tests/test_sandbox.py)",
+    "practice.sandbox.main": "command-line entry point; tests/test_sandbox.py runs it",
+    "practice.answers.record": "a notebook cell's hook; takes any object and never judges it (tests/test_graded_work.py)",
 }
 
 # Parameters where None is a documented value although the parameter has no default.

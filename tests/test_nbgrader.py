@@ -40,6 +40,7 @@ def test_source_notebooks_carry_nbgrader_metadata(name):
                         "solution": True, "task": False}
         assert test == {"grade": True, "grade_id": f"check-{suffix}", "locked": True, "points": 2.0,
                         "schema_version": 3, "solution": False, "task": False}
+    varied = [p for p in found if checks.PROBLEMS[p.problem_id].variants]
     graded = {p.work for p in found} | {p.check for p in found}
     for index, cell in enumerate(source.cells):
         if index not in graded:
@@ -47,10 +48,14 @@ def test_source_notebooks_carry_nbgrader_metadata(name):
         if cell.cell_type == "code":
             assert not cell.outputs and cell.execution_count is None
     # The banner: the solutions' one (which links the solutions) is replaced by the assignment's.
-    assert source.cells[0].id == exercises.NBGRADER_BANNER_ID and "Assignment" in source.cells[0].source
+    assert source.cells[0].id == exercises.NBGRADER_BANNER_ID and "Graded assignment" in source.cells[0].source
     assert "solutions/" not in source.cells[0].source
     assert not any("banner" in cell.metadata.get("tags", []) for cell in source.cells)
-    assert len(source.cells) == len(solution.cells)
+    assert len(source.cells) == len(solution.cells) + len(varied), "one cell of the student's numbers per variant"
+    for problem in varied:
+        numbers = source.cells[problem.work - 1]
+        assert numbers.source.startswith(f"mine = your_numbers({problem.problem_id!r}")
+        assert numbers.metadata.nbgrader["locked"] and not numbers.metadata.nbgrader["grade"]
     # The solution regions stay: nbgrader's generate_assignment removes them.
     assert sum(exercises.has_solution(cell.source) for cell in source.cells) == len(found)
 
@@ -133,9 +138,13 @@ def test_every_released_assignment_is_safe_for_students(tmp_path):
         assert (folder / name).is_file(), f"{folder} lacks {name}"
         assert_student_safe(folder)
         released = read(folder / name)
-        code = [c.source for c in released.cells if c.cell_type == "code"]
-        assert code == [c.source for c in read(ROOT / "exercises" / name).cells if c.cell_type == "code"], \
-            f"{assignment}: release and exercises/ disagree"
+        code = [c.source for c in released.cells
+                if c.cell_type == "code" and not c.metadata.nbgrader["grade_id"].startswith("numbers-")]
+        graded_exercise = [exercises._CHECK_CALL.sub(lambda m: f'record("{m.group(1)}", answer)', c.source)
+                           .replace(exercises._SETUP_IMPORT, exercises._GRADED_IMPORT)
+                           for c in read(ROOT / "exercises" / name).cells if c.cell_type == "code"]
+        assert code == graded_exercise, f"{assignment}: release and exercises/ disagree beyond check -> record"
+        assert "check(" not in "\n".join(code).replace("record(", ""), "a graded release is no oracle"
 
 
 @pytest.mark.parametrize("text", ["See [`solutions/01_x.ipynb`](../solutions/01_x.ipynb).",

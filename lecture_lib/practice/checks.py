@@ -54,12 +54,11 @@ from lecture_lib import symbols as _symbols
 from lecture_lib import units as _units
 
 from . import problems  # noqa: F401 (importing it registers every chapter's problems)
-from . import integrity as _integrity
 from . import progress as _progress
 from .registry import KINDS, PROBLEMS, Mistake, Problem, register, problem_ids  # noqa: F401 (re-exported)
 
 __all__ = ["CheckFailed", "CheckResult", "Mistake", "PROBLEMS", "Problem", "UnknownProblemError", "check",
-           "problem_ids", "strict_mode"]
+           "problem_ids", "strict_mode", "verdict"]
 
 STATUSES = ("correct", "wrong", "unanswered", "invalid")
 
@@ -186,13 +185,8 @@ def check(problem_id, answer) -> CheckResult:
         if strict_mode():
             raise UnknownProblemError(message)
         return result
-    problem = PROBLEMS[key]
-    with _integrity.judging():   # the checker's own use of the key is not the student's
-        if _needs_time_limit(problem, answer):
-            status, message = _outcome_within(problem, answer, _time_budget())
-        else:
-            status, message = _outcome(problem, answer)
-    status, message = _no_credit_for_the_key(key, status, message)
+    problem = PROBLEMS[key].bound()   # the numbers the problem's text states
+    status, message = _timed_outcome(problem, answer)
     status, message = _with_caret_advice(answer, status, message)
     previous = _stale_for(key, problem, answer, status)
     if previous is None:
@@ -222,13 +216,21 @@ class CheckFailed(AssertionError):
         return [f"✗ Problem {self.problem_id} not passed ({self.status}): the checker's message above says why."]
 
 
-def _no_credit_for_the_key(key: str, status: str, message: str) -> tuple[str, str]:
-    """While nbgrader executes the notebook, an answer read off the checker's key scores 0
-    (:mod:`lecture_lib.practice.integrity`); otherwise the verdict is unchanged."""
-    reason = _integrity.verdict(key) if _integrity.watching() else None
-    if reason is None:
-        return status, message
-    return "invalid", reason
+def verdict(problem_id: str, answer, numbers: dict | None = None) -> tuple[str, str]:
+    """``(status, message)`` for ``answer`` to ``problem_id`` worked with ``numbers`` (a student's variant, see
+    :mod:`lecture_lib.practice.variants`; None: the numbers the text states). Nothing is shown or recorded, and
+    the message never holds the expected answer. This is the grader's judge (:mod:`lecture_lib.practice.grading`),
+    run in the instructor's process; raises ``KeyError`` for an unknown problem."""
+    key = _normalise_id(problem_id)
+    if key not in PROBLEMS:
+        raise KeyError(f"problem_id must be one of the course's problems, got {problem_id!r}")
+    return _timed_outcome(PROBLEMS[key].bound(numbers), answer)
+
+
+def _timed_outcome(problem: Problem, answer) -> tuple[str, str]:
+    if _needs_time_limit(problem, answer):
+        return _outcome_within(problem, answer, _time_budget())
+    return _outcome(problem, answer)
 
 
 def _outcome(problem: Problem, answer) -> tuple[str, str]:
@@ -888,14 +890,3 @@ def _judge_choice(problem: Problem, answer) -> tuple[str, str]:
     if canonical[given] == expected:
         return "correct", "Correct. Well done."
     return "wrong", _wrong(problem, problem.nudges.get(canonical[given], "That is not the one."))
-
-
-def _watch_the_key() -> None:
-    """Under nbgrader, wrap the answer key so a student's call of it is noticed (integrity.install)."""
-    import importlib
-
-    modules = [importlib.import_module(f"{problems.__name__}.{name}") for name in problems.CHAPTERS]
-    _integrity.install(PROBLEMS, modules)
-
-
-_watch_the_key()

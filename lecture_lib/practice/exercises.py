@@ -58,7 +58,7 @@ _PROBLEM_HEADING = re.compile(r"^###\s+Problem\s+(\d+\.\d+)\b[ \t:.·—-]*(.*)$
 _LEVEL_LINE = re.compile(r"^\*\*Level:\*\*\s*(.*)$")
 _LEVEL = re.compile(r"^(core|optional) · (★{1,3}☆{0,2})$")
 LEVELS = ("core", "optional")
-_CHECK_CALL = re.compile(r"""\bcheck\(\s*["'](\d+\.\d+)["']\s*,\s*answer\s*\)""")
+_CHECK_CALL = re.compile(r"""\b(?:check|record)\(\s*["'](\d+\.\d+)["']\s*,\s*answer\s*\)""")
 
 
 class FormatError(ValueError):
@@ -383,9 +383,7 @@ NBGRADER_CONFIG = '''\
 `python -m lecture_lib.practice.exercises nbgrader-source` (regenerate rather than edit by hand).
 
 The source notebooks in source/chNN/ already carry nbgrader's cell metadata: each problem's work
-cell is a solution cell, each `check("N.M", answer)` cell an autograded test. check() raises
-AssertionError on anything but a correct answer while nbgrader autogrades (NBGRADER_EXECUTION is
-set), so a wrong or missing answer fails its test cell and scores 0.
+cell is a solution cell, each check cell an autograded test.{mode_note}
 """
 c = get_config()
 c.CourseDirectory.course_id = "{course_id}"
@@ -405,7 +403,23 @@ c.HTMLExporter.extra_template_basedirs = [
     _os.path.join(_os.path.dirname(_nbgrader.__file__), "server_extensions", "formgrader", "templates"),
     _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "templates"),
 ]
-'''
+{grading}'''
+
+GRADED_NOTE = """
+Graded release: a check cell is `record("N.M", answer)`, which only writes the answer down. At
+`nbgrader autograde` each submission runs in the sandbox (lecture_lib/practice/sandbox.py: no course
+files, no network, bounded time, memory, processes and disk), and the course's grader judges each
+recorded answer here, in your process, for that student's own numbers (lecture_lib/practice/grading.py)."""
+PRACTICE_NOTE = """
+Practice release: the check cells are the self-study check(), which judges in the student's kernel and so
+can be fooled by the student's code. Nothing in it is graded (the check cells carry no points)."""
+GRADING_CONFIG = """
+# Autograde the course's way: student code in the sandbox, answers judged by the course's grader in this
+# process (docs/instructor.md, "What is protected"). Remove these lines and nbgrader would score the notebook's
+# own outputs, which a student's code controls.
+from lecture_lib.practice import grading as _grading
+_grading.configure(c, seed={seed!r}, vary={vary!r})
+"""
 
 # The feedback template: nbgrader's own ("feedback"), with nbconvert's mathjax macro replaced. A feedback
 # page is read in two places, so the loader tries, in order: the Jupyter server that serves the page
@@ -487,18 +501,32 @@ def unlink_relative(source: str) -> str:
     return _LINK.sub(lambda m: m.group(0) if _EXTERNAL.match(m.group(2)) else m.group(1), source)
 
 
-def nbgrader_banner_text(points_each: float, n_problems: int) -> str:
+def nbgrader_banner_text(points_each: float, n_problems: int, *, graded: bool = True, varies: bool = False) -> str:
     points = f"{points_each:g} point" + ("" if points_each == 1 else "s")
+    if not graded:
+        return (
+            "<div style=\"border-left:4px solid #1f77b4;padding:6px 12px;background:#f5f9ff\">\n"
+            "\n"
+            "**Practice.** Work each problem in its cell: replace `answer = ...` with your own work, then run "
+            "the check cell below it. The check says whether you are right and, if not, gives a nudge, never "
+            "the answer. Hints unfold under each problem. Nothing here is graded.\n"
+            "\n"
+            "</div>"
+        )
+    numbers = ("Some problems give **your own numbers** in a box under the problem (they differ from "
+               "student to student and from the text's): work those problems with them.\n\n" if varies else "")
     return (
         "<div style=\"border-left:4px solid #1f77b4;padding:6px 12px;background:#f5f9ff\">\n"
         "\n"
-        "**Assignment.** Work each problem in its cell: replace `answer = ...` with your own work, then run "
-        "the check cell below it. The check says whether you are right and, if not, gives a nudge, never "
-        "the answer. Hints unfold under each problem.\n"
+        "**Graded assignment.** Work each problem in its cell: replace `answer = ...` with your own work, then "
+        "run the cell under it, `record(\"N.M\", answer)`. It writes your answer down and says whether it could "
+        "be read (a number, an expression, one of the choices), but not whether it is right: that is judged "
+        "after you submit, and the feedback says how each answer did. Hints unfold under each problem.\n"
         "\n"
-        f"When you submit, each of the {n_problems} check cells is an autograded test worth {points}: it "
-        "passes only when its answer is correct. Add cells for your own work as you like; the other cells "
-        "are read-only.\n"
+        f"{numbers}"
+        f"Each of the {n_problems} problems is worth {points}: a correct recorded answer scores, anything else "
+        "(wrong, missing, unreadable) scores 0. Add cells for your own work as you like; the other cells are "
+        "read-only. Run every cell before you submit.\n"
         "\n"
         "</div>"
     )
@@ -513,31 +541,81 @@ def _nbgrader_meta(grade_id: str, *, solution: bool = False, grade: bool = False
     return meta
 
 
-def nbgrader_notebook(solution, *, name: str, points: float = 1):
+# The chapters' "how to work a problem" text, rewritten for a graded release: its check cell records, never judges.
+_GRADED_WORDING = (
+    (re.compile(r"run the `check\(\.\.\.\)` cell under it\."), "run the `record(...)` cell under it."),
+    (re.compile(r"It tells you\s+whether you are right and, if not, nudges you\s+without giving the answer\s+away\."),
+     "It records your answer for grading; whether it is right comes with the feedback after you submit."),
+    (re.compile(r"The checker says\s+whether you are right and nudges you\s+if not, without giving the answer\s+away\."),
+     "Your answers are judged after you submit."),
+)
+
+
+def graded_wording(source: str) -> str:
+    """A chapter's markdown with the self-study checker's promises rewritten for a graded release."""
+    for pattern, replacement in _GRADED_WORDING:
+        source = pattern.sub(replacement, source)
+    return source
+
+
+_SETUP_IMPORT = "from lecture_lib.practice.checks import check"
+_GRADED_IMPORT = "from lecture_lib.practice.answers import record, your_numbers"
+
+
+def nbgrader_notebook(solution, *, name: str, points: float = 1, graded: bool = True, seed: str = "",
+                      vary: bool = True, keep=None):
     """The nbgrader *source* version of a solutions notebook (a new NotebookNode).
 
-    Each problem's work cell becomes a solution cell (``grade_id`` ``answer-N-M``); its check cell
-    an autograded, locked test cell (``check-N-M``) worth ``points``; every other cell is locked
-    read-only (``cell-<id>``). The solutions banner is replaced by an assignment banner, and relative
-    links (to the chapters, to other notebooks) are reduced to their text, since a student's fetched
-    folder holds only this notebook; no cell may mention the solutions. The solution regions stay (nbgrader's ``generate_assignment`` replaces them with the stub), outputs
-    and execution counts are removed.
+    Each problem's work cell becomes a solution cell (``grade_id`` ``answer-N-M``) and every other cell is
+    locked read-only (``cell-<id>``). ``graded`` (the default): each check cell becomes ``record("N.M", answer)``,
+    an autograded test (``check-N-M``) worth ``points``, judged by the course's grader
+    (:mod:`lecture_lib.practice.grading`); a problem with variants gets a locked cell above its work cell showing
+    the student's own numbers (``numbers-N-M``; ``vary=False`` leaves them out), drawn with ``seed``. Not
+    ``graded``: a practice release whose check cells are the self-study ``check()`` and carry no points.
+    ``keep``: the problem ids to release (None: all); the others' cells are left out. The solutions banner is
+    replaced by an assignment banner, and relative links are reduced to their text, since a student's fetched
+    folder holds only this notebook; no cell may mention the solutions. The solution regions stay (nbgrader's
+    ``generate_assignment`` replaces them with the stub), outputs and execution counts are removed.
     """
     from lecture_lib import validate
+
+    from . import problems as _registers_every_problem  # noqa: F401
+    from .registry import PROBLEMS
 
     points = validate.number("points", points)
     notebook = copy.deepcopy(solution)
     found = problems(notebook, where=name)
+    if keep is not None:
+        unknown = sorted(set(keep) - {p.problem_id for p in found})
+        if unknown:
+            raise ValueError(f"{name}: problems {unknown} are not in this notebook")
+        dropped = {i for p in found if p.problem_id not in keep for i in range(p.heading, p.check + 1)}
+        found = [p for p in found if p.problem_id in keep]
+    else:
+        dropped = set()
     if not found:
         raise FormatError(f"{name}: no problems, so nothing to grade")
     work = {p.work: p.problem_id for p in found}
     tests = {p.check: p.problem_id for p in found}
-    banner = nbformat.v4.new_markdown_cell(nbgrader_banner_text(points, len(found)))
+    varied = {p.problem_id for p in found if graded and vary and PROBLEMS.get(p.problem_id) is not None
+              and PROBLEMS[p.problem_id].variants}
+    banner = nbformat.v4.new_markdown_cell(nbgrader_banner_text(points, len(found), graded=graded,
+                                                                varies=bool(varied)))
     banner["id"] = NBGRADER_BANNER_ID
     cells, replaced, used = [], False, set()
+
+    def add(cell, grade_id, **meta):
+        if grade_id in used:
+            raise FormatError(f"{name}: nbgrader grade_id {grade_id!r} is used twice")
+        used.add(grade_id)
+        cell.setdefault("metadata", {})["nbgrader"] = _nbgrader_meta(grade_id, **meta)
+        cells.append(cell)
+
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type != "code" and (BEGIN in cell.source or END in cell.source):
             raise FormatError(f"{name}, cell {index}: solution markers belong in code cells only")
+        if index in dropped:
+            continue
         metadata = cell.setdefault("metadata", {})
         metadata.pop("execution", None)
         if BANNER_TAG in metadata.get("tags", []):
@@ -547,6 +625,8 @@ def nbgrader_notebook(solution, *, name: str, points: float = 1):
             continue
         if cell.cell_type == "markdown":
             cell.source = unlink_relative(cell.source)
+            if graded:
+                cell.source = graded_wording(cell.source)
             if _MENTIONS_SOLUTIONS.search(cell.source):
                 raise FormatError(f"{name}, cell {index}: students' copies must not mention the solutions "
                                   f"notebooks: {_MENTIONS_SOLUTIONS.search(cell.source).group(0)!r}")
@@ -555,19 +635,24 @@ def nbgrader_notebook(solution, *, name: str, points: float = 1):
             cell.execution_count = None
             if has_solution(cell.source) and index not in work:
                 raise FormatError(f"{name}, cell {index}: a solution region outside a problem's work cell")
+            if graded and _SETUP_IMPORT in cell.source:
+                cell.source = cell.source.replace(_SETUP_IMPORT, _GRADED_IMPORT)
         if index in work:
-            grade_id = "answer-" + work[index].replace(".", "-")
-            metadata["nbgrader"] = _nbgrader_meta(grade_id, solution=True)
+            problem_id = work[index]
+            if problem_id in varied:
+                numbers = nbformat.v4.new_code_cell(f"mine = your_numbers({problem_id!r}, seed={seed!r})\nmine")
+                numbers["id"] = "numbers-" + problem_id.replace(".", "-")
+                add(numbers, numbers["id"], locked=True)
+            add(cell, "answer-" + problem_id.replace(".", "-"), solution=True)
         elif index in tests:
             grade_id = "check-" + tests[index].replace(".", "-")
-            metadata["nbgrader"] = _nbgrader_meta(grade_id, grade=True, locked=True, points=points)
+            if graded:
+                cell.source = _CHECK_CALL.sub(lambda m: f'record("{m.group(1)}", answer)', cell.source)
+                add(cell, grade_id, grade=True, locked=True, points=points)
+            else:
+                add(cell, grade_id, locked=True)
         else:
-            grade_id = "cell-" + _GRADE_ID.sub("-", str(cell.get("id") or index))
-            metadata["nbgrader"] = _nbgrader_meta(grade_id, locked=True)
-        if grade_id in used:
-            raise FormatError(f"{name}, cell {index}: nbgrader grade_id {grade_id!r} is used twice")
-        used.add(grade_id)
-        cells.append(cell)
+            add(cell, "cell-" + _GRADE_ID.sub("-", str(cell.get("id") or index)), locked=True)
     if not replaced:
         cells.insert(0, banner)
     banner.metadata["nbgrader"] = _nbgrader_meta("cell-" + NBGRADER_BANNER_ID, locked=True)
@@ -582,20 +667,33 @@ def assignment_name(notebook_name: str) -> str:
 
 
 def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float = 1,
-                    exchange: str | Path = DEFAULT_EXCHANGE) -> list[Path]:
+                    exchange: str | Path = DEFAULT_EXCHANGE, graded: bool = True, vary: bool = True,
+                    seed: str | None = None, problem_ids=None, core_only: bool = False) -> list[Path]:
     """Write an nbgrader course directory from ``solutions_dir``; returns the files written.
 
-    ``course_dir/source/chNN/NN_<topic>.ipynb`` for each chapter (all, or those in ``chapters``),
-    ``course_dir/nbgrader_config.py`` (the instructor's: course id, stub, ``Exchange.root =
-    exchange``) and ``course_dir/students/nbgrader_config.py`` (the students': course id and the
-    same exchange). ``exchange`` must be an absolute path. Existing files are overwritten; nothing
-    else is touched.
+    ``course_dir/source/chNN/NN_<topic>.ipynb`` for each chapter (all, or those in ``chapters``; with
+    ``problem_ids`` or ``core_only``, only the chapters that keep a problem), ``course_dir/nbgrader_config.py``
+    (the instructor's: course id, stub, ``Exchange.root = exchange`` and, when ``graded``, the course's grader:
+    :func:`lecture_lib.practice.grading.configure` with ``seed`` (default: the course id) and ``vary``) and
+    ``course_dir/students/nbgrader_config.py`` (the students': course id and the same exchange). ``problem_ids``
+    (e.g. ``["1.1", "1.4"]``) or ``core_only`` pick the problems released (see :func:`nbgrader_notebook`).
+    ``exchange`` must be an absolute path. Existing files are overwritten; nothing else is touched.
     """
     from lecture_lib import validate
 
     if not isinstance(exchange, (str, Path)) or not str(exchange) or not Path(exchange).is_absolute():
         raise ValueError(f"exchange must be an absolute folder path, got {exchange!r}")
     exchange = str(exchange)
+    seed = COURSE_ID if seed is None else seed
+    if not isinstance(seed, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{0,64}", seed):
+        raise ValueError(f"seed must be up to 64 letters, digits, '_', '.' or '-', got {seed!r}")
+    if problem_ids is not None and core_only:
+        raise ValueError("problem_ids and core_only pick the problems two ways: give one of them")
+    wanted_ids = None
+    if problem_ids is not None:
+        wanted_ids = {str(pid).strip() for pid in problem_ids}
+        if not wanted_ids or not all(re.fullmatch(r"\d+\.\d+", pid) for pid in wanted_ids):
+            raise ValueError(f"problem_ids must be problem ids such as 1.4, got {sorted(wanted_ids)}")
 
     paths = sorted(Path(solutions_dir).glob(NOTEBOOK_GLOB))
     if chapters is not None:
@@ -608,14 +706,30 @@ def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float =
     if not paths:
         raise ValueError(f"solutions_dir has no {NOTEBOOK_GLOB} notebooks: {solutions_dir}")
     course_dir = Path(course_dir)
-    written = []
+    written, released = [], set()
     for path in paths:
         solution = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+        present = problems(solution, where=path.name)
+        if core_only:
+            keep = {p.problem_id for p in present if p.level == "core"}
+        elif wanted_ids is not None:
+            keep = wanted_ids & {p.problem_id for p in present}
+        else:
+            keep = None
+        if keep is not None and not keep:
+            continue
+        released |= keep or {p.problem_id for p in present}
         target = course_dir / "source" / assignment_name(path.name) / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(serialise(nbgrader_notebook(solution, name=path.name, points=points)))
+        target.write_bytes(serialise(nbgrader_notebook(solution, name=path.name, points=points, graded=graded,
+                                                       seed=seed, vary=vary, keep=keep)))
         written.append(target)
-    values = {"course_id": COURSE_ID, "stub": STUB, "exchange": exchange}
+    if wanted_ids is not None and wanted_ids - released:
+        raise ValueError(f"problem_ids {sorted(wanted_ids - released, key=_id_order)} are not in the chapters "
+                         "released")
+    values = {"course_id": COURSE_ID, "stub": STUB, "exchange": exchange,
+              "mode_note": GRADED_NOTE if graded else PRACTICE_NOTE,
+              "grading": GRADING_CONFIG.format(seed=seed, vary=vary) if graded else ""}
     config = course_dir / "nbgrader_config.py"
     config.write_text(NBGRADER_CONFIG.format(**values), encoding="utf-8")
     students = course_dir / "students" / "nbgrader_config.py"
@@ -623,6 +737,10 @@ def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float =
     students.write_text(STUDENT_CONFIG.format(**values), encoding="utf-8")
     written += [config, students] + write_feedback_template(course_dir)
     return written
+
+
+def _id_order(problem_id: str) -> tuple:
+    return tuple(int(part) for part in problem_id.split("."))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -642,6 +760,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="nbgrader-source only: points per check cell (default 1)")
     parser.add_argument("--exchange", default=DEFAULT_EXCHANGE,
                         help=f"nbgrader-source only: the exchange folder, an absolute path (default {DEFAULT_EXCHANGE})")
+    parser.add_argument("--practice", action="store_true",
+                        help="nbgrader-source only: a practice release (the self-study check(), nothing graded) "
+                             "instead of a graded one")
+    parser.add_argument("--no-variants", action="store_true",
+                        help="nbgrader-source only: every student gets the text's numbers (default: each student "
+                             "their own numbers for the problems that vary)")
+    parser.add_argument("--seed", default=None,
+                        help=f"nbgrader-source only: seed of the per-student numbers (default {COURSE_ID!r}; a new "
+                             "one for each term gives new numbers)")
+    picked = parser.add_mutually_exclusive_group()
+    picked.add_argument("--problems", default=None,
+                        help="nbgrader-source only: release only these problems, e.g. 1.1,1.4,4.2")
+    picked.add_argument("--core-only", action="store_true",
+                        help="nbgrader-source only: release only the core problems")
     args = parser.parse_args(argv)
     if not args.solutions.is_dir():
         parser.error(f"no such folder: {args.solutions}")
@@ -656,8 +788,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("the exercises folder (or, for nbgrader-source, the course directory) is required")
     try:
         if args.command == "nbgrader-source":
+            chosen = None
+            if args.problems is not None:
+                chosen = [part.strip() for part in args.problems.split(",")]
+                if not all(re.fullmatch(r"\d+\.\d+", part) for part in chosen):
+                    parser.error(f"--problems takes problem ids separated by commas, e.g. 1.1,1.4; got "
+                                 f"{args.problems!r}")
             for path in nbgrader_source(args.solutions, args.exercises, chapters=args.chapter,
-                                        points=args.points, exchange=args.exchange):
+                                        points=args.points, exchange=args.exchange, graded=not args.practice,
+                                        vary=not args.no_variants, seed=args.seed, problem_ids=chosen,
+                                        core_only=args.core_only):
                 print(f"wrote {path}")
             print(f"next: cd {args.exercises} && nbgrader generate_assignment ch01  (one per chapter); "
                   "see docs/instructor.md")

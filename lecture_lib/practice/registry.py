@@ -10,11 +10,12 @@ package, and nothing here imports them back (checks -> progress -> problems -> r
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["KINDS", "Mistake", "PROBLEMS", "Problem", "problem_ids", "register"]
+__all__ = ["KINDS", "Mistake", "PROBLEMS", "Problem", "Vary", "problem_ids", "register"]
 
 KINDS = ("number", "expression", "choice")
 
@@ -32,6 +33,30 @@ class Mistake:
     value: Callable[[], float]
     message: str
     rtol: float = 0.01
+
+
+@dataclass(frozen=True)
+class Vary:
+    """One number of a problem that graded work draws per student (:mod:`lecture_lib.practice.variants`).
+
+    ``name`` is the keyword the problem's ``expected`` (and each mistake's ``value``) takes; ``default`` is the
+    number the problem's text states (what self-study and the worked solution use); ``choices`` are the other
+    values a student may get, all within the range where the chapter's reasoning holds unchanged. ``label``
+    says what the number is, as the problem's text names it ("E, the GPUs the experts are spread over"), and
+    ``unit`` how to read it.
+    """
+
+    name: str
+    label: str
+    default: float
+    choices: tuple
+    unit: str = ""
+
+    def __post_init__(self):
+        if not re.fullmatch(r"[a-z_][a-z0-9_]*", self.name):
+            raise ValueError(f"a Vary's name must be a Python keyword argument, got {self.name!r}")
+        if len(self.choices) < 3 or self.default in self.choices or len(set(self.choices)) != len(self.choices):
+            raise ValueError(f"{self.name}: choices must be at least 3 distinct values other than the default")
 
 
 @dataclass(frozen=True)
@@ -56,6 +81,7 @@ class Problem:
     alternates: dict[str, tuple[str, ...]] = field(default_factory=dict)
     wrong_hint: str = ""
     nudges: dict[str, str] = field(default_factory=dict)
+    variants: tuple[Vary, ...] = ()
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -72,6 +98,26 @@ class Problem:
 
     def __repr__(self) -> str:   # keeps the expected answer out of casual printing
         return f"Problem({self.title!r}, kind={self.kind!r})"
+
+    def defaults(self) -> dict:
+        """The numbers the problem's text states, by keyword (empty when nothing varies)."""
+        return {vary.name: vary.default for vary in self.variants}
+
+    def bound(self, numbers: dict | None = None) -> "Problem":
+        """This problem for one set of numbers (a student's variant): ``expected`` and each mistake's ``value``
+        take no arguments again. ``numbers`` must name exactly the problem's variants; ``None`` or ``{}`` on a
+        problem without variants returns the problem itself."""
+        if not self.variants:
+            if numbers:
+                raise ValueError(f"{self.title!r} has no variants, got numbers {sorted(numbers)}")
+            return self
+        numbers = dict(self.defaults() if numbers is None else numbers)
+        if set(numbers) != {vary.name for vary in self.variants}:
+            raise ValueError(f"numbers must name {sorted(self.defaults())}, got {sorted(numbers)}")
+        expected, mistakes = self.expected, self.mistakes
+        return dataclasses.replace(
+            self, variants=(), expected=lambda: expected(**numbers),
+            mistakes=tuple(dataclasses.replace(m, value=lambda m=m: m.value(**numbers)) for m in mistakes))
 
 
 PROBLEMS: dict[str, Problem] = {}

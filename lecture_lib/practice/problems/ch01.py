@@ -11,7 +11,7 @@ import sympy as sp
 from lecture_lib import hardware, models, roofline
 from lecture_lib import symbols as _symbols
 
-from ..registry import Mistake, Problem, register
+from ..registry import Mistake, Problem, Vary, register
 
 
 def _deepseek():
@@ -49,14 +49,21 @@ def _kimi_floor(*, params: str = "total", chips: int | None = None) -> float:
     return roofline.T_WEIGHTS(N_total=n, bytes_param=1, mem_bw=bandwidth)
 
 
-def _rack_throughput(step: float | None = None) -> float:
+def _rack_throughput(step: float | None = None, *, batch: float = 3000) -> float:
     if step is None:
         step = hardware.get_system("GB200 NVL72").hbm_drain_time
-    return roofline.THROUGHPUT(B=3000, t_step=step)
+    return roofline.THROUGHPUT(B=batch, t_step=step)
 
 
-def _cost_per_million(n_chips: int = 72) -> float:
-    return roofline.cost_per_token(step_time=20e-3, batch=2400, n_chips=n_chips, price_chip_hour=2.0) * 1e6
+def _cost_per_million(n_chips: int = 72, *, batch: float = 2400, price: float = 2.0) -> float:
+    return roofline.cost_per_token(step_time=20e-3, batch=batch, n_chips=n_chips, price_chip_hour=price) * 1e6
+
+
+# Graded work draws these per student (lecture_lib.practice.variants): batches well above the rack's balance
+# batch's order of magnitude and prices within the lecture's "about $2 an hour" range keep the reasoning unchanged.
+RACK_BATCH = Vary("batch", "the batch B", 3000, (1200, 1800, 2400, 3600, 4200, 4800, 5400, 6000), "sequences")
+COST_BATCH = Vary("batch", "the batch B", 2400, (1200, 1600, 2000, 2800, 3200, 3600, 4000, 4800), "sequences")
+COST_PRICE = Vary("price", "the price per GPU-hour", 2.0, (1.5, 2.5, 3.0, 3.5, 4.0), "dollars")
 
 
 FIT_CANDIDATES = ("llama-3-405b", "deepseek-v3", "qwen3-235b-a22b", "mixtral-8x22b")
@@ -157,12 +164,14 @@ register("1.6", Problem(
                       "Every step must read all the weights, not only the active ones: different "
                       "sequences in the batch route to different experts."))))
 register("1.7", Problem(
-    "Tokens per second from one rack", "number", _rack_throughput, rtol=0.02, unit="tokens per second",
-    mistakes=(Mistake(lambda: _rack_throughput(20e-3),
+    "Tokens per second from one rack", "number", lambda batch=3000: _rack_throughput(batch=batch), rtol=0.02,
+    unit="tokens per second", variants=(RACK_BATCH,),
+    mistakes=(Mistake(lambda batch=3000: _rack_throughput(20e-3, batch=batch),
                       "That uses the round 20 ms. Use this rack's own drain time."),)))
 register("1.8", Problem(
-    "Dollars per million tokens", "number", _cost_per_million, rtol=0.02, unit="dollars per million tokens",
-    mistakes=(Mistake(lambda: _cost_per_million(1),
+    "Dollars per million tokens", "number", lambda batch=2400, price=2.0: _cost_per_million(batch=batch, price=price),
+    rtol=0.02, unit="dollars per million tokens", variants=(COST_BATCH, COST_PRICE),
+    mistakes=(Mistake(lambda batch=2400, price=2.0: _cost_per_million(1, batch=batch, price=price),
                       "That pays for one GPU, but the step runs on the whole rack."),)))
 register("1.9", Problem(
     "Which model does not fit?", "choice", _does_not_fit, options=FIT_CANDIDATES,

@@ -14,7 +14,7 @@ from lecture_lib import hardware, models, pipeline, roofline
 from lecture_lib import pipeline_memory as pm
 from lecture_lib import symbols as _symbols
 
-from ..registry import Mistake, Problem, register
+from ..registry import Mistake, Problem, Vary, register
 
 CONTEXT = 100_000
 MICRO_BATCH = 2400
@@ -31,24 +31,27 @@ def _weights_per_gpu(*, params: str = "total", bytes_param: float = 1.0, gpus: i
 
 
 def _kv_per_gpu(*, kv_bytes: float = 1.0, batch: str = "pipelined", spread_over_stages: bool = True,
-                context: int = CONTEXT) -> float:
-    """KV per GPU with E = 64 and P = 4. The defaults give the right answer (E4.4)."""
+                context: float = CONTEXT, micro_batch: float = MICRO_BATCH, gpus: float = 64) -> float:
+    """KV per GPU with E GPUs per stage and P = 4. The defaults give the right answer (E4.4)."""
     bytes_tok = _deepseek().kv_bytes_per_token(kv_bytes)
-    if context != CONTEXT:
-        return _kv_per_gpu(kv_bytes=kv_bytes, batch=batch, spread_over_stages=spread_over_stages) * context / CONTEXT
     if batch == "fixed":   # one micro-batch in flight: B = b, spread over E P GPUs
-        return pm.KV_PER_GPU_FIXED_BATCH(b=MICRO_BATCH, len_ctx=CONTEXT, bytes_tok=bytes_tok, n_ep=64, P=4)
-    per_gpu = pm.KV_PER_GPU(b=MICRO_BATCH, len_ctx=CONTEXT, bytes_tok=bytes_tok, n_ep=64)
+        return pm.KV_PER_GPU_FIXED_BATCH(b=micro_batch, len_ctx=context, bytes_tok=bytes_tok, n_ep=gpus, P=4)
+    per_gpu = pm.KV_PER_GPU(b=micro_batch, len_ctx=context, bytes_tok=bytes_tok, n_ep=gpus)
     return per_gpu if spread_over_stages else 4 * per_gpu
+
+
+# Graded work draws these per student (lecture_lib.practice.variants). Any E up to a rack, any micro-batch of
+# thousands and any context of tens to hundreds of thousands of tokens leave the chapter's reasoning unchanged.
+GPUS = Vary("gpus", "E, the GPUs the experts are spread over", 64,
+            (8, 12, 16, 18, 24, 28, 32, 36, 40, 48, 56, 60), "GPUs")
+MICRO = Vary("micro_batch", "b, the sequences per micro-batch", MICRO_BATCH, (1200, 1600, 2000, 2800, 3200, 3600),
+             "sequences")
+LONG = Vary("context", "the context per sequence", CONTEXT, (50_000, 60_000, 80_000, 120_000, 150_000, 200_000),
+            "tokens")
 
 
 def _decode_idle(*, stages: int = 6, microbatches: int = 4) -> float:
     return 1.0 - pm.decode_utilisation(stages=stages, microbatches=microbatches)
-
-
-def _kv_plus_weights_per_gpu() -> float:
-    """4.2's slip: the whole per-GPU memory (weights of one stage + KV) instead of the KV alone."""
-    return _kv_per_gpu() + _weights_per_gpu() / 4
 
 
 STAGE_BUDGET = dict(deadline=25e-3, step=20e-3, hop=1.2e-3)
@@ -96,29 +99,36 @@ def _smallest_fitting_stages(*, part: str = "total", kv_format: str = "fp8") -> 
 
 
 register("4.1", Problem(
-    "DeepSeek-V3's weights on one GPU", "number", _weights_per_gpu, rtol=0.02, unit="bytes",
-    mistakes=(Mistake(lambda: _weights_per_gpu(params="active"),
+    "DeepSeek-V3's weights on one GPU", "number", lambda gpus=64: _weights_per_gpu(gpus=gpus), rtol=0.02,
+    unit="bytes", variants=(GPUS,),
+    mistakes=(Mistake(lambda gpus=64: _weights_per_gpu(params="active", gpus=gpus),
                       "Those are the active parameters. Every expert must live somewhere, so memory holds "
                       "all of them."),
-              Mistake(lambda: _weights_per_gpu(bytes_param=2),
+              Mistake(lambda gpus=64: _weights_per_gpu(bytes_param=2, gpus=gpus),
                       "That stores each weight in 2 bytes; the problem says FP8."),
-              Mistake(lambda: _weights_per_gpu(gpus=72),
-                      "The rack has 72 GPUs, but the experts are spread over the 64 the problem names."))))
+              Mistake(lambda gpus=64: _weights_per_gpu(gpus=72),
+                      "The rack has 72 GPUs, but the experts are spread over the GPUs the problem names."))))
+
+
+def _kv_4_2(micro_batch=MICRO_BATCH, context=CONTEXT, **slip):
+    return _kv_per_gpu(micro_batch=micro_batch, context=context, **slip)
+
+
 register("4.2", Problem(
-    "KV cache per GPU with four stages", "number", _kv_per_gpu, rtol=0.01, unit="bytes",
-    mistakes=(Mistake(lambda: _kv_per_gpu(batch="fixed"),
+    "KV cache per GPU with four stages", "number", _kv_4_2, rtol=0.01, unit="bytes", variants=(MICRO, LONG),
+    mistakes=(Mistake(lambda **n: _kv_4_2(**n, batch="fixed"),
                       "That keeps one micro-batch in flight. Decode needs one micro-batch per stage, so the "
                       "global batch is P times b."),
-              Mistake(lambda: _kv_per_gpu(spread_over_stages=False),
+              Mistake(lambda **n: _kv_4_2(**n, spread_over_stages=False),
                       "Each GPU holds only its own stage's layers, so only its share of every cache."),
-              Mistake(lambda: _kv_per_gpu(kv_bytes=2),
+              Mistake(lambda **n: _kv_4_2(**n, kv_bytes=2),
                       "That stores the cache in 2 bytes per value; the problem says FP8."),
               # These two lie 0.4% apart (and 2% above the answer): keep their tolerances tight.
-              Mistake(lambda: _kv_per_gpu(context=100 * 1024),
-                      "That takes 100K as 100 × 1024. Here 100K means 100 000 tokens.", rtol=0.002),
-              Mistake(lambda: _kv_per_gpu() * 64 / 72,
+              Mistake(lambda micro_batch=MICRO_BATCH, context=CONTEXT: _kv_4_2(micro_batch, context * 1.024),
+                      "That reads K as 1024. Here 100K means 100 000 tokens (and 80K 80 000).", rtol=0.002),
+              Mistake(lambda **n: _kv_4_2(**n) * 64 / 72,
                       "The rack has 72 GPUs, but each stage spreads its cache over the 64 the problem names."),
-              Mistake(_kv_plus_weights_per_gpu,
+              Mistake(lambda **n: _kv_4_2(**n) + _weights_per_gpu() / 4,
                       "That includes the GPU's share of the weights. The question asks for the KV cache alone.",
                       rtol=0.002))))
 register("4.3", Problem(

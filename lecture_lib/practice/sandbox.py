@@ -1,0 +1,258 @@
+"""Where a student's code runs at autograde: an IPython kernel inside bubblewrap, with bounded resources.
+
+nbgrader's own documentation warns that autograding executes the students' code with the grader's rights. The
+course's grader (:mod:`lecture_lib.practice.grading`) starts each submission's kernel through
+:class:`SandboxKernelManager` instead, which wraps the kernel's command in `bubblewrap
+<https://github.com/containers/bubblewrap>`_ (``bwrap``, Debian's ``bubblewrap`` package) and ``prlimit``:
+
+- **files**: a fresh root holding only ``/usr``, ``/etc``, the Python installation, the course library's own
+  folder and the derivation cache, all read-only; ``$HOME`` (the working folder) and ``/tmp`` are small empty
+  tmpfs folders thrown away with the kernel. The course directory, the gradebook, the source and release
+  notebooks, other submissions, the exchange and the instructor's home are not there at all;
+- **network**: a network namespace of its own, with no interface but a loopback that reaches nothing;
+- **processes**: a PID namespace of its own, killed whole when the kernel ends (``--die-with-parent``; no process
+  outlives its notebook), and at most :attr:`Limits.tasks` tasks (threads included) for the user it runs as;
+- **user**: when the grader runs as root, the kernel runs as ``nobody`` (65534), so the task limit bites; as any
+  other user, it runs as that user with the limit set above what the user already runs;
+- **memory, disk, time**: address space, file size and CPU seconds bounded by ``prlimit``; the tmpfs folders
+  have a fixed size; the kernel talks to the grader over Unix sockets in a private folder (ZeroMQ's ``ipc``
+  transport), since it has no network to share.
+
+Without ``bwrap``, or where it cannot create namespaces (some containers), starting a kernel raises
+:class:`SandboxUnavailable` naming what is missing: nothing runs unsandboxed unless the course's configuration
+says so (``c.SandboxedExecute.require_sandbox = False``, for a machine that is itself a throwaway container;
+docs/instructor.md). ``python -m lecture_lib.practice.sandbox`` says whether the sandbox works here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Limits", "SandboxUnavailable", "command", "problem", "readable_paths"]
+
+NOBODY = 65534
+HOME = "/home/student"
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot run here; the message says what is missing and what to do."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one student's kernel (all per kernel, except ``tasks``, which is per user)."""
+
+    memory_bytes: int = 4 * 2**30        # address space: NumPy, SymPy and matplotlib use about 1.5 GiB of it
+    tasks: int = 128                     # processes and threads: the kernel itself runs about a dozen
+    file_bytes: int = 64 * 2**20         # largest file it may write
+    scratch_bytes: int = 64 * 2**20      # size of each of $HOME and /tmp
+    cpu_seconds: int = 600               # CPU time of the whole kernel
+    open_files: int = 256
+
+    def __post_init__(self):
+        for name, value in vars(self).items():
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"Limits.{name} must be a positive whole number, got {value!r}")
+
+
+def _bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+def problem() -> str | None:
+    """Why the sandbox cannot run on this machine, or None when it can (a real ``bwrap`` run is tried)."""
+    bwrap = _bwrap()
+    if bwrap is None:
+        return ("bubblewrap is not installed (no bwrap on PATH): install it (Debian/Ubuntu: apt-get install "
+                "bubblewrap) and autograde again")
+    if shutil.which("prlimit") is None:
+        return "prlimit (util-linux) is not on PATH: install util-linux"
+    trial = subprocess.run([bwrap, *_namespaces(), "--ro-bind", "/", "/", "true"], capture_output=True, text=True)
+    if trial.returncode != 0:
+        return (f"bwrap cannot create its namespaces here ({trial.stderr.strip() or trial.returncode}): user "
+                "namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1) or the container forbids "
+                "them; run autograde on a machine or VM where they work")
+    return None
+
+
+def _namespaces() -> list[str]:
+    if os.geteuid() == 0:     # real root: no user namespace, so the kernel can drop to nobody for real
+        return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    return ["--unshare-all"]
+
+
+def readable_paths() -> list[Path]:
+    """What a student's kernel may read: the Python installation, the environment's packages (sys.path), the
+    course library's own folder and its derivation cache. Never a folder that holds the course checkout's other
+    files (solutions/, the gradebook): only the library package itself is taken from the checkout."""
+    import lecture_lib
+    from lecture_lib import formula
+
+    places = {Path(sys.base_prefix), Path(sys.prefix), Path(lecture_lib.__file__).resolve().parent}
+    checkout = Path(lecture_lib.__file__).resolve().parent.parent
+    for entry in sys.path:
+        path = Path(entry).resolve() if entry else None
+        if path is None or not path.is_dir() or path == checkout:
+            continue
+        places.add(path)
+    cache = formula._cache_folder()
+    if cache.is_dir():
+        places.add(cache)
+    ordered = sorted(places, key=lambda p: (len(p.parts), str(p)))
+    return [p for p in ordered if not any(p != q and p.is_relative_to(q) for q in ordered)]
+
+
+def _own_tasks(uid: int) -> int:
+    """Tasks (threads included) the user runs now: RLIMIT_NPROC counts them all."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry}/task"))
+            except OSError:
+                continue
+    return count
+
+
+def _parents(path: Path) -> list[str]:
+    return [str(parent) for parent in reversed(path.parents) if str(parent) != "/"]
+
+
+def command(argv: list[str], *, run_dir: str | Path, student: str = "", limits: Limits = Limits(),
+            env: dict | None = None) -> list[str]:
+    """``argv`` (a kernel's command) wrapped so that it runs sandboxed; ``run_dir`` is the one folder it may
+    write outside its tmpfs (its connection file and sockets). Raises :class:`SandboxUnavailable`."""
+    reason = problem()
+    if reason:
+        raise SandboxUnavailable(f"The autograde sandbox cannot run: {reason}. Nothing was run unsandboxed.")
+    if not argv or not all(isinstance(a, str) for a in argv):
+        raise ValueError(f"argv must be a non-empty list of strings, got {argv!r}")
+    run_dir = Path(run_dir).resolve()
+    root = os.geteuid() == 0
+    args = [_bwrap(), *_namespaces(), "--die-with-parent", "--new-session", "--clearenv",
+            "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    for top in ("lib", "lib64", "lib32", "bin", "sbin"):
+        path = Path("/") / top
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    args += ["--perms", "0755", "--dir", str(Path(HOME).parent)]
+    for folder in (HOME, "/tmp"):      # before the binds: the run folder may live under /tmp
+        args += ["--perms", "1777", "--size", str(limits.scratch_bytes), "--tmpfs", folder]
+    made = {"/tmp", "/home", HOME}
+    for place in [*readable_paths(), run_dir]:
+        for parent in _parents(place):
+            if parent not in made and not parent.startswith(("/usr/", "/etc/")) and parent not in ("/usr", "/etc"):
+                args += ["--perms", "0755", "--dir", parent]
+                made.add(parent)
+        args += ["--bind" if place == run_dir else "--ro-bind", str(place), str(place)]
+    settings = {"HOME": HOME, "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+                "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython",
+                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                "PYTHONDONTWRITEBYTECODE": "1", "LECTURE_PROGRESS_FILE": "off",
+                "NBGRADER_EXECUTION": "autograde", "LECTURE_CACHE_DIR": str(Path(
+                    os.environ.get("LECTURE_CACHE_DIR") or Path.home() / ".cache" / "lecture_lib"))}
+    if student:
+        settings["LECTURE_STUDENT"] = student
+    settings.update(env or {})
+    for name, value in settings.items():
+        args += ["--setenv", name, str(value)]
+    args += ["--chdir", HOME, "--"]
+    uid = NOBODY if root else os.getuid()
+    tasks = limits.tasks + (0 if root else _own_tasks(uid))
+    if root:
+        args += ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        args[1:1] = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    args += ["prlimit", f"--as={limits.memory_bytes}", f"--nproc={tasks}", f"--fsize={limits.file_bytes}",
+             f"--cpu={limits.cpu_seconds}", f"--nofile={limits.open_files}", "--core=0", "--", *argv]
+    return args
+
+
+def private_run_dir() -> Path:
+    """A new folder for one kernel's connection file and sockets, writable by the user the kernel runs as."""
+    folder = Path(tempfile.mkdtemp(prefix="lecture-sandbox-"))
+    if os.geteuid() == 0:
+        os.chown(folder, NOBODY, NOBODY)
+    return folder
+
+
+# ------------------------------------------------------------------ the kernel manager nbgrader uses
+
+def _kernel_manager_class():
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import Unicode
+
+    class SandboxKernelManager(AsyncKernelManager):
+        """An ``AsyncKernelManager`` whose kernel runs in :func:`command`'s sandbox, over ``ipc`` sockets in a
+        private folder, interrupted by message (a signal cannot reach a process in another session)."""
+
+        student = Unicode("", help="the student whose submission this kernel runs (sets $LECTURE_STUDENT)")
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self._run_dir = private_run_dir()
+            self.transport = "ipc"
+            self.connection_file = str(self._run_dir / "kernel.json")
+            self.ip = str(self._run_dir / "kernel-ipc")
+
+        @property
+        def kernel_spec(self):
+            spec = super().kernel_spec
+            if spec is not None:
+                spec.interrupt_mode = "message"
+            return spec
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            argv = super().format_kernel_cmd(extra_arguments)
+            if os.path.exists(self.connection_file) and os.geteuid() == 0:
+                os.chown(self.connection_file, NOBODY, NOBODY)
+            return command(argv, run_dir=self._run_dir, student=self.student)
+
+        def cleanup_resources(self, restart=False):
+            super().cleanup_resources(restart=restart)
+            if not restart:
+                shutil.rmtree(self._run_dir, ignore_errors=True)
+
+    return SandboxKernelManager
+
+
+def __getattr__(name):
+    if name == "SandboxKernelManager":      # built on first use: jupyter_client is the grade extra's
+        value = _kernel_manager_class()
+        globals()[name] = value
+        return value
+    raise AttributeError(name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m lecture_lib.practice.sandbox``: say whether student code can be sandboxed here, and try it."""
+    reason = problem()
+    if reason:
+        print(f"The autograde sandbox cannot run here: {reason}.")
+        return 1
+    run_dir = private_run_dir()
+    try:
+        probe = ("import os, socket; print('user', os.getuid());"
+                 "print('course folder holds:', sorted(os.listdir(os.environ['PROBE'])) if "
+                 "os.path.isdir(os.environ['PROBE']) else 'nothing');"
+                 "s = socket.socket();\ntry:\n s.connect(('1.1.1.1', 80)); print('network: reachable')\n"
+                 "except OSError as e: print('network: none')")
+        done = subprocess.run(command([sys.executable, "-c", probe], run_dir=run_dir,
+                                      env={"PROBE": str(Path.cwd())}), capture_output=True, text=True, timeout=60)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    print(done.stdout.strip() or done.stderr.strip())
+    print("The autograde sandbox works here." if done.returncode == 0 else "The sandbox failed to start.")
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

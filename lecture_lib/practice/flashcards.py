@@ -510,7 +510,7 @@ def _statements(solutions_dir: Path | None, chapter: int) -> dict[str, str]:
 _OPTION_LINE = re.compile(r'^\s*[-*]\s*`"?([^`"]+)"?`\s*[:—–-]\s*(.+?)\s*$', re.M)
 
 
-def option_texts(statement: str) -> dict[str, str]:
+def _option_texts(statement: str) -> dict[str, str]:
     """The options a statement spells out, one per bullet line (``- `"b"`: the compute and the KV fetch``):
     ``{"b": "the compute and the KV fetch", ...}``; empty when the statement lists none that way."""
     return {match.group(1): match.group(2) for match in _OPTION_LINE.finditer(statement)}
@@ -561,7 +561,7 @@ def concept_cards(chapter: int, *, solutions_dir: Path | None = None) -> list[Ca
             statement = ("Options: " + ", ".join(problem.options)
                          + f"\n(The statement and each option's text are in `{notebook}`.)")
         answer = str(problem.expected())
-        spelled = option_texts(statement).get(answer)
+        spelled = _option_texts(statement).get(answer)
         back = f"<b>{html.escape(answer)}</b>" + (f": {_markdown(spelled)}" if spelled else "")
         cards.append(Card(key=f"concept:{problem_id}", chapter=chapter, kind="concept",
                           front=f"<b>Problem {problem_id} · {html.escape(problem.title)}</b><br>{_markdown(statement)}",

@@ -302,16 +302,18 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
                   "operating batch (a bound: the rented GPU-hours over the tokens they make)",
                   lambda: _worked("cost", "usd_per_million_output"), units.dollars,
                   lambda: _worked_source("cost", "usd_per_million_output")),
-        KeyNumber("worked-pp-idle", 9, f"{_worked_words()}, laid out as a pipeline over the 2 nodes: share of the "
-                  "time each stage idles in decode with one micro-batch in flight",
+        KeyNumber("worked-pp-idle", 9, f"{_worked_words()}, laid out as a pipeline over the "
+                  f"{WORKED_PLAN['n_systems']} nodes: share of the time each stage idles in decode with one "
+                  "micro-batch in flight",
                   lambda: _worked("layouts", "pp_decode_idle_one_micro"), units.percent,
                   lambda: _worked_source("layouts", "pp_decode_idle_one_micro")),
         KeyNumber("worked-cross-node", 9, f"{_worked_words()}, experts spread over both nodes: share of the "
                   "tokens each all-to-all dispatches that leave their node (over the slow links)",
                   lambda: _worked("layouts", "cross_rack_fraction"), units.percent,
                   lambda: _worked_source("layouts", "cross_rack_fraction")),
-        KeyNumber("dp-over-tp-one-node", 9, "DeepSeek-V3 on one HGX H200 at 8,192 tokens of context: how many "
-                  "times more sequences fit under DP attention + EP than under plain TP (the chapter's prediction)",
+        KeyNumber("dp-over-tp-one-node", 9, f"{_model(WORKED_PLAN['model']).name} on one {WORKED_PLAN['system']} "
+                  f"at {WORKED_PLAN['len_ctx']:,} tokens of context: how many times more sequences fit under DP "
+                  "attention + EP than under plain TP (the chapter's prediction)",
                   lambda: _one_node_capacity("dp_ep_max_batch") / _one_node_capacity("tp_max_batch"),
                   lambda v: f"≈ {v:.1f}×",
                   lambda: "lecture_lib/plan.py (plan(...).numbers['capacity'], from roofline.batch_that_fits with "
@@ -367,11 +369,15 @@ def _worked_source(section: str, key: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _one_node_capacity(key: str) -> float:
+def _one_node_plan():
+    """The worked plan's model on one of its systems (the chapter's prediction compares its layouts)."""
     plan = WORKED_PLAN
-    found = _plan_module().plan(plan["model"], plan["system"], price_per_gpu_hour=plan["price_per_gpu_hour"],
-                                len_ctx=plan["len_ctx"]).numbers["capacity"]
-    return float(found[key])
+    return _plan_module().plan(plan["model"], plan["system"], price_per_gpu_hour=plan["price_per_gpu_hour"],
+                               len_ctx=plan["len_ctx"])
+
+
+def _one_node_capacity(key: str) -> float:
+    return float(_one_node_plan().numbers["capacity"][key])
 
 
 @functools.lru_cache(maxsize=None)
@@ -449,8 +455,10 @@ def _kv_balance_answer() -> str:
 
 def _concepts() -> tuple[Concept, ...]:
     return (
-        Concept("dp-attention", 9, "DeepSeek-V3 (MLA) on one 8-GPU node: why does DP attention + EP fit more "
-                "sequences than plain tensor parallelism, and why not 8× more?", _dp_attention_answer,
+        Concept("dp-attention", 9, f"{_model(WORKED_PLAN['model']).name} (MLA) on one "
+                f"{_system(WORKED_PLAN['system']).n_chips}-GPU node: why does DP attention + EP fit more sequences "
+                f"than plain tensor parallelism, and why not {_system(WORKED_PLAN['system']).n_chips}× more?",
+                _dp_attention_answer,
                 "lecture_lib/roofline.py device_memory (layouts 'tp' and 'dp_ep'); lecture_lib/plan.py; "
                 "notebooks/09_plan_a_deployment.ipynb, Predict first"),
         Concept("bound-not-forecast", 9, "Why does a plan quote its tokens/s beside Chapter 8's band, and never alone?",

@@ -246,6 +246,8 @@ def test_chapter_fits_the_projector_and_a_slider_redraws_its_figure(voila_app, b
                 if attempt == 2:
                     raise AssertionError(f"three {key} presses did not redraw the figure; voila log:\n"
                                          + log.read_text()[-2000:])
+        # the layout chosen on load holds while the readout changes: still within 720 px after the move
+        assert_explorers_fit(page, "01 after a slider move", log, projected_figures)
         assert not errors, errors
         assert not blocked, f"the projector asked the network for: {blocked}"
         icons = page.evaluate("""() => document.fonts.load('900 16px "Font Awesome 5 Free"', '\\uf06e')

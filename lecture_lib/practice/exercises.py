@@ -662,8 +662,12 @@ def nbgrader_notebook(solution, *, name: str, points: float = 1, graded: bool = 
 
 
 def assignment_name(notebook_name: str) -> str:
-    """nbgrader's assignment id for a chapter notebook: ``01_batch...ipynb`` -> ``ch01``."""
-    return f"ch{notebook_name[:2]}"
+    """nbgrader's assignment id for a notebook: a chapter's ``01_batch...ipynb`` -> ``ch01``; a quiz of the bank,
+    ``01_batch..._quiz.ipynb`` -> ``quiz01``; the bank's exam ``99_final_exam.ipynb`` -> ``final``."""
+    stem = notebook_name.rsplit(".", 1)[0]
+    if stem.endswith("_exam"):
+        return "final"
+    return f"{'quiz' if stem.endswith('_quiz') else 'ch'}{notebook_name[:2]}"
 
 
 def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float = 1,

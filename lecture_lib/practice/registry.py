@@ -133,10 +133,17 @@ def register(problem_id: str, problem: Problem) -> None:
     PROBLEMS[problem_id] = problem
 
 
-def problem_ids(chapter: int | None = None) -> list[str]:
-    """Registered ids in numeric order, optionally only one chapter's (a number 0-7, or None)."""
+BANK_START = 101
+"""Problem numbers from here on (1.101, 4.103, ...) are the quiz and exam bank (``problems/quizNN.py``,
+``quizzes/``), not the practice set."""
+
+
+def problem_ids(chapter: int | None = None, *, bank: bool = False) -> list[str]:
+    """Registered ids in numeric order, optionally only one chapter's (a number 0-7, or None). The quiz and exam
+    bank (numbers from :data:`BANK_START`) is left out unless ``bank`` is true (then only the bank's are listed)."""
     from lecture_lib import validate
 
     chapter = validate.chapter("chapter", chapter)
     ids = sorted(PROBLEMS, key=lambda pid: tuple(int(part) for part in pid.split(".")))
-    return [pid for pid in ids if chapter is None or pid.split(".")[0] == str(chapter)]
+    return [pid for pid in ids if (chapter is None or pid.split(".")[0] == str(chapter))
+            and (int(pid.split(".")[1]) >= BANK_START) == bool(bank)]

@@ -146,10 +146,11 @@ class Lookahead:
 
     One round at a time: a real move (:meth:`schedule`, after its redraw) voids the round under way and starts
     the next; a page message (:meth:`request`) never does. It starts a round only when none is pending or under
-    way, and otherwise leaves a note that the round reads at its next step: "please" (a new view holds no frames)
-    sends again what was sent, from the frames kept here (not computed again); "hold" (the hand on another
-    control) puts that control's track first. So whatever a page sends, and however often, each position is
-    computed at most once for the positions of the other controls and the axes it assumes."""
+    way, and otherwise leaves a note: "hold" (the hand on another control) puts that control's track first from
+    the round's next step; "please" (a new view holds no frames) sends every frame again, from those kept here
+    (not computed again), in a round that starts once the requests have stopped for :data:`DELAY_SECONDS`. So
+    whatever a page sends, and however often, a position is computed at most once for the positions of the other
+    controls and the axes it assumes (twice where its new axes first had no background to spare)."""
 
     def __init__(self, explorer):
         self.explorer = explorer
@@ -160,8 +161,9 @@ class Lookahead:
         # control -> (the other controls' positions, {keys}): frames the page holds. A control's frames assume
         # only the others where they are, so they stay good while it moves itself (the page keeps them too)
         self._sent: dict = {}
-        # control -> (the other controls' positions, {key: frame}): the frames computed for them, kept to send
-        # again to a view that asks for them all (one per track position at most)
+        # control -> (the other controls' positions, {key: (frame or None, whether it could draw a background)}):
+        # the frames computed for them, kept to send again to a view that asks for them all, and the positions that
+        # needed a background the round could not draw (tried again only where one can be drawn)
         self._kept: dict = {}
         self._loop = None                       # the event loop of the round pending or under way
         self._round: int | None = None          # the generation of the round under way (its steps are queued)
@@ -211,6 +213,9 @@ class Lookahead:
             return
         if content.get("ahead") == "please":
             self._asked = True
+            if self._timer is not None and loop is self._loop:      # a burst of requests: one round, once it ends
+                self._timer.cancel()
+                self._timer = None
         elif content.get("ahead") == "hold":
             name = next((n for n, c in self.explorer.controls.items() if c.model_id == content.get("control")), None)
             if name is None or name == self.in_hand:
@@ -259,39 +264,48 @@ class Lookahead:
 
     def _advance(self, work):
         """One prediction of the round (after planning it again if a page asked since); the work left, or None."""
-        if work is None or self._asked or self._hand_moved:
+        if work is None or self._hand_moved:
             if work is not None:
                 self._flush(work)           # computed for this generation: the page takes them as they are
             work = self._planned(work)
             if work is None:
                 return None
         if not work["plan"]:
-            return None
+            return self._ended(work)
         name, position, value, background = work["plan"].pop(0)
         kept = self._kept[name][1]
-        frame = kept.get(position)
-        if frame is None:
+        drawn = background and len(work["backgrounds"]) < MAX_BACKGROUNDS
+        frame, could_draw = kept.get(position, (None, None))
+        if could_draw is None or (frame is None and drawn and not could_draw):
             started = time.thread_time()         # CPU seconds, as the redraws are timed (base.FigureView.render)
             try:
-                frame = self.explorer.predict(name, value, backgrounds=work["backgrounds"],
-                                              background=background and len(work["backgrounds"]) < MAX_BACKGROUNDS)
+                frame = self.explorer.predict(name, value, backgrounds=work["backgrounds"], background=drawn)
             except Exception:   # a prediction only saves time: the real move still works
                 frame = None
             if not (frame is not None and len(frame) == 5):     # a new background costs a full redraw: not counted
                 spent = time.thread_time() - started
                 self.cost = 0.7 * self.cost + 0.3 * spent if self.cost else spent
-            if frame is not None:
-                kept[position] = frame
+            kept[position] = (frame, drawn)
         if frame is not None:
             work["entries"].append((name, position, frame))
         if work["entries"] and (not work["plan"] or work["plan"][0][0] != name or len(work["entries"]) >= BATCH):
             self._flush(work)
-        return work if work["plan"] else None
+        return work if work["plan"] else self._ended(work)
+
+    def _ended(self, work) -> None:
+        """The round's plan is done: a view that asked meanwhile gets every frame in a round of its own, once the
+        requests have stopped (:data:`DELAY_SECONDS` without one)."""
+        self._flush(work)
+        if self._asked:
+            self._start_later(self._loop)
+        return None
 
     def _planned(self, work):
-        """The round's positions still due, nearest first (a view that asked gets every one again); None when a
-        control cannot be keyed. A round planned again keeps the backgrounds it drew (at most MAX_BACKGROUNDS)."""
-        asked, self._asked, self._hand_moved = self._asked, False, False
+        """The round's positions still due, nearest first (at a round's start, a view that asked gets every one
+        again); None when a control cannot be keyed. A round planned again (the hand moved) keeps the backgrounds
+        it drew, so it draws at most MAX_BACKGROUNDS."""
+        asked = self._asked and work is None        # at a round's start only (see _ended)
+        self._asked, self._hand_moved = self._asked and not asked, False
         state = self.state()
         if state is None:
             return None

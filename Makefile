@@ -17,6 +17,8 @@ help:
 	@echo "make notebook   the same in Jupyter Notebook 7"
 	@echo "make test       run every test: library, notebooks, exercises, browser"
 	@echo "make test-fast  every test except the browser ones and the exhaustive sweeps (slow)"
+	@echo "make test-class a class's routes end to end: graded work against every cheat, the hub (slow)"
+	@echo "sudo make hub   a JupyterHub for a test class on port HUB_PORT (8000): accounts, nbgrader, idle culler"
 	@echo "make exercises  regenerate exercises/ from solutions/"
 	@echo "make lint       check the explorers' page scripts (lecture_lib/**/*.js) with ESLint (npm)"
 	@echo "make bench      print the performance figures (import, notebooks, sliders; BENCH_QUICK=1: chapters 1, 4, 5)"
@@ -105,10 +107,16 @@ TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 2) + 1 )); [ $$n -gt
 TEST_ENV = MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=
 
 test: $(VENV)/.test-installed
-	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS)
+	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m "not classroom"
 
 test-fast: $(VENV)/.test-installed
-	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m "not browser and not slow"
+	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m "not browser and not slow and not classroom"
+
+# A class's routes end to end, too long for `make test`'s ten minutes: the nbgrader route with one pretend student
+# per way of scoring without solving (the autograde sandbox needs bubblewrap: apt-get install bubblewrap), and the
+# JupyterHub a class logs in to. .ci/run runs it after `make test`.
+test-class: $(VENV)/.test-installed
+	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m classroom
 
 exercises: $(VENV)/.course-installed
 	$(PY) -m lecture_lib.practice.exercises generate solutions exercises
@@ -118,6 +126,19 @@ bench: $(VENV)/.test-installed
 
 clean-venv:
 	rm -rf $(VENV)
+
+# ---- a class on JupyterHub (issue 47): `sudo make hub` installs (once) and starts a hub for a test class on
+# http://127.0.0.1:$(HUB_PORT)/ with configurable-http-proxy, nbgrader and the idle culler (tools/hub.py;
+# docs/instructor.md). It creates accounts and runs each user's server as that user, so it needs root.
+HUB_PORT     ?= 8000
+HUB_STUDENTS ?= 3
+HUB_PREFIX   ?= /opt/llm-serving-math
+.PHONY: hub hub-install
+hub-install:
+	/usr/bin/python3 tools/hub.py install --students $(HUB_STUDENTS) --prefix $(HUB_PREFIX)
+
+hub: hub-install
+	/usr/bin/python3 tools/hub.py start --port $(HUB_PORT) --prefix $(HUB_PREFIX)
 
 # ---- flashcards (issue 16): an Anki deck of each chapter's formulas, key numbers and concepts
 FLASHCARDS ?= build/llm-serving-math.apkg

@@ -234,6 +234,6 @@ def assert_feedback_is_offline_and_brief(page: Path) -> None:
     assert not [src for src in scripts if src.startswith(("http:", "https:", "//"))], scripts
     assert "cdnjs" not in text and "static/jupyter_server_mathjax/MathJax.js" in text
     assert "../../../mathjax/MathJax.js" in text
-    assert "not passed (unanswered): the checker&#39;s message above says why" in text \
-        or "not passed (unanswered): the checker's message above says why" in text
+    assert "not passed (unanswered): the grader&#39;s message above says why" in text \
+        or "not passed (unanswered): the grader's message above says why" in text
     assert "most recent call last" not in text and "site-packages" not in text and "lecture_lib/practice" not in text

@@ -109,6 +109,7 @@ def _problem_of(cell) -> str | None:
 
 def _preprocessors():
     from nbgrader.preprocessors import Execute, NbGraderPreprocessor
+    from jupyter_core.utils import run_sync
     from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from traitlets import Bool, Integer, Unicode
 
@@ -195,6 +196,9 @@ def _preprocessors():
                 except Exception as error:           # already gone
                     self.log.debug("shutting down a stopped kernel: %s", error)
             return cell
+
+        # nbclient binds its synchronous execute_cell to its own coroutine when the class is made: bind it to ours.
+        execute_cell = run_sync(async_execute_cell)
 
         def output(self, outs, msg, display_id, cell_index):
             size = len(str(msg.get("content", "")))

@@ -56,7 +56,7 @@ GPUS = Vary("gpus", "E, the GPUs DeepSeek-V3's experts are spread over", 32, (8,
 RACKS = Vary("racks", "the racks the layer spans", 4, (2, 3, 6, 8), "racks")
 TOKENS = Vary("tokens", "the tokens per GPU", 512, (128, 256, 1024, 2048), "tokens")
 PARAMS = Vary("params", "the model's total parameters", 3e12, (1e12, 2e12, 4e12, 5e12, 6e12), "parameters")
-SPREAD = Vary("racks", "the racks the experts are spread over", 4, (2, 3, 5, 6, 8), "racks")
+SPREAD = Vary("racks", "the racks the experts are spread over", 4, (3, 5, 6, 8), "racks")   # not 2: half on, half off
 
 register("2.101", Problem(
     "Experts per GPU for DeepSeek-V3", "number", _experts_per_gpu, rtol=0.01, unit="experts", variants=(GPUS,),

@@ -59,7 +59,7 @@ def _reversible_memory(batch: int = 8) -> float:
 SEQ = Vary("len_seq", "the sequence length", 8192, (2048, 4096, 16384, 32768), "tokens")
 LAYERS = Vary("n_layers", "the layers", 80, (32, 48, 64, 126), "layers")
 KV_FORMAT = Vary("kv_bytes", "the bytes per cached value", 1, (0.5, 2, 4), "bytes")
-BATCH = Vary("batch", "the batch", 8, (1, 2, 4, 16, 32), "sequences")
+BATCH = Vary("batch", "the batch", 8, (2, 4, 12, 16, 32), "sequences")
 
 register("7.101", Problem(
     "Checkpointed activations of Llama 3.1 8B", "number", _checkpoint_memory, rtol=0.02, unit="bytes",

@@ -113,6 +113,12 @@ NOT_DATA = {
     "practice.sandbox.command": "wraps a kernel's command for bwrap; the sandbox's tests run it (tests/test_sandbox.py)",
     "practice.sandbox.main": "command-line entry point; tests/test_sandbox.py runs it",
     "practice.answers.record": "a notebook cell's hook; takes any object and never judges it (tests/test_graded_work.py)",
+    "practice.gradebook_export.main": "command-line entry point; tests/test_gradebook_export.py runs it",
+    "practice.checks.verdict": "judges any object, like check(); its answers are fuzzed through the grader's tests "
+                               "(tests/test_graded_work.py) and test_check_never_raises_on_any_answer",
+    "practice.grading.judge": "takes a recorded payload (a dict from a notebook's output), fuzzed in tests/test_graded_work.py",
+    "practice.answers.said": "formats a recorded payload for record() (tests/test_graded_work.py)",
+    "safe_srepr.loads": "reads hostile text by design; tests/test_formula.py feeds it code in srepr form",
 }
 
 # Parameters where None is a documented value although the parameter has no default.
@@ -301,6 +307,12 @@ def _explicit():
     name = reversible.BLOCK_PARAMS[0]
     return {
         "context.cheapest_tier": dict(hold_time=60.0, bytes_tok=1e5, n_active=37e9, flops=1e15, price_chip_hour=2.0),
+        "hardware.custom_chip": dict(base="MI300X", hbm_capacity=256e9),
+        "hardware.chip_from_json": dict(source={"name": "MI325X-like", "base": "MI300X", "hbm_gb": 256,
+                                                "hbm_tb_s": 6}),
+        "practice.variants.draw": dict(problem_id="4.1", student="alice"),
+        "practice.variants.share_alike": dict(problem_id="4.1"),
+        "practice.answers.your_numbers": dict(problem_id="4.1"),
         "reversible.revnet_forward": dict(net=net, x1=x1, x2=x2),
         "reversible.revnet_inverse": dict(net=net, y1=x1, y2=x2),
         "reversible.revnet_backward": streams, "reversible.revnet_objective": streams,

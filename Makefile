@@ -26,6 +26,7 @@ help:
 	@echo "make present CH=01  one chapter as a Voila app sized for a 1280x800 projector"
 	@echo "make site       the chapters, executed, as a static HTML site in site/ (offline)"
 	@echo "make lite       the course as a JupyterLite site in lite/ (Python in the browser)"
+	@echo "make slides     reveal.js slides of each chapter in slides/ (offline; npm once for reveal.js)"
 	@echo "make site-serve / make lite-serve   serve site/ or lite/ on PORT (default 8888, or the next free one)"
 	@echo "make clean-venv delete .venv (the next make target rebuilds it)"
 	@echo "teaching (nbgrader, JupyterHub, schedules, levels): docs/instructor.md; library reference: docs/library.md"
@@ -206,3 +207,10 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 lint: node_modules/.package-lock.json
 	node_modules/.bin/eslint --max-warnings 0 lecture_lib eslint.config.js
+
+# `make slides` (issue 47): one reveal.js deck per chapter in slides/ (the title, the derivations, each explorer's
+# figure, the predict questions), executed as `make site` executes the chapters; reveal.js, RequireJS and jQuery
+# come from npm once (kept in build/slides-vendor/), then the build and the decks need no network.
+.PHONY: slides
+slides: $(VENV)/.site-installed
+	MPLBACKEND=Agg $(PY) tools/build_slides.py --output slides

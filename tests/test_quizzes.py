@@ -234,3 +234,77 @@ def test_quizzes_run_strictly_with_every_check_correct(name):
     assert list(feedback) == [p.problem_id for p in found(QUIZ_DIR / name)]
     for problem_id, text in feedback.items():
         assert "Correct" in text, f"problem {problem_id}: {text!r}"
+
+
+# ------------------------------------------------------------------ a quiz through the whole route, and its grades
+
+def _fill(notebook, problem_id: str, source: str) -> None:
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer-" + problem_id.replace(".", "-"):
+            cell.source = source
+            return
+    raise AssertionError(problem_id)
+
+
+def _answer_code(value) -> str:
+    return f"answer = {float(value)!r}" if not isinstance(value, str) else f"answer = {value!r}"
+
+
+@pytest.mark.classroom
+def test_a_quiz_is_released_autograded_for_each_students_numbers_and_exported(tmp_path, monkeypatch):
+    """quiz01 to three students: alice answers all six for her own numbers, bob two, carol all six with the
+    text's numbers (right for the two why-questions only). nbgrader autogrades in the sandbox with the course's
+    grader; the Canvas export then carries 6, 2 and 2 of 6."""
+    pytest.importorskip("nbgrader")
+    from lecture_lib.practice import gradebook_export, sandbox
+
+    if sandbox.problem():
+        pytest.skip(f"the autograde sandbox cannot run here: {sandbox.problem()}")
+    seed = "spring-2027"
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "MPLBACKEND": "Agg",
+           "JUPYTER_CONFIG_PATH": str(tmp_path / "etc"), "JUPYTER_DATA_DIR": str(tmp_path / "data")}
+    env.pop("LECTURE_STRICT", None)
+    course, exchange = tmp_path / "course", tmp_path / "exchange"
+    exchange.mkdir(mode=0o777)
+    exchange.chmod(0o777)
+    assert exercises.main(["nbgrader-source", str(QUIZ_DIR), str(course), "--exchange", str(exchange), "--seed", seed,
+                           "--chapter", "1"]) == 0
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "nbgrader_config.py").write_text((course / "students" / "nbgrader_config.py").read_text())
+
+    def run(*args, cwd):
+        done = subprocess.run(["nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, f"nbgrader {args}: {done.stdout}\n{done.stderr}"
+        return done
+
+    run("generate_assignment", "quiz01", cwd=course)
+    run("release_assignment", "quiz01", cwd=course)
+    ids = checks.problem_ids(1, bank=True)
+    name = "01_batch_size_cost_and_speed_quiz.ipynb"
+    for student in ("alice", "bob", "carol"):
+        home = tmp_path / "students" / student
+        home.mkdir(parents=True)
+        run("fetch_assignment", "quiz01", "--Exchange.cache=.c", cwd=home)
+        path = home / "quiz01" / name
+        notebook = nbformat.read(path, as_version=4)
+        for problem_id in ids if student != "bob" else ids[:2]:
+            problem = PROBLEMS[problem_id]
+            numbers = variants.draw(problem_id, student, seed=seed) if student != "carol" else {}
+            _fill(notebook, problem_id, _answer_code(problem.bound(numbers or None).expected()))
+        nbformat.write(notebook, path)
+        run("submit", "quiz01", f"--student={student}", "--Exchange.cache=.c", cwd=home)
+    run("collect", "quiz01", cwd=course)
+    graded = subprocess.run(["nbgrader", "autograde", "quiz01", "--create"], cwd=course, env=env, capture_output=True,
+                            text=True, timeout=900)
+    assert "error processing assignment" not in (graded.stdout + graded.stderr).lower(), graded.stderr[-3000:]
+    varied = sum(bool(PROBLEMS[pid].variants) for pid in ids)
+    monkeypatch.setenv("PATH", env["PATH"])      # the export reads the gradebook through nbgrader, which runs alembic
+    out = tmp_path / "canvas.csv"
+    assert gradebook_export.main([str(course), "--format", "canvas", "-o", str(out)]) == 0
+    import csv
+
+    rows = list(csv.reader(out.open(encoding="utf-8")))
+    assert rows[0][-1] == "quiz01" and rows[1][-1] == str(len(ids))
+    scores = {row[3]: float(row[-1]) for row in rows[2:]}
+    assert scores == {"alice": len(ids), "bob": 2.0, "carol": float(len(ids) - varied)}, scores

@@ -19,6 +19,7 @@ help:
 	@echo "make test-fast  every test except the browser ones and the exhaustive sweeps (slow)"
 	@echo "make test-class a class's routes end to end: graded work against every cheat, the hub (slow)"
 	@echo "sudo make hub   a JupyterHub for a test class on port HUB_PORT (8000): accounts, nbgrader, idle culler"
+	@echo "sudo make bench-class N=40   a class of N on that hub: Run All at once, slider latency, memory"
 	@echo "make exercises  regenerate exercises/ from solutions/"
 	@echo "make lint       check the explorers' page scripts (lecture_lib/**/*.js) with ESLint (npm)"
 	@echo "make bench      print the performance figures (import, notebooks, sliders; BENCH_QUICK=1: chapters 1, 4, 5)"
@@ -140,6 +141,13 @@ hub-install:
 
 hub: hub-install
 	/usr/bin/python3 tools/hub.py start --port $(HUB_PORT) --prefix $(HUB_PREFIX)
+
+# `sudo make bench-class N="10 20 40"`: N students on the hub, Run All of Chapter 1 at once, then slider moves
+# (tools/bench_class.py); prints the table docs/instructor.md's sizing comes from. One student alone is measured too.
+N ?= 40
+.PHONY: bench-class
+bench-class: $(VENV)/.test-installed
+	$(PY) tools/bench_class.py --students $(N) --prefix $(HUB_PREFIX)
 
 # ---- flashcards (issue 16): an Anki deck of each chapter's formulas, key numbers and concepts
 FLASHCARDS ?= build/llm-serving-math.apkg

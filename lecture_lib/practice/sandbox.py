@@ -102,8 +102,11 @@ def readable_paths() -> list[Path]:
             continue
         places.add(path)
     cache = formula._cache_folder()
-    if cache.is_dir():
-        places.add(cache)
+    try:
+        if cache.is_dir() and formula._trusted(cache):
+            places.add(cache)
+    except OSError:            # a cache folder this user cannot even look at: the kernel derives afresh
+        pass
     ordered = sorted(places, key=lambda p: (len(p.parts), str(p)))
     return [p for p in ordered if not any(p != q and p.is_relative_to(q) for q in ordered)]
 

@@ -52,7 +52,7 @@ def course_server(tmp_path_factory):
 
 @pytest.mark.browser
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_opening_a_notebook_leaves_it_unmodified(course_server, browser, name):
+def test_opening_a_notebook_leaves_it_unmodified(browser, course_server, name):      # no server without a browser
     session = browser_support.NotebookSession(course_server, browser, name).open()
     try:
         state = session.page.evaluate(

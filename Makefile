@@ -159,7 +159,7 @@ flashcards: $(VENV)/.flashcards-installed
 # `make present CH=01`: one chapter as a Voila app (code hidden, explorers live) on
 # http://127.0.0.1:$(PRESENT_PORT)/, sized for a 1280x800 projector: the `projector` template
 # (tools/present/) enlarges text and controls; LECTURE_PRESENT=1 makes lecture_lib.explorers.plots draw
-# the figures 1.35x larger (LECTURE_PRESENT=1.5 for 1.5x).
+# the figures 1.5x larger, figure text at least 16 px (LECTURE_PRESENT=1.8 for more).
 CH           ?= 01
 PRESENT_PORT ?= 8866
 LECTURE_PRESENT ?= 1

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("nbgrader", reason="nbgrader is optional (the grade extra)")
 
-from lecture_lib.practice import gradebook_export  # noqa: E402
+from lecture_lib.practice import gradebook_export
 
 
 def _assignment(gradebook, name, points):

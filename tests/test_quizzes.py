@@ -20,9 +20,10 @@ from pathlib import Path
 import nbformat
 import pytest
 import sympy as sp
+from notebook_runs import executed
+
 from lecture_lib.practice import checks, exercises, grading, variants
 from lecture_lib.practice.registry import BANK_START, PROBLEMS
-from notebook_runs import executed
 
 ROOT = Path(__file__).resolve().parents[1]
 QUIZ_DIR = ROOT / "quizzes"
@@ -76,7 +77,7 @@ def test_each_quiz_has_six_new_problems_in_the_solutions_format(path):
         assert p.level in exercises.LEVELS and p.difficulty
         assert notebook.cells[p.check].source.strip() == f'check("{p.problem_id}", answer)'
         region = exercises.solution_regions(notebook.cells[p.work].source)[0]
-        assert re.search(r"^\s*answer\s*=", region, re.M) and "#" in region
+        assert re.search(r"^\s*answer\s*=", region, re.MULTILINE) and "#" in region
 
 
 def test_the_final_exam_draws_from_every_quiz():

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from lecture_lib.explorers import predict
 from lecture_lib.practice import checks, exercises, gradebook_export
 
@@ -17,7 +18,7 @@ PROBLEMS = checks.PROBLEMS   # importing checks registers every problem, the ban
 ROOT = Path(__file__).resolve().parents[1]
 PLANS = ROOT / "docs" / "teaching_plans.md"
 TEXT = PLANS.read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```bash\n(.*?)```", TEXT, re.S)
+BLOCKS = re.findall(r"```bash\n(.*?)```", TEXT, re.DOTALL)
 LEVELS = {problem.problem_id: problem.level for _, problem in exercises.levels(ROOT / "solutions")}
 WEEK_ROWS = [line for line in TEXT.splitlines() if re.match(r"\|\s*\d+\s*\|", line) and line.count("|") == 7]
 
@@ -27,8 +28,8 @@ def test_the_plans_have_both_schedules_and_the_rubrics():
         assert heading in TEXT
     six = TEXT.split("## The 6-week module")[1].split("## The 10-week course")[0]
     ten = TEXT.split("## The 10-week course")[1].split("## Rubrics")[0]
-    assert [int(m) for m in re.findall(r"^\|\s*(\d+)\s*\|", six, re.M)] == list(range(1, 7))
-    assert [int(m) for m in re.findall(r"^\|\s*(\d+)\s*\|", ten, re.M)] == list(range(1, 11))
+    assert [int(m) for m in re.findall(r"^\|\s*(\d+)\s*\|", six, re.MULTILINE)] == list(range(1, 7))
+    assert [int(m) for m in re.findall(r"^\|\s*(\d+)\s*\|", ten, re.MULTILINE)] == list(range(1, 11))
     covered = set()
     for row in WEEK_ROWS:
         chapters = row.split("|")[2]
@@ -64,10 +65,10 @@ def test_every_problem_named_exists_and_homework_is_core():
 
 
 def test_every_explorer_and_predict_question_named_exists():
-    from lecture_lib import explorers
-
     import importlib
     import pkgutil
+
+    from lecture_lib import explorers
 
     classes = set()
     for info in pkgutil.iter_modules(explorers.__path__):
@@ -111,7 +112,7 @@ def test_every_bash_command_runs_into_a_scratch_course(tmp_path, capsys):
         if words[:1] == ["source"] or re.fullmatch(r"[A-Z]+=\S+", line) or words[:1] == ["cd"]:
             continue
         if words[:2] == ["make", "slides"] or words[:1] == ["make"]:
-            assert re.search(rf"^{re.escape(words[1])}:", makefile, re.M), line
+            assert re.search(rf"^{re.escape(words[1])}:", makefile, re.MULTILINE), line
         elif words[:3] == ["python", "-m", "lecture_lib.practice.exercises"]:
             assert exercises.main(words[3:]) == 0, line
             released = {path.name for path in (course / "source").iterdir()}

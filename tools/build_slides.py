@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import build_site  # noqa: E402  (the site's execution and widget freezing, reused)
+import build_site
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"
@@ -163,7 +163,7 @@ def select_slides(notebook) -> dict:
             continue
         if cell.cell_type != "code":
             continue
-        asks = ".ask(" in cell.source or re.search(r"^my_answers\s*=", cell.source, re.M)
+        asks = ".ask(" in cell.source or re.search(r"^my_answers\s*=", cell.source, re.MULTILINE)
         if asks and previous is not None and _question(previous.source):
             heading = "### Predict first" if ".ask(" in cell.source else "### Before the chapter: three questions"
             question = nbformat.v4.new_markdown_cell(f"{heading}\n\n{_question(previous.source)}")

@@ -43,7 +43,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["FORMATS", "Grades", "read_gradebook", "render", "write", "main"]
+__all__ = ["FORMATS", "Grades", "main", "read_gradebook", "render", "write"]
 
 FORMATS = ("canvas", "moodle")
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")

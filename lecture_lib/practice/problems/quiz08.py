@@ -13,7 +13,6 @@ from lecture_lib import collectives, hardware, models, roofline
 from ..registry import Mistake, Problem, Vary, register
 
 
-
 def _nvlink() -> float:
     return hardware.get("H100").scale_up_bandwidth
 

@@ -119,6 +119,14 @@ def _figure(cell) -> bool:
     return False
 
 
+_TYPE_IN_A_BOX = re.compile(r"(?:Type|Guess)(?:[^.;]|e\.g\.|\d\.\d)*\bbox(?:es)?\b[^.]*\.")
+
+
+def _on_a_slide(question: str) -> str:
+    """A question as a slide can ask it: a slide has no box to type into, and its answer is on the next slide."""
+    return _TYPE_IN_A_BOX.sub("Write your guess down: the answer is on the next slide.", question)
+
+
 def _question(source: str) -> str:
     """The question a predict (or open-question) cell answers: the last block quote of the markdown above it
     (``> **Predict.** ...``), or else its last paragraph."""
@@ -166,7 +174,7 @@ def select_slides(notebook) -> dict:
         asks = ".ask(" in cell.source or re.search(r"^my_answers\s*=", cell.source, re.MULTILINE)
         if asks and previous is not None and _question(previous.source):
             heading = "### Predict first" if ".ask(" in cell.source else "### Before the chapter: three questions"
-            question = nbformat.v4.new_markdown_cell(f"{heading}\n\n{_question(previous.source)}")
+            question = nbformat.v4.new_markdown_cell(f"{heading}\n\n{_on_a_slide(_question(previous.source))}")
             _mark(question, "slide")
             cells.append(question)
             counts["predict"] += 1

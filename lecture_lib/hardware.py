@@ -45,8 +45,10 @@ __all__ = [
     "chip_from_json",
     "chip_names",
     "custom_chip",
+    "forget_chip",
     "get",
     "get_system",
+    "register_chip",
     "system_names",
 ]
 
@@ -732,6 +734,43 @@ _SYSTEM_CATALOGUE = Catalogue("system", SYSTEMS, _SYSTEM_ALIASES)
 _SYSTEMS_INSTEAD = {"hardware.get_system": _SYSTEM_CATALOGUE}
 _CHIPS_INSTEAD = {"hardware.get": _CHIP_CATALOGUE}
 
+# --- Chips a learner adds in this session (the lab of Chapter 10: "my machine") ------------------------------
+# Kept apart from CHIPS, which holds only sourced vendor presets: a registered chip is found by get() and
+# resolve_chip() and listed last by chip_names(), for as long as the Python session lasts.
+_USER_CHIPS: dict[str, Chip] = {}
+
+
+def _user_chip(name):
+    from .catalogue import loose_name
+
+    return _USER_CHIPS.get(loose_name(name)) if isinstance(name, str) and _USER_CHIPS else None
+
+
+def register_chip(chip: Chip) -> str:
+    """Offer ``chip`` (from :func:`custom_chip` or :func:`chip_from_json`) wherever a chip is chosen by name in
+    this session: :func:`get`, :func:`resolve_chip`, and :func:`chip_names` (which the explorers' chip dropdowns
+    list when they are built). Registering again under the same name replaces it. A name that a preset or one
+    of its aliases already has is refused, so "H100" always means the vendor's H100. Returns the name."""
+    from .catalogue import loose_name
+
+    if not isinstance(chip, Chip):
+        raise ValueError(f"chip must be a hardware.Chip (custom_chip(...) or chip_from_json(...)), got {chip!r}")
+    if _CHIP_CATALOGUE.knows(chip.name) or _SYSTEM_CATALOGUE.knows(chip.name):
+        raise ValueError(f"chip name {chip.name!r} is a preset's; give your chip another name")
+    _USER_CHIPS[loose_name(chip.name)] = chip
+    return chip.name
+
+
+def forget_chip(name: str) -> None:
+    """Remove a chip added by :func:`register_chip` (a name never registered is a ``KeyError``)."""
+    from .catalogue import loose_name
+
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a registered chip's name, got {name!r}")
+    if _USER_CHIPS.pop(loose_name(name), None) is None:
+        raise KeyError(f"no registered chip {name!r}; registered: {', '.join(c.name for c in _USER_CHIPS.values())}")
+
+
 
 def get(name: str) -> Chip:
     """The chip preset called ``name`` (case, spaces, hyphens, underscores and dots ignored).
@@ -740,7 +779,8 @@ def get(name: str) -> Chip:
     An unknown name raises ``KeyError`` listing the known ones; a system's name ("GB300 NVL72")
     raises one that points to :func:`get_system`.
     """
-    return _CHIP_CATALOGUE.find(name, elsewhere=_SYSTEMS_INSTEAD)
+    user = _user_chip(name)
+    return user if user is not None else _CHIP_CATALOGUE.find(name, elsewhere=_SYSTEMS_INSTEAD)
 
 
 def get_system(name: str) -> System:
@@ -753,7 +793,9 @@ def resolve_chip(chip, parameter: str = "chip"):
     """``chip`` as a preset: a :class:`Chip` (or a :class:`System`, which answers the same
     questions for the whole domain) is returned as it is, a name is looked up as in :func:`get`;
     anything else is a ``ValueError`` naming ``parameter``."""
-    return _CHIP_CATALOGUE.resolve(chip, parameter, also=(System,), elsewhere=_SYSTEMS_INSTEAD)
+    user = _user_chip(chip)
+    return user if user is not None else _CHIP_CATALOGUE.resolve(chip, parameter, also=(System,),
+                                                                  elsewhere=_SYSTEMS_INSTEAD)
 
 
 def resolve_system(system, parameter: str = "system") -> System:
@@ -762,8 +804,9 @@ def resolve_system(system, parameter: str = "system") -> System:
 
 
 def chip_names() -> list[str]:
-    """Canonical chip names, NVIDIA then Google, each by generation."""
-    return list(CHIPS)
+    """Canonical chip names, NVIDIA then Google, each by generation; then any chip registered with
+    :func:`register_chip` in this session (so every chip dropdown built afterwards offers it)."""
+    return list(CHIPS) + [chip.name for chip in _USER_CHIPS.values()]
 
 
 def system_names() -> list[str]:

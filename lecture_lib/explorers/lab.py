@@ -1,0 +1,179 @@
+"""Chapter 10 (the lab after Chapter 1): what the learner sees while and after their machine is measured.
+
+The measuring is :mod:`lecture_lib.measure`'s; here are its progress bar, the measured decode steps drawn on
+the roofline built from the measured peak and bandwidth (knee and predicted B* marked), a table of the gaps,
+and the class view (every student's profile on one roofline).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+
+import numpy as np
+
+from lecture_lib import measure, units
+
+from . import plots
+from .plots import COLORS
+
+
+class ProgressBar:
+    """A progress bar for :func:`lecture_lib.measure.profile`: call it with (fraction done, what is running).
+
+    In a notebook it is an ipywidgets bar with a line of text under it; elsewhere (a script, a test) it prints
+    one line per stage. Display it by leaving it as a cell's last expression, or through ``.widget``."""
+
+    def __init__(self, description: str = "measuring"):
+        import ipywidgets as widgets
+
+        self.bar = widgets.FloatProgress(value=0.0, min=0.0, max=1.0, description=description,
+                                         layout=widgets.Layout(width="480px"))
+        self.label = widgets.HTML("waiting to start")
+        self.widget = widgets.VBox([self.bar, self.label])
+        self.started = time.perf_counter()
+        self.stages: list[tuple[float, str]] = []
+
+    def __call__(self, fraction: float, what: str) -> None:
+        fraction = min(1.0, max(0.0, float(fraction)))
+        elapsed = time.perf_counter() - self.started
+        self.bar.value = fraction
+        self.bar.bar_style = "success" if fraction >= 1 else ""
+        self.label.value = f"{html.escape(what)} · {elapsed:.1f} s"
+        self.stages.append((fraction, what))
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+
+def _grid(profile) -> np.ndarray:
+    batches = profile.decode["batches"]
+    return np.geomspace(min(batches) / 1.5, max(batches) * 1.5, 200)
+
+
+@plots.styled
+def roofline_figure(profile, *, title: str | None = None):
+    """The measured step times (median, with the fastest and slowest repeat as a bar) over Chapter 1's roofline
+    drawn from the measured peak and bandwidth: the weight-fetch floor, the compute line, their maximum,
+    the predicted B* and the measured knee (where the measured floor and the measured compute slope meet)."""
+    figure, (axis,) = plots.new_figure(8.4, 3.9)
+    grid = _grid(profile)
+    predicted = {key: np.broadcast_to(value, grid.shape) for key, value in profile.predicted(grid).items()}
+    ms = 1e3
+    axis.loglog(grid, predicted["t_weights"] * ms, color=COLORS["weights"], ls="-.", lw=1.2,
+                label=f"weight fetch at {units.bandwidth(profile.mem_bw)}")
+    axis.loglog(grid, predicted["t_compute"] * ms, color=COLORS["compute"], ls="--", lw=1.2,
+                label=f"compute at {units.flops(profile.flops)}")
+    axis.loglog(grid, predicted["t"] * ms, color=COLORS["total"], lw=2.2, label="roofline (the maximum)")
+    d = profile.decode
+    medians, fastest, slowest = (np.asarray(d[key]) * ms for key in ("seconds", "fastest", "slowest"))
+    axis.errorbar(d["batches"], medians, yerr=[medians - fastest, slowest - medians], fmt="o", color=COLORS["memory"],
+                  ms=5, capsize=2, label="measured (median, fastest-slowest)")
+    star = profile.balance_batch()
+    axis.axvline(star, color=COLORS["balance"], ls=":", lw=1.5, label=f"predicted B* = {star:,.1f}")
+    knee = profile.knee()
+    if math.isfinite(knee):
+        axis.axvline(knee, color=COLORS["marker"], ls="--", lw=1.5, label=f"measured knee = {knee:,.1f}")
+    axis.set(xlabel="batch B (sequences)", ylabel="time per decode step (ms)",
+             title=title or f"{profile.name}: {units.count(d['n_params'])} float32 weights, "
+                            f"{units.bytes_(d['n_params'] * d['bytes_param'])}")
+    axis.legend()
+    plots.legends_outside(figure)
+    plots.readable(figure)
+    return figure
+
+
+def gap_table(profile) -> str:
+    """HTML: each measured batch, its step time, the roofline's, their ratio, and which side of the roofline
+    it is on (memory or compute)."""
+    d = profile.decode
+    predicted = profile.predicted()
+    rows = []
+    for index, batch in enumerate(d["batches"]):
+        side = "memory" if predicted["t_mem"][index] >= predicted["t_compute"][index] else "compute"
+        ratio = d["seconds"][index] / predicted["t"][index]
+        rows.append(f"<tr><td>{batch:,}</td><td>{units.seconds(d['seconds'][index])}</td>"
+                    f"<td>{units.seconds(predicted['t'][index])}</td><td>{ratio:.2f}×</td><td>{side}</td></tr>")
+    return ("<table><tr><th>batch</th><th>measured step</th><th>roofline</th><th>measured / roofline</th>"
+            "<th>bound by</th></tr>" + "".join(rows) + "</table>")
+
+
+def _binary(size: float) -> str:
+    """Cache sizes as the OS and vendors print them: KiB and MiB (powers of 1024)."""
+    return f"{size / 1024**2:g} MiB" if size >= 1024**2 else f"{size / 1024:g} KiB"
+
+
+def report_html(profile) -> str:
+    """HTML: what was measured on which machine (CPU, cores and threads, BLAS and its kernel, caches, RAM),
+    each figure with its spread, and any note (busy machine, memory too small)."""
+    m = profile.machine
+    blas = m.get("blas", {})
+    caches = ", ".join(f"L{c['level']}{'' if c['type'] == 'Unified' else ' ' + c['type'].lower()} {_binary(c['bytes'])}"
+                       for c in m.get("caches", [])) or "not reported by the OS"
+    rows = [("CPU", f"{m.get('cpu', '?')} ({m.get('cores', '?')} cores usable)"),
+            ("BLAS", f"{blas.get('library', '?')} {blas.get('version', '')}, kernel {blas.get('kernel') or '?'}, "
+                     f"{blas.get('threads') or '?'} threads"),
+            ("caches", caches),
+            ("RAM", units.bytes_(m["ram_bytes"]) if m.get("ram_bytes") else "not reported"),
+            ("load before measuring", "not reported" if m.get("load_average") is None else f"{m['load_average']:.2f}")]
+    for label, stat, fmt in (("peak, float32", profile.peak["float32"], units.flops),
+                             ("peak, float64", profile.peak["float64"], units.flops),
+                             ("read bandwidth", profile.bandwidth, units.bandwidth)):
+        rows.append((label, f"<b>{fmt(stat.median)}</b> (from {fmt(stat.low)} to {fmt(stat.high)}, "
+                            f"{len(stat.samples)} repeats)"))
+    rows.append(("measuring took", f"{profile.seconds:.1f} s ({profile.mode} mode)"))
+    table = "".join(f"<tr><td>{html.escape(a)}</td><td>{b}</td></tr>" for a, b in rows)
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in profile.notes)
+    return f"<table>{table}</table>" + (f"<p><b>Notes</b></p><ul>{notes}</ul>" if notes else "")
+
+
+@plots.styled
+def class_figure(profiles):
+    """Every machine of a class on one roofline chart: achieved FLOP/s against arithmetic intensity (FLOPs per
+    byte of weights read: B/2 for float32 weights at batch B), each machine's roofline min(peak, bandwidth ×
+    intensity) as a line and its measured steps as dots."""
+    profiles = list(profiles)
+    if not profiles:
+        raise ValueError("profiles must hold at least one lab profile (measure.load_profile of each JSON file)")
+    figure, (axis,) = plots.new_figure(8.4, 4.0)
+    colours = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+    for index, profile in enumerate(profiles):
+        colour = colours[index % len(colours)]
+        d = profile.decode
+        batches = np.asarray(d["batches"], dtype=float)
+        intensity = 2 * batches / d["bytes_param"]
+        achieved = 2 * d["n_params"] * batches / np.asarray(d["seconds"])
+        grid = np.geomspace(intensity.min() / 2, intensity.max() * 2, 100)
+        axis.loglog(grid, np.minimum(profile.flops, profile.mem_bw * grid), color=colour, lw=1.6,
+                    label=f"{profile.name}: {units.flops(profile.flops)}, {units.bandwidth(profile.mem_bw)}")
+        axis.loglog(intensity, achieved, "o", color=colour, ms=4, label="_")
+    axis.set(xlabel="FLOPs per byte of weights read (B/2 for float32)", ylabel="achieved FLOP/s",
+             title=f"the class on one roofline: {units.plural(len(profiles), 'machine')}")
+    axis.legend()
+    plots.legends_outside(figure)
+    plots.readable(figure)
+    return figure
+
+
+def class_table(profiles) -> str:
+    """HTML: one row per machine: its peak, bandwidth, predicted B* and measured knee, sorted by B*."""
+    rows = []
+    for profile in sorted(profiles, key=lambda p: p.balance_batch()):
+        knee = profile.knee()
+        rows.append(f"<tr><td>{html.escape(profile.name)}</td><td>{units.flops(profile.flops)}</td>"
+                    f"<td>{units.bandwidth(profile.mem_bw)}</td><td>{profile.balance_batch():,.1f}</td>"
+                    f"<td>{'beyond the batches measured' if not math.isfinite(knee) else f'{knee:,.1f}'}</td></tr>")
+    return ("<table><tr><th>machine</th><th>float32 peak</th><th>read bandwidth</th><th>predicted B*</th>"
+            "<th>measured knee</th></tr>" + "".join(rows) + "</table>")
+
+
+def measure_with_bar(mode: str = "quick", **options):
+    """:func:`lecture_lib.measure.profile` with a :class:`ProgressBar` shown above the cell's output."""
+    from IPython.display import display
+
+    bar = ProgressBar(f"{mode} mode")
+    display(bar.widget)
+    return measure.profile(mode, progress=bar, **options)

@@ -1,0 +1,751 @@
+"""Chapter 10 (the lab after Chapter 1): measure this computer and hold Chapter 1's roofline against it.
+
+What is measured, with NumPy's own BLAS, and how:
+
+- **peak matmul FLOP/s** per number format NumPy multiplies in (float32 and float64): square ``n x n``
+  matrix products, ``2 n^3`` FLOPs each (2 per multiply-add, the course's convention);
+- **read bandwidth**: a read-only pass (``max``) over an array far larger than the last-level cache,
+  split over as many threads as the BLAS uses; a decode step at batch 1 only reads its weights, so a
+  read probe is the right yardstick (a copy or triad would also count writes);
+- **decode steps**: a stack of random-weight layers shaped like a small transformer (attention's
+  q, k, v and o projections, a gated MLP's gate, up and down: Llama's layout, arxiv.org/abs/2302.13971)
+  with its weights far beyond the cache, timed at batch 1 to 1,024, optionally reading a KV cache.
+
+Each figure is the median of repeats with its spread (fastest and slowest). The prediction of a step's time
+comes from :func:`lecture_lib.roofline.decode_step` with the measured peak and bandwidth (the course's own
+Formulas, never a copy), and the measured machine becomes a chip (:meth:`Profile.chip`, through
+:func:`lecture_lib.hardware.chip_from_json`) that :func:`lecture_lib.hardware.register_chip` offers to every
+chip dropdown. This module measures; it draws nothing (the lab's figures and progress bar are in
+:mod:`lecture_lib.explorers.lab`).
+
+Modes (:data:`MODES`): ``"quick"`` (the lab's Run All and the tests: about 10 s of measuring on the course's
+2-core machine), ``"full"`` (about a minute: bigger arrays, more repeats, batch up to 1,024, a KV-cache run)
+and ``"smoke"`` (two seconds, numbers too small to mean anything: for testing the code paths).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import json
+import math
+import os
+import platform
+import time
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from . import hardware, roofline, validate
+
+__all__ = ["MODES", "Plan", "Profile", "Stat", "blas_info", "decode_times", "load_profile", "machine_report",
+           "free_cores", "measured_knee", "peak_flops", "predicted_times", "profile", "read_bandwidth", "torch_profile",
+           "torch_status"]
+
+FORMAT = "lecture-lab-profile/1"
+MB = 1e6
+BYTES_FP32 = 4
+#: The lab's transformer-shaped layer: d_model and the MLP's inner width (2.75 x d_model, a multiple of 256,
+#: near Llama's 8/3 ratio; arxiv.org/abs/2302.13971 §2.2 uses 2/3 x 4d for the gated MLP).
+D_MODEL, D_FF = 1024, 2816
+MEMORY_SHARE = 0.4        # never take more than this share of the memory the OS says is available
+MAX_MB = 4000             # the largest array a measurement may be asked for, in MB
+MAX_BATCH = 2048
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What one mode measures: matrix size for the peak, MB read for the bandwidth, MB of decode weights,
+    the batches timed, repeats per figure, and the KV context (0 for none)."""
+
+    matmul_n: int
+    read_mb: float
+    weight_mb: float
+    batches: tuple
+    repeats: int
+    len_ctx: int = 0
+
+
+MODES: Mapping[str, Plan] = {
+    "smoke": Plan(matmul_n=256, read_mb=16, weight_mb=16, batches=(1, 4, 16, 64), repeats=2),
+    "quick": Plan(matmul_n=1024, read_mb=256, weight_mb=128, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+                  repeats=3),
+    "full": Plan(matmul_n=3072, read_mb=1024, weight_mb=512,
+                 batches=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024),
+                 repeats=7, len_ctx=512),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Stat:
+    """A measured figure: the median of ``samples`` with its spread (``low`` and ``high``, the worst and the
+    best sample as rates), in ``unit``."""
+
+    median: float
+    low: float
+    high: float
+    unit: str
+    samples: tuple = ()
+
+    @property
+    def spread(self) -> float:
+        """(best - worst) / median: 0.05 is a steady figure, above 0.3 a machine busy with something else."""
+        return (self.high - self.low) / self.median
+
+    def as_dict(self) -> dict:
+        return {"median": self.median, "low": self.low, "high": self.high, "unit": self.unit,
+                "samples": list(self.samples)}
+
+
+def _rate_stat(amount: float, seconds: list, unit: str) -> Stat:
+    rates = sorted(amount / s for s in seconds)
+    return Stat(float(np.median(rates)), rates[0], rates[-1], unit, tuple(rates))
+
+
+# ============================================================================ the machine itself
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+def _cpu_model() -> str:
+    for line in _read("/proc/cpuinfo").splitlines():
+        if line.lower().startswith(("model name", "hardware", "cpu model")):
+            return line.split(":", 1)[1].strip()
+    if platform.system() == "Darwin":
+        import subprocess
+
+        with contextlib.suppress(Exception):
+            return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True, text=True,
+                                  timeout=2).stdout.strip()
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def _caches() -> list[dict]:
+    """Cache levels the OS lists (Linux sysfs), one entry per level and type: size in bytes and how many
+    cores share it."""
+    found, base = {}, "/sys/devices/system/cpu/cpu0/cache"
+    with contextlib.suppress(OSError):
+        for entry in sorted(os.listdir(base)):
+            if not entry.startswith("index"):
+                continue
+            size = _read(f"{base}/{entry}/size")
+            level, kind = _read(f"{base}/{entry}/level"), _read(f"{base}/{entry}/type")
+            if not size or not level:
+                continue
+            factor = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(size[-1].upper(), 1)
+            number = size[:-1] if size[-1].isalpha() else size
+            shared = _read(f"{base}/{entry}/shared_cpu_list")
+            found[(int(level), kind)] = {"level": int(level), "type": kind, "bytes": int(number) * factor,
+                                         "shared_by": shared}
+    return list(found.values())
+
+
+def _memory() -> tuple[float | None, float | None]:
+    """(total, available) bytes of RAM, from /proc/meminfo, psutil, or sysconf; None where unknown."""
+    info = {}
+    for line in _read("/proc/meminfo").splitlines():
+        key, _, rest = line.partition(":")
+        with contextlib.suppress(ValueError, IndexError):
+            info[key] = float(rest.split()[0]) * 1024
+    if "MemTotal" in info:
+        return info["MemTotal"], info.get("MemAvailable")
+    with contextlib.suppress(Exception):
+        import psutil
+
+        memory = psutil.virtual_memory()
+        return float(memory.total), float(memory.available)
+    with contextlib.suppress(Exception):
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        return float(total), None
+    return None, None
+
+
+def _cores() -> int:
+    with contextlib.suppress(AttributeError):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _openblas():
+    """NumPy's OpenBLAS as a ctypes library and the suffix of its symbols, or (None, "") when it is not
+    OpenBLAS or cannot be found (threadpoolctl does this more widely; it is used first when installed)."""
+    maps = _read("/proc/self/maps")
+    paths = sorted({line.split()[-1] for line in maps.splitlines() if "openblas" in line.lower() and "/" in line})
+    for path in paths:
+        with contextlib.suppress(OSError):
+            lib = ctypes.CDLL(path)
+            for prefix, suffix in (("scipy_", "64_"), ("", "64_"), ("", "")):
+                if hasattr(lib, f"{prefix}openblas_get_num_threads{suffix}"):
+                    return lib, (prefix, suffix)
+    return None, ("", "")
+
+
+def blas_info() -> dict:
+    """NumPy's BLAS: library, version, the kernel it chose for this CPU and its thread count, from threadpoolctl
+    when installed, else from OpenBLAS itself and ``numpy.show_config``."""
+    info = {"library": "unknown", "version": "", "kernel": "", "threads": None}
+    with contextlib.suppress(Exception):
+        config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        info.update(library=str(config.get("name", "unknown")), version=str(config.get("version", "")))
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        threadpool_info = None
+    if threadpool_info is not None:
+        for pool in threadpool_info():
+            if pool.get("user_api") == "blas":
+                info.update(library=pool.get("internal_api", info["library"]), version=pool.get("version") or "",
+                            kernel=pool.get("architecture") or "", threads=pool.get("num_threads"),
+                            source="threadpoolctl")
+                return info
+    lib, (prefix, suffix) = _openblas()
+    if lib is not None:
+        corename = getattr(lib, f"{prefix}openblas_get_corename{suffix}", None)
+        if corename is not None:
+            corename.restype = ctypes.c_char_p
+            info["kernel"] = corename().decode(errors="replace")
+        info["threads"] = int(getattr(lib, f"{prefix}openblas_get_num_threads{suffix}")())
+        info["source"] = "OpenBLAS's own functions"
+    return info
+
+
+@contextlib.contextmanager
+def _blas_threads(threads: int | None):
+    """Run the block with NumPy's BLAS limited to ``threads`` threads (None: leave it as it is)."""
+    if threads is None:
+        yield
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        threadpool_limits = None
+    if threadpool_limits is not None:
+        with threadpool_limits(limits=threads, user_api="blas"):
+            yield
+        return
+    lib, (prefix, suffix) = _openblas()
+    if lib is None:
+        yield                                      # neither threadpoolctl nor OpenBLAS: nothing to limit
+        return
+    before = int(getattr(lib, f"{prefix}openblas_get_num_threads{suffix}")())
+    setter = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}")
+    setter(ctypes.c_int(threads))
+    try:
+        yield
+    finally:
+        setter(ctypes.c_int(before))
+
+
+def machine_report() -> dict:
+    """What is being measured: CPU model, cores usable by this process, the BLAS and its kernel and threads,
+    caches and RAM where the OS tells them, the Python and NumPy versions, and the load average (how busy
+    the machine already was)."""
+    total, available = _memory()
+    load = None
+    with contextlib.suppress(OSError, AttributeError):
+        load = os.getloadavg()[0]
+    return {"cpu": _cpu_model(), "cores": _cores(), "machine": platform.machine(), "system": platform.system(),
+            "blas": blas_info(), "caches": _caches(), "ram_bytes": total, "ram_available_bytes": available,
+            "python": platform.python_version(), "numpy": np.__version__, "load_average": load}
+
+
+def _last_level_cache(report: dict) -> float:
+    sizes = [cache["bytes"] for cache in report.get("caches", []) if cache["type"] != "Instruction"]
+    return float(max(sizes)) if sizes else 32 * 1024**2
+
+
+def _fit_in_memory(name: str, wanted: float, minimum: float, notes: list) -> float:
+    """``wanted`` bytes, or less when the machine has not that much to spare (said in ``notes``); a
+    ``MemoryError`` that says what to do when not even ``minimum`` fits."""
+    _, available = _memory()
+    if available is None or wanted <= MEMORY_SHARE * available:
+        return wanted
+    room = MEMORY_SHARE * available
+    if room < minimum:
+        raise MemoryError(f"{name}: only {available / MB:,.0f} MB of memory is free, and the smallest "
+                          f"meaningful array is {minimum / MB:,.0f} MB (it must be far larger than the CPU's "
+                          f"cache). Close other programs, or run on a machine with more memory.")
+    notes.append(f"{name}: asked for {wanted / MB:,.0f} MB, but only {available / MB:,.0f} MB is free; "
+                 f"used {room / MB:,.0f} MB instead.")
+    return room
+
+
+# ============================================================================ the measurements
+
+def _time(function: Callable[[], object], repeats: int, *, warm_up: bool = True) -> list[float]:
+    if warm_up:
+        function()                               # warm-up: threads started, pages touched, kernels chosen
+    seconds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        seconds.append(max(time.perf_counter() - start, 1e-9))
+    return seconds
+
+
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+def peak_flops(dtype: str = "float32", *, size: int = 1024, repeats: int = 5) -> Stat:
+    """Matmul FLOP/s in ``dtype`` ("float32" or "float64"): ``2 size^3`` FLOPs per ``size x size`` product
+    (2 per multiply-add), timed ``repeats`` times after one warm-up; the median rate with its spread."""
+    validate.choice("dtype", dtype, list(DTYPES))
+    size = validate.integer("size", size, minimum=16, maximum=4000)
+    repeats = validate.integer("repeats", repeats, maximum=50)
+    rng = np.random.default_rng(0)
+    a = rng.random((size, size), dtype=DTYPES[dtype])
+    b = rng.random((size, size), dtype=DTYPES[dtype])
+    out = np.empty_like(a)
+    return _rate_stat(2.0 * size**3, _time(lambda: np.matmul(a, b, out=out), repeats), "FLOP/s")
+
+
+def _threads() -> int:
+    threads = blas_info().get("threads")
+    return int(threads) if threads else _cores()
+
+
+def read_bandwidth(*, mb: float = 256, repeats: int = 5, threads: int | None = None) -> Stat:
+    """Read-only memory bandwidth in bytes/s: ``max`` over a float32 array of ``mb`` megabytes (choose it far
+    larger than the last-level cache), split over ``threads`` threads (default: as many as NumPy's BLAS
+    uses, as a decode step's matrix-vector products do). NumPy's reductions release the GIL, so the
+    threads read at once."""
+    mb = validate.scalar("mb", mb, maximum=MAX_MB)
+    if mb < 1:
+        raise ValueError(f"mb must be at least 1 (megabyte), got {mb!r}")
+    repeats = validate.integer("repeats", repeats, maximum=50)
+    threads = _threads() if threads is None else validate.integer("threads", threads, maximum=256)
+    data = np.ones(int(mb * MB) // BYTES_FP32, dtype=np.float32)
+    chunks = np.array_split(data, threads * 4)
+    if threads == 1:
+        def read():
+            for chunk in chunks:
+                chunk.max()
+        return _rate_stat(data.nbytes, _time(read, repeats), "B/s")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as pool:
+        return _rate_stat(data.nbytes, _time(lambda: list(pool.map(np.max, chunks)), repeats), "B/s")
+
+
+class _Stack:
+    """Random float32 weights of ``n_layers`` transformer-shaped layers (see the module's docstring)."""
+
+    def __init__(self, weight_bytes: float, *, d_model: int = D_MODEL, d_ff: int = D_FF, seed: int = 0):
+        per_layer = (4 * d_model * d_model + 3 * d_model * d_ff) * BYTES_FP32
+        self.d_model, self.d_ff = d_model, d_ff
+        self.n_layers = max(1, round(weight_bytes / per_layer))
+        rng = np.random.default_rng(seed)
+
+        def weight(rows, cols):   # variance 1/rows keeps activations near 1 through the layers
+            w = rng.random((rows, cols), dtype=np.float32)
+            w -= 0.5
+            w *= math.sqrt(12 / rows)
+            return w
+
+        self.layers = [(weight(d_model, 3 * d_model), weight(d_model, d_model), weight(d_model, 2 * d_ff),
+                        weight(d_ff, d_model)) for _ in range(self.n_layers)]
+        self.n_params = sum(w.size for layer in self.layers for w in layer)
+
+    def kv_bytes_per_token(self) -> float:
+        """K and V of every layer, float32: the KV read per token of context."""
+        return 2 * self.n_layers * self.d_model * BYTES_FP32
+
+    def step(self, x, cache=None):
+        d, d_ff = self.d_model, self.d_ff
+        for index, (w_qkv, w_o, w_gu, w_down) in enumerate(self.layers):
+            qkv = x @ w_qkv
+            h = qkv[:, :d]
+            if cache is not None:                   # read this layer's K and V of every sequence once
+                keys, values = cache[index]
+                scores = np.matmul(keys, qkv[:, d:2 * d, None])[..., 0] * (1 / math.sqrt(d))
+                h = h + np.matmul(scores[:, None, :], values)[:, 0, :]
+            x = h @ w_o
+            gu = x @ w_gu
+            x = gu[:, :d_ff] @ w_down
+        return x
+
+
+_STACKS: dict = {}
+
+
+def _stack(weight_bytes: float) -> _Stack:
+    """One stack per size per session (building 256 MB of random weights takes a fraction of a second, and the
+    lab times the same stack several times)."""
+    key = int(weight_bytes)
+    if key not in _STACKS:
+        _STACKS.clear()                              # keep at most one stack alive
+        _STACKS[key] = _Stack(weight_bytes)
+    return _STACKS[key]
+
+
+def decode_times(*, batches=(1, 16, 256), weight_mb: float = 256, repeats: int = 3, len_ctx: int = 0,
+                 progress: Callable[[float, str], None] | None = None) -> dict:
+    """Time one decode step of the lab's layer stack (``weight_mb`` MB of float32 weights) at each batch.
+
+    Returns ``{"batches", "seconds" (medians), "fastest", "slowest", "n_params", "bytes_param" (4),
+    "len_ctx", "kv_bytes_per_token"}``. With ``len_ctx > 0`` every sequence also reads a KV cache of that
+    many tokens in every layer (the lecture's t_kv term). ``progress(fraction, what)`` is called after each
+    batch."""
+    given = np.atleast_1d(validate.number("batches", batches, maximum=MAX_BATCH))
+    if given.ndim != 1 or np.any(given < 1) or np.any(given != np.round(given)):
+        raise ValueError(f"batches must be whole numbers from 1 to {MAX_BATCH}, got {batches!r}")
+    batches = sorted({int(b) for b in given})
+    weight_mb = validate.scalar("weight_mb", weight_mb, maximum=MAX_MB)
+    if weight_mb < 1:
+        raise ValueError(f"weight_mb must be at least 1 (megabyte), got {weight_mb!r}")
+    repeats = validate.integer("repeats", repeats, maximum=50)
+    len_ctx = validate.integer("len_ctx", len_ctx, minimum=0, maximum=1 << 20)
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be a function of (fraction, text) or None, got {progress!r}")
+    stack = _stack(weight_mb * MB)
+    kv_bytes = stack.kv_bytes_per_token() if len_ctx else 0.0
+    if len_ctx and kv_bytes * len_ctx * batches[-1] > MEMORY_SHARE * (_memory()[1] or float("inf")):
+        raise MemoryError(f"len_ctx: a KV cache of {len_ctx} tokens for {batches[-1]} sequences needs "
+                          f"{kv_bytes * len_ctx * batches[-1] / MB:,.0f} MB; use a shorter context or smaller batches")
+    rng = np.random.default_rng(1)
+    # Work in proportion to the batch: the few largest batches dominate, so weigh the progress bar that way.
+    work = np.array([stack.n_params * (b + 64) for b in batches], dtype=float)
+    medians, fastest, slowest = [], [], []
+    for index, batch in enumerate(batches):
+        x = rng.standard_normal((batch, stack.d_model), dtype=np.float32)
+        cache = None
+        if len_ctx:
+            cache = [(rng.standard_normal((batch, len_ctx, stack.d_model), dtype=np.float32),
+                      rng.standard_normal((batch, len_ctx, stack.d_model), dtype=np.float32))
+                     for _ in range(stack.n_layers)]
+        # Warm up at the first batches only: later ones reuse the started threads and touched pages, and a
+        # warm-up at the largest batches would cost as much as a repeat.
+        seconds = sorted(_time(lambda: stack.step(x, cache), repeats, warm_up=index < 2))
+        medians.append(float(np.median(seconds)))
+        fastest.append(seconds[0])
+        slowest.append(seconds[-1])
+        if progress is not None:
+            progress(float(work[:index + 1].sum() / work.sum()), f"decode step at batch {batch}")
+    return {"batches": batches, "seconds": medians, "fastest": fastest, "slowest": slowest,
+            "n_params": stack.n_params, "bytes_param": BYTES_FP32, "len_ctx": len_ctx,
+            "kv_bytes_per_token": kv_bytes}
+
+
+def predicted_times(*, batches, n_params: float, flops: float, mem_bw: float, bytes_param: float = BYTES_FP32,
+                    len_ctx: float = 0, kv_bytes_per_token: float = 0) -> dict:
+    """Chapter 1's roofline for the lab's stack: :func:`lecture_lib.roofline.decode_step` (E1.1-E1.3) with
+    ``N_active = N_total = n_params`` (a dense stack), the measured ``flops`` and ``mem_bw``. Arrays in, arrays
+    out: ``{"t_compute", "t_weights", "t_kv", "t_mem", "t"}`` in seconds."""
+    batches = np.asarray(validate.number("batches", batches), dtype=float)
+    n_params, flops, mem_bw, bytes_param = (validate.scalar(name, value) for name, value in dict(
+        n_params=n_params, flops=flops, mem_bw=mem_bw, bytes_param=bytes_param).items())
+    len_ctx = validate.number("len_ctx", len_ctx, allow_zero=True)
+    kv_bytes_per_token = validate.number("kv_bytes_per_token", kv_bytes_per_token, allow_zero=True)
+    return roofline.decode_step(batch=batches, n_active=n_params, n_total=n_params, flops=flops, mem_bw=mem_bw,
+                                bytes_param=bytes_param, len_ctx=len_ctx, bytes_tok=kv_bytes_per_token)
+
+
+def measured_knee(batches, seconds) -> float:
+    """The batch where the measured curve's two asymptotes meet, built like B* itself: the flat line through
+    the batch-1 step time (weights read once) and the line through the origin with the time per sequence
+    of the largest batches measured (the compute slope). ``inf`` when the largest batch takes less than 1.5x
+    the batch-1 time (the curve has not left the floor: measure larger batches)."""
+    batches = np.asarray(validate.number("batches", batches), dtype=float)
+    seconds = np.asarray(validate.number("seconds", seconds), dtype=float)
+    if batches.ndim != 1 or batches.shape != seconds.shape or batches.size < 3:
+        raise ValueError(f"batches and seconds must be two lists of the same length, at least 3, got "
+                         f"{batches.size} and {seconds.size}")
+    order = np.argsort(batches)
+    batches, seconds = batches[order], seconds[order]
+    floor = seconds[0]
+    if seconds[-1] < 1.5 * floor:           # the largest batch is still near the floor: no compute slope to read
+        return math.inf
+    slope = float(np.median(seconds[-2:] / batches[-2:]))
+    return float(floor / slope)
+
+
+# ============================================================================ a whole profile
+
+@dataclasses.dataclass
+class Profile:
+    """One machine's measurements: what the lab saves as JSON and turns into a chip."""
+
+    name: str
+    mode: str
+    machine: dict
+    peak: dict               # {"float32": Stat, "float64": Stat}
+    bandwidth: Stat          # read-only, bytes/s
+    decode: dict             # decode_times(...)'s result
+    notes: list = dataclasses.field(default_factory=list)
+    seconds: float = 0.0     # wall time of the whole measurement
+
+    # ---------------------------------------------------------------- the roofline from these numbers
+    @property
+    def flops(self) -> float:
+        """The float32 peak (the format of the stack's weights), FLOP/s."""
+        return self.peak["float32"].median
+
+    @property
+    def mem_bw(self) -> float:
+        return self.bandwidth.median
+
+    def chip_json(self) -> dict:
+        """This machine in :func:`lecture_lib.hardware.chip_from_json`'s format: RAM as "HBM", the read
+        bandwidth, the float32 peak as ``fp32`` (no chip format holds float64), one chip per scale-up domain."""
+        ram = self.machine.get("ram_bytes") or 16e9
+        return {"name": self.name, "hbm_gb": ram / 1e9, "hbm_tb_s": self.mem_bw / 1e12,
+                "tflops": {"fp32": self.flops / 1e12}, "scale_up": 1}
+
+    def chip(self) -> hardware.Chip:
+        """This machine as a course chip (float32 only); :func:`lecture_lib.hardware.register_chip` it to choose
+        it in any chapter's chip dropdown."""
+        return hardware.chip_from_json(self.chip_json())
+
+    def balance_batch(self) -> float:
+        """Predicted B* for float32 weights and multiplies: Chapter 1's :func:`lecture_lib.roofline.balance_batch`
+        on :meth:`chip`."""
+        return roofline.balance_batch(self.chip(), weight_bytes=BYTES_FP32, compute_dtype="fp32")
+
+    def predicted(self, batches=None) -> dict:
+        """:func:`predicted_times` at ``batches`` (default: the batches measured), with this profile's figures."""
+        d = self.decode
+        return predicted_times(batches=d["batches"] if batches is None else batches, n_params=d["n_params"],
+                               flops=self.flops, mem_bw=self.mem_bw, bytes_param=d["bytes_param"],
+                               len_ctx=d.get("len_ctx", 0), kv_bytes_per_token=d.get("kv_bytes_per_token", 0))
+
+    def knee(self) -> float:
+        return measured_knee(self.decode["batches"], self.decode["seconds"])
+
+    def ratios(self) -> dict:
+        """Measured step time / the roofline's at each batch (1.0 is on the roofline; 1.25 is 25% slower)."""
+        predicted = self.predicted()["t"]
+        return {b: s / p for b, s, p in zip(self.decode["batches"], self.decode["seconds"], predicted)}
+
+    def summary(self) -> dict:
+        """The issue's goals as numbers: batch-1 and large-batch ratios, knee against B*."""
+        ratios = self.ratios()
+        large = [r for b, r in ratios.items() if b >= 256] or [ratios[max(ratios)]]
+        return {"peak_fp32": self.flops, "peak_fp64": self.peak["float64"].median, "read_bandwidth": self.mem_bw,
+                "batch1_ratio": ratios[min(ratios)], "large_batch_ratio": float(np.median(large)),
+                "knee": self.knee(), "balance_batch": self.balance_batch(), "seconds": self.seconds,
+                "busy": any("busy" in note for note in self.notes)}
+
+    def cost_per_million(self, price_per_hour: float, batch: float | None = None) -> float:
+        """Dollars per million generated tokens on this machine rented at ``price_per_hour``, at ``batch``
+        (default: the measured batch with the lowest time per token), from the measured step time and
+        Chapter 1's :func:`lecture_lib.roofline.cost_per_token` (E1.4)."""
+        price_per_hour = validate.scalar("price_per_hour", price_per_hour, maximum=1e6)
+        d = self.decode
+        if batch is None:
+            index = int(np.argmin(np.asarray(d["seconds"]) / np.asarray(d["batches"])))
+        else:
+            if batch not in d["batches"]:
+                raise ValueError(f"batch must be one of the measured batches {d['batches']}, got {batch!r}")
+            index = d["batches"].index(batch)
+        return 1e6 * roofline.cost_per_token(step_time=d["seconds"][index], batch=d["batches"][index], n_chips=1,
+                                             price_chip_hour=price_per_hour)
+
+    # ---------------------------------------------------------------- saving and loading
+    def as_dict(self) -> dict:
+        return {"format": FORMAT, "name": self.name, "mode": self.mode, "machine": self.machine,
+                "peak": {k: v.as_dict() for k, v in self.peak.items()}, "bandwidth": self.bandwidth.as_dict(),
+                "decode": self.decode, "notes": list(self.notes), "seconds": self.seconds,
+                "chip": self.chip_json()}
+
+    def save(self, path) -> str:
+        """Write the profile as JSON (what an instructor collects); returns the path."""
+        path = os.fspath(path)
+        with open(path, "w", encoding="utf-8") as handle:
+            json.dump(self.as_dict(), handle, indent=1)
+        return path
+
+
+def _stat(data, where: str) -> Stat:
+    try:
+        return Stat(float(data["median"]), float(data["low"]), float(data["high"]), str(data["unit"]),
+                    tuple(float(x) for x in data.get("samples", ())))
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"source: {where} is not a measured figure ({error})") from None
+
+
+def load_profile(source) -> Profile:
+    """A profile saved by :meth:`Profile.save` (a path) or its parsed dict; a ``ValueError`` says what is wrong."""
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            with open(source, encoding="utf-8") as handle:
+                source = json.load(handle)
+        except (OSError, ValueError) as error:
+            raise ValueError(f"source must be a readable profile JSON file, got {os.fspath(source)!r}: {error}") \
+                from None
+    if not isinstance(source, Mapping) or source.get("format") != FORMAT:
+        raise ValueError(f"source must be a lab profile (format {FORMAT!r}), got {str(source)[:80]!r}")
+    try:
+        decode = dict(source["decode"])
+        for key in ("batches", "seconds", "n_params", "bytes_param"):
+            decode[key]
+        validate.number("decode seconds", decode["seconds"])
+        profile = Profile(name=str(source["name"]), mode=str(source["mode"]), machine=dict(source["machine"]),
+                          peak={k: _stat(v, f"peak {k}") for k, v in source["peak"].items()},
+                          bandwidth=_stat(source["bandwidth"], "bandwidth"), decode=decode,
+                          notes=list(source.get("notes", [])), seconds=float(source.get("seconds", 0)))
+        profile.chip()                      # the chip's own checks: positive, finite
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"source: a lab profile lacks {error}") from None
+    return profile
+
+
+def _pooled(first: Stat, second: Stat) -> Stat:
+    rates = sorted(first.samples + second.samples)
+    return Stat(float(np.median(rates)), rates[0], rates[-1], first.unit, tuple(rates))
+
+
+def free_cores(machine: dict | None = None) -> int:
+    """The cores other programs leave free: all the process may use, minus the load average (rounded), at
+    least 1. On an idle machine that is every core; on the course's busy 2-core test machine it is 1."""
+    machine = machine_report() if machine is None else machine
+    if not isinstance(machine, Mapping):
+        raise ValueError(f"machine must be machine_report()'s dict or None, got {machine!r}")
+    load = machine.get("load_average")
+    if load is not None and (isinstance(load, bool) or not isinstance(load, (int, float)) or not load >= 0):
+        raise ValueError(f"machine's load_average must be a number >= 0 or None, got {load!r}")
+    cores = validate.integer("machine's cores", machine.get("cores") or 1, maximum=1 << 16)
+    return cores if load is None else max(1, min(cores, cores - round(load)))
+
+
+def profile(mode: str = "quick", *, name: str = "my machine", threads="auto",
+            progress: Callable[[float, str], None] | None = None) -> Profile:
+    """Measure this machine in ``mode`` (:data:`MODES`): float32 and float64 peaks, read bandwidth, decode steps.
+
+    ``progress(fraction, what)`` is called as the work advances (the lab passes a progress bar). Arrays are
+    sized at least 8x the last-level cache, and shrunk (with a note in :attr:`Profile.notes`) when the machine
+    has not the memory to spare; a machine already busy (load average above half its cores) gets a note too.
+    ``threads``: "auto" uses the cores the load leaves free (:func:`free_cores`), None every core NumPy's BLAS
+    would use, a number that many (BLAS threads and read threads alike)."""
+    validate.choice("mode", mode, list(MODES))
+    if threads is not None and threads != "auto":
+        threads = validate.integer("threads", threads, maximum=256)
+    if not isinstance(name, str) or not name.strip() or len(name) > 60:
+        raise ValueError(f"name must be a short non-empty str naming the machine, got {name!r}")
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress must be a function of (fraction, text) or None, got {progress!r}")
+    report = progress or (lambda fraction, what: None)
+    plan = MODES[mode]
+    started = time.perf_counter()
+    machine = machine_report()
+    notes = []
+    load, cores = machine["load_average"], machine["cores"]
+    if load is not None and load > 0.5 * cores:
+        notes.append(f"busy: the load average was {load:.1f} on {cores} cores before measuring, so other programs "
+                     f"compete for the CPU and its memory; expect lower and noisier figures (close them and rerun).")
+    if threads == "auto":
+        threads = free_cores(machine)
+        if threads < machine["cores"]:
+            notes.append(f"threads: measured with {threads} of {machine['cores']} cores, the ones the load average "
+                         f"left free (threads=None uses every core the BLAS would).")
+    cache = _last_level_cache(machine)
+    minimum = 4 * cache if mode != "smoke" else 4 * MB
+    wanted = max(plan.read_mb * MB, 8 * cache) if mode != "smoke" else plan.read_mb * MB
+    read_bytes = _fit_in_memory("read bandwidth", wanted, minimum, notes)
+    wanted = max(plan.weight_mb * MB, 8 * cache) if mode != "smoke" else plan.weight_mb * MB
+    weight_bytes = _fit_in_memory("decode weights", wanted, minimum, notes)
+    with _blas_threads(threads):
+        machine["blas"] = blas_info()              # the thread count actually used
+        # Half of each figure's repeats before the decode steps and half after, pooled: a machine whose load
+        # changes during the run then shows it in the spread instead of skewing one side of the comparison.
+        half = max(1, (plan.repeats + 3) // 2)
+        report(0.0, "peak FLOP/s, float32")
+        first = {dtype: peak_flops(dtype, size=plan.matmul_n, repeats=half) for dtype in DTYPES}
+        report(0.12, "read bandwidth")
+        first_bw = read_bandwidth(mb=read_bytes / MB, repeats=half + 2)
+        report(0.18, "decode steps")
+        decode = decode_times(batches=plan.batches, weight_mb=weight_bytes / MB, repeats=plan.repeats,
+                              progress=lambda fraction, what: report(0.18 + 0.6 * fraction, what))
+        if plan.len_ctx:
+            report(0.78, "decode steps reading a KV cache")
+            small = [b for b in plan.batches if b <= 16]
+            try:
+                decode["with_kv"] = decode_times(batches=small, weight_mb=weight_bytes / MB, repeats=plan.repeats,
+                                                 len_ctx=plan.len_ctx)
+            except MemoryError as error:
+                notes.append(f"skipped the KV-cache run: {error}")
+        report(0.85, "peak FLOP/s and read bandwidth again")
+        peak = {dtype: _pooled(first[dtype], peak_flops(dtype, size=plan.matmul_n, repeats=half)) for dtype in DTYPES}
+        bandwidth = _pooled(first_bw, read_bandwidth(mb=read_bytes / MB, repeats=half + 2))
+    for label, stat in (("float32 peak", peak["float32"]), ("read bandwidth", bandwidth)):
+        if stat.spread > 0.3:
+            notes.append(f"noisy: the {label} varied by {stat.spread:.0%} between repeats; another program may "
+                         f"have been running (the median is used).")
+    report(1.0, "done")
+    return Profile(name=name.strip(), mode=mode, machine=machine, peak=peak, bandwidth=bandwidth, decode=decode,
+                   notes=notes, seconds=time.perf_counter() - started)
+
+
+# ============================================================================ a GPU, through PyTorch
+
+def torch_status() -> str:
+    """One sentence: whether PyTorch is installed here and which accelerator it sees (CUDA, Apple's MPS, none)."""
+    try:
+        import torch
+    except ImportError:
+        return ("PyTorch is not installed, so no GPU is measured. With it (and a CUDA or Apple-silicon GPU), "
+                "torch_profile() times a bf16 matmul (and fp8 where the GPU has it) and a read of the GPU's memory.")
+    if torch.cuda.is_available():
+        return f"PyTorch {torch.__version__} sees CUDA GPU {torch.cuda.get_device_name(0)}."
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return f"PyTorch {torch.__version__} sees Apple's MPS GPU."
+    return f"PyTorch {torch.__version__} is installed but sees no GPU; torch_profile(device='cpu') runs on the CPU."
+
+
+TORCH_FORMATS = {"bf16": "bfloat16", "fp32": "float32", "fp16": "float16"}
+
+
+def torch_profile(device: str | None = None, *, fmt: str = "bf16", size: int = 2048, read_mb: float = 1024,
+                  repeats: int = 5) -> dict:
+    """The same two figures on a PyTorch device: matmul FLOP/s in ``fmt`` (bf16, fp16 or fp32; plus fp8 via
+    ``torch._scaled_mm`` on a CUDA GPU that has it) and read bandwidth (``amax`` over ``read_mb`` MB).
+    ``device`` defaults to CUDA, then MPS; ``"cpu"`` runs on the CPU (how the course tests this path).
+    Returns ``{"device", "flops": {fmt: Stat}, "bandwidth": Stat}``; ``RuntimeError`` without PyTorch."""
+    try:
+        import torch
+    except ImportError:
+        raise RuntimeError(torch_status()) from None
+    validate.choice("fmt", fmt, list(TORCH_FORMATS))
+    size = validate.integer("size", size, minimum=16, maximum=16384)
+    read_mb = validate.scalar("read_mb", read_mb, maximum=MAX_MB)
+    repeats = validate.integer("repeats", repeats, maximum=50)
+    if device is None:
+        device = ("cuda" if torch.cuda.is_available() else
+                  "mps" if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+                  else None)
+        if device is None:
+            raise RuntimeError(torch_status())
+    validate.choice("device", device, ["cuda", "mps", "cpu"])
+
+    def sync():
+        if device == "cuda":
+            torch.cuda.synchronize()
+        elif device == "mps":
+            torch.mps.synchronize()
+
+    def timed(function):
+        def run():
+            function()
+            sync()
+        return _time(run, repeats)
+
+    dtype = getattr(torch, TORCH_FORMATS[fmt])
+    a = torch.rand((size, size), device=device, dtype=dtype)
+    b = torch.rand((size, size), device=device, dtype=dtype)
+    result = {"device": device, "flops": {fmt: _rate_stat(2.0 * size**3, timed(lambda: a @ b), "FLOP/s")}}
+    if device == "cuda" and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"):
+        with contextlib.suppress(Exception):          # only Hopper/Ada and later have fp8 matrix units
+            a8 = a.to(torch.float8_e4m3fn)
+            b8 = b.t().contiguous().t().to(torch.float8_e4m3fn)
+            one = torch.ones((), device=device)
+            result["flops"]["fp8"] = _rate_stat(2.0 * size**3, timed(
+                lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)), "FLOP/s")
+    data = torch.ones(int(read_mb * MB) // 2, device=device, dtype=torch.bfloat16)
+    result["bandwidth"] = _rate_stat(data.numel() * 2, timed(lambda: data.amax()), "B/s")
+    return result

@@ -1,0 +1,213 @@
+"""Chapter 10's lab: measuring this machine (lecture_lib.measure), drawing it (explorers.lab), and the machine as a
+chip (hardware.register_chip).
+
+The goals of issue 50 are held here with wide tolerances, because the tests share a busy 2-core machine with
+other work; ``make bench`` (tools/bench.py, "lab" section) reports them against their strict values.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+
+import numpy as np
+import pytest
+
+from lecture_lib import hardware, measure, roofline
+from lecture_lib.roofline import T_COMPUTE, T_WEIGHTS
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    return measure.profile("smoke", threads=1)
+
+
+@pytest.fixture
+def registry():
+    """Leaves the session's registered chips as it found them."""
+    before = dict(hardware._USER_CHIPS)
+    yield
+    hardware._USER_CHIPS.clear()
+    hardware._USER_CHIPS.update(before)
+
+
+# --- the machine as a chip -------------------------------------------------------------------------------------
+
+def test_a_registered_chip_is_found_listed_and_forgotten(registry):
+    chip = hardware.custom_chip(name="Ada's laptop", hbm_capacity=16e9, hbm_bandwidth=25e9, flops={"fp32": 1.6e11})
+    assert hardware.register_chip(chip) == "Ada's laptop"
+    assert hardware.get("ada's-LAPTOP") is chip and hardware.resolve_chip("Ada's laptop") is chip
+    assert hardware.chip_names()[-1] == "Ada's laptop" and "Ada's laptop" not in hardware.CHIPS
+    assert roofline.balance_batch("Ada's laptop", weight_bytes=4, compute_dtype="fp32") == pytest.approx(
+        1.6e11 / 2 * 4 / 25e9)
+    hardware.forget_chip("ada's laptop")
+    assert hardware.chip_names() == list(hardware.CHIPS)
+    with pytest.raises(KeyError, match="Ada"):
+        hardware.get("Ada's laptop")
+
+
+def test_registering_refuses_preset_names_and_non_chips(registry):
+    with pytest.raises(ValueError, match="preset"):
+        hardware.register_chip(hardware.custom_chip(name="h100", base="H100"))
+    with pytest.raises(ValueError, match="preset"):
+        hardware.register_chip(hardware.custom_chip(name="NVL72", base="H100"))
+    with pytest.raises(ValueError, match="chip"):
+        hardware.register_chip({"name": "x"})
+    with pytest.raises(KeyError):
+        hardware.forget_chip("never registered")
+
+
+def test_the_measured_machine_is_a_chip_in_chapter_1s_explorer(smoke, registry):
+    from lecture_lib.explorers.roofline import BatchExplorer
+
+    chip = smoke.chip()
+    assert chip.flops == {"fp32": pytest.approx(smoke.flops)} and chip.hbm_bandwidth == pytest.approx(smoke.mem_bw)
+    hardware.register_chip(chip)
+    explorer = BatchExplorer(chip="my machine", n_chips=1)
+    assert explorer.controls["chip"].value == "my machine" and "my machine" in explorer.controls["chip"].options
+    assert "fp32" in explorer.readout.value or "my machine" in explorer.readout.value
+
+
+# --- the profile: structure, saving, loading --------------------------------------------------------------------
+
+def test_a_profile_holds_every_figure_and_round_trips_through_json(smoke, tmp_path):
+    assert smoke.mode == "smoke" and smoke.machine["cores"] >= 1 and smoke.machine["blas"]["library"]
+    for stat in (smoke.peak["float32"], smoke.peak["float64"], smoke.bandwidth):
+        assert 0 < stat.low <= stat.median <= stat.high and len(stat.samples) >= 2
+    d = smoke.decode
+    assert d["batches"] == list(measure.MODES["smoke"].batches) and all(s > 0 for s in d["seconds"])
+    assert all(f <= m <= s for f, m, s in zip(d["fastest"], d["seconds"], d["slowest"]))
+    path = smoke.save(tmp_path / "mine.json")
+    again = measure.load_profile(path)
+    assert again.summary()["balance_batch"] == pytest.approx(smoke.summary()["balance_batch"])
+    assert json.loads(open(path).read())["chip"]["tflops"]["fp32"] == pytest.approx(smoke.flops / 1e12)
+    assert hardware.chip_from_json(json.loads(open(path).read())["chip"]).name == "my machine"
+
+
+@pytest.mark.parametrize("bad", [{"format": "other"}, [], "no-such-file.json", {"format": measure.FORMAT}])
+def test_loading_a_broken_profile_says_so(bad):
+    with pytest.raises(ValueError, match="source"):
+        measure.load_profile(bad)
+
+
+def test_predictions_come_from_chapter_1s_formulas(smoke):
+    d = smoke.decode
+    predicted = smoke.predicted()
+    batch = np.asarray(d["batches"], dtype=float)
+    compute = T_COMPUTE(B=batch, N_active=d["n_params"], FLOPs=smoke.flops)
+    weights = T_WEIGHTS(N_total=d["n_params"], bytes_param=4, mem_bw=smoke.mem_bw)
+    assert np.allclose(predicted["t"], np.maximum(compute, weights))
+    assert smoke.balance_batch() == pytest.approx(roofline.HARDWARE_RATIO(FLOPs=smoke.flops, bytes_param=4,
+                                                                          mem_bw=smoke.mem_bw))
+
+
+def test_the_knee_is_where_the_floor_meets_the_compute_line():
+    batches = [1, 2, 4, 8, 16, 32, 64, 128]
+    seconds = [max(0.010, 0.001 * b) for b in batches]          # a perfect roofline with B* = 10
+    assert measure.measured_knee(batches, seconds) == pytest.approx(10)
+    assert measure.measured_knee([1, 2, 4], [1.0, 1.0, 1.0]) == math.inf     # never left the floor
+    with pytest.raises(ValueError, match="batches"):
+        measure.measured_knee([1, 2], [1.0, 2.0])
+
+
+def test_cost_per_million_tokens_uses_the_measured_step(smoke):
+    d = smoke.decode
+    best = int(np.argmin(np.asarray(d["seconds"]) / np.asarray(d["batches"])))
+    expected = d["seconds"][best] * 0.10 / 3600 / d["batches"][best] * 1e6
+    assert smoke.cost_per_million(0.10) == pytest.approx(expected)
+    assert smoke.cost_per_million(0.10, batch=1) == pytest.approx(d["seconds"][0] * 0.10 / 3600 * 1e6)
+    with pytest.raises(ValueError, match="batch"):
+        smoke.cost_per_million(0.10, batch=3)
+
+
+# --- bad input and small machines -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: measure.profile("fast"), "mode"), (lambda: measure.profile("smoke", threads=0), "threads"),
+    (lambda: measure.profile("smoke", name=""), "name"), (lambda: measure.peak_flops("float16"), "dtype"),
+    (lambda: measure.peak_flops(size=10**9), "size"), (lambda: measure.read_bandwidth(mb=0.5), "mb"),
+    (lambda: measure.decode_times(batches=[0, 4]), "batches"), (lambda: measure.decode_times(weight_mb=1e300), "weight_mb"),
+    (lambda: measure.decode_times(repeats=10**9), "repeats"), (lambda: measure.profile("smoke", progress=3), "progress"),
+])
+def test_bad_input_is_refused_by_name(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_too_little_memory_shrinks_the_arrays_and_says_so(monkeypatch):
+    monkeypatch.setattr(measure, "_memory", lambda: (8e9, 400e6))        # 400 MB free: 160 MB may be used
+    notes = []
+    assert measure._fit_in_memory("decode weights", 512e6, 128e6, notes) == pytest.approx(160e6)
+    assert "only 400 MB is free" in notes[0] and "used 160 MB" in notes[0]
+    monkeypatch.setattr(measure, "_memory", lambda: (8e9, 100e6))
+    with pytest.raises(MemoryError, match="only 100 MB of memory is free"):
+        measure._fit_in_memory("decode weights", 512e6, 128e6, [])
+
+
+def test_a_busy_machine_says_so_and_measures_on_its_free_cores():
+    assert measure.free_cores({"cores": 2, "load_average": 1.2}) == 1
+    assert measure.free_cores({"cores": 8, "load_average": 0.1}) == 8
+    assert measure.free_cores({"cores": 2, "load_average": 9.0}) == 1
+    assert measure.free_cores({"cores": 4, "load_average": None}) == 4
+
+
+# --- the goals, with tolerances for a shared machine --------------------------------------------------------------
+
+@pytest.mark.slow
+def test_quick_mode_lands_near_the_roofline_it_predicts():
+    """Issue 50's goals (strict: 15%, 15%, 2x, in make bench), held within 2.5x here: one BLAS thread, so a
+    second thread waiting for a descheduled one cannot turn a busy machine's numbers into noise."""
+    got = measure.profile("quick", threads=1)
+    summary = got.summary()
+    assert summary["seconds"] < 60, summary
+    assert 1 / 2.5 < summary["batch1_ratio"] < 2.5, summary
+    assert 1 / 2.5 < summary["large_batch_ratio"] < 2.5, summary
+    assert 1 / 6 < summary["knee"] / summary["balance_batch"] < 6, summary
+    assert summary["peak_fp32"] > summary["peak_fp64"] * 0.9, summary
+
+
+# --- drawing ------------------------------------------------------------------------------------------------------
+
+def test_the_lab_draws_the_measurement_and_the_class(smoke):
+    from lecture_lib.explorers import lab
+
+    figure = lab.roofline_figure(smoke)
+    labels = [text.get_text() for text in figure.legends[0].get_texts()] if figure.legends else \
+        [line.get_label() for line in figure.axes[0].get_lines()]
+    assert any("predicted B*" in label for label in labels) and any("roofline" in label for label in labels)
+    other = measure.load_profile({**smoke.as_dict(), "name": "Grace's desktop"})
+    assert "Grace" in lab.class_table([smoke, other]) and lab.class_figure([smoke, other]).axes
+    assert "batch" in lab.gap_table(smoke) and "BLAS" in lab.report_html(smoke)
+    with pytest.raises(ValueError, match="profiles"):
+        lab.class_figure([])
+
+
+def test_the_progress_bar_moves_forward_to_the_end():
+    from lecture_lib.explorers import lab
+
+    bar = lab.ProgressBar()
+    measure.profile("smoke", threads=1, progress=bar)
+    fractions = [fraction for fraction, _ in bar.stages]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and bar.bar.value == 1.0
+    assert len(bar.stages) >= 6
+
+
+# --- PyTorch, where installed -------------------------------------------------------------------------------------
+
+def test_without_pytorch_the_lab_says_what_it_would_measure():
+    sentence = measure.torch_status()
+    if importlib.util.find_spec("torch") is None:
+        assert "not installed" in sentence and "bf16" in sentence
+        with pytest.raises(RuntimeError, match="not installed"):
+            measure.torch_profile()
+    else:
+        assert "PyTorch" in sentence
+
+
+def test_the_pytorch_path_runs_on_the_cpu_device():
+    pytest.importorskip("torch")
+    got = measure.torch_profile("cpu", fmt="fp32", size=256, read_mb=16, repeats=2)
+    assert got["device"] == "cpu" and got["flops"]["fp32"].median > 1e8 and got["bandwidth"].median > 1e8
+    bf16 = measure.torch_profile("cpu", fmt="bf16", size=128, read_mb=4, repeats=2)
+    assert bf16["flops"]["bf16"].median > 0

@@ -32,13 +32,19 @@ def _grade(gradebook, name, student, earned):
     gradebook.db.commit()
 
 
-@pytest.fixture
-def course(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """Made once for the module (nbgrader's alembic migration takes seconds); no test changes it."""
     from nbgrader.api import Gradebook
 
-    # nbgrader runs `alembic` from PATH (docs/instructor.md activates the venv for this reason)
-    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+    tmp_path = tmp_path_factory.mktemp("gradebook")
+    with pytest.MonkeyPatch.context() as patch:
+        # nbgrader runs `alembic` from PATH (docs/instructor.md activates the venv for this reason)
+        patch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+        yield _make(tmp_path, Gradebook)
 
+
+def _make(tmp_path, Gradebook):
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
         _assignment(gradebook, "ch01", [1, 1, 1])
         _assignment(gradebook, "quiz01", [1, 1])

@@ -57,7 +57,7 @@ BOXES_H100 = Vary("boxes", "P, the boxes (stages)", 4, (2, 3, 6, 8), "boxes")
 register("4.101", Problem(
     "A token's time through the stages", "number", _token_time, rtol=0.02, unit="seconds", variants=(STAGES,),
     mistakes=(Mistake(lambda stages=4: 20e-3 * stages,
-                      "Each stage's step is a P-th of the whole model's work: only the hops add up."),)))
+                      "The stages share the 20 ms of work between them (a P-th each): only the hops add up."),)))
 register("4.102", Problem(
     "The largest micro-batch that fits at a shorter context", "number", _max_micro, rtol=0.02, unit="sequences",
     variants=(CONTEXT,),

@@ -81,7 +81,7 @@ async def student_run(name: str, base: str, token: str, cells: list[str], start_
     from tornado.httpclient import AsyncHTTPClient, HTTPRequest
     from tornado.websocket import websocket_connect
 
-    client = AsyncHTTPClient()
+    client = AsyncHTTPClient()         # configured in run_class: one connection per student, not tornado's 10
     headers = {"Authorization": f"token {token}"}
     record = results.setdefault(name, {})
     try:
@@ -139,6 +139,11 @@ def class_memory(users: list[str]) -> int:
 
 
 async def run_class(base: str, token: str, users: list[str], cells: list[str], moves: int, gap: float) -> dict:
+    from tornado.httpclient import AsyncHTTPClient
+
+    # Every student's requests at once: tornado's client otherwise queues all but 10 and times the rest out.
+    AsyncHTTPClient.configure(None, max_clients=max(10, 2 * len(users)),
+                              defaults=dict(connect_timeout=120, request_timeout=600))
     results, line = {}, asyncio.Event()
     peak, sampling = [0], [True]
 

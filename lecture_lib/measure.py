@@ -39,11 +39,12 @@ import numpy as np
 
 from . import hardware, roofline, validate
 
-__all__ = ["MODES", "Plan", "Profile", "Stat", "blas_info", "decode_times", "load_profile", "machine_report",
+__all__ = ["MODES", "Plan", "Profile", "Stat", "blas_info", "decode_times", "example_profile", "load_profile", "machine_report",
            "free_cores", "measured_knee", "peak_flops", "predicted_times", "profile", "read_bandwidth", "torch_profile",
            "torch_status"]
 
 FORMAT = "lecture-lab-profile/1"
+DEFAULT_PROFILE = "~/.lecture_lib/my_machine.json"
 MB = 1e6
 BYTES_FP32 = 4
 #: The lab's transformer-shaped layer: d_model and the MLP's inner width (2.75 x d_model, a multiple of 256,
@@ -71,9 +72,9 @@ MODES: Mapping[str, Plan] = {
     "smoke": Plan(matmul_n=256, read_mb=16, weight_mb=16, batches=(1, 4, 16, 64), repeats=2),
     "quick": Plan(matmul_n=1024, read_mb=256, weight_mb=128, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256),
                   repeats=3),
-    "full": Plan(matmul_n=3072, read_mb=1024, weight_mb=512,
-                 batches=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024),
-                 repeats=7, len_ctx=512),
+    "full": Plan(matmul_n=2048, read_mb=1024, weight_mb=512,
+                 batches=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512, 1024),
+                 repeats=5, len_ctx=512),
 }
 
 
@@ -553,9 +554,11 @@ class Profile:
                 "decode": self.decode, "notes": list(self.notes), "seconds": self.seconds,
                 "chip": self.chip_json()}
 
-    def save(self, path) -> str:
-        """Write the profile as JSON (what an instructor collects); returns the path."""
-        path = os.fspath(path)
+    def save(self, path=None) -> str:
+        """Write the profile as JSON (what an instructor collects) to ``path``, by default :data:`DEFAULT_PROFILE`
+        (beside the course's progress file, outside the checkout); returns the path written."""
+        path = os.path.expanduser(os.fspath(DEFAULT_PROFILE if path is None else path))
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(self.as_dict(), handle, indent=1)
         return path
@@ -569,11 +572,45 @@ def _stat(data, where: str) -> Stat:
         raise ValueError(f"source: {where} is not a measured figure ({error})") from None
 
 
+# --- example profile (generated) ---
+_EXAMPLE = json.loads(
+    "{\"format\": \"lecture-lab-profile/1\", \"name\": \"course machine (2-core AMD EPYC VM)\", \"mode\": \"full\", \"machine\": "
+    "{\"cpu\": \"AMD EPYC\", \"cores\": 2, \"machine\": \"x86_64\", \"system\": \"Linux\", \"blas\": {\"library\": \"scipy-openblas\", "
+    "\"version\": \"0.3.31.188.0\", \"kernel\": \"SkylakeX\", \"threads\": 1, \"source\": \"OpenBLAS's own functions\"}, \"caches\": "
+    "[{\"level\": 1, \"type\": \"Data\", \"bytes\": 32768, \"shared_by\": \"0\"}, {\"level\": 1, \"type\": \"Instruction\", \"bytes\": "
+    "32768, \"shared_by\": \"0\"}, {\"level\": 2, \"type\": \"Unified\", \"bytes\": 1048576, \"shared_by\": \"0\"}, {\"level\": 3, "
+    "\"type\": \"Unified\", \"bytes\": 33554432, \"shared_by\": \"0-1\"}], \"ram_bytes\": 25280000000.0, \"python\": \"3.11.7\", "
+    "\"numpy\": \"2.4.6\", \"load_average\": 14.69}, \"peak\": {\"float32\": {\"median\": 61790000000.0, \"low\": 37080000000.0, "
+    "\"high\": 82960000000.0, \"unit\": \"FLOP/s\", \"samples\": [37080000000.0, 41670000000.0, 43270000000.0, 56970000000.0, "
+    "66610000000.0, 69160000000.0, 75200000000.0, 82960000000.0]}, \"float64\": {\"median\": 30110000000.0, \"low\": "
+    "17810000000.0, \"high\": 39690000000.0, \"unit\": \"FLOP/s\", \"samples\": [17810000000.0, 18430000000.0, 24200000000.0, "
+    "29500000000.0, 30720000000.0, 31460000000.0, 35080000000.0, 39690000000.0]}}, \"bandwidth\": {\"median\": "
+    "16280000000.0, \"low\": 5762000000.0, \"high\": 30470000000.0, \"unit\": \"B/s\", \"samples\": [5762000000.0, 9235000000.0, "
+    "12620000000.0, 15490000000.0, 15660000000.0, 16200000000.0, 16360000000.0, 16860000000.0, 17310000000.0, "
+    "17390000000.0, 21420000000.0, 30470000000.0]}, \"decode\": {\"batches\": [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, "
+    "96, 128, 192, 256, 512, 1024], \"seconds\": [0.06101, 0.1364, 0.1664, 0.2006, 0.1979, 0.1685, 0.2269, 0.2424, "
+    "0.2504, 0.292, 0.3837, 0.4311, 0.6123, 0.525, 0.9149, 0.976, 1.829, 3.705], \"fastest\": [0.04786, 0.1162, 0.08884, "
+    "0.1865, 0.1867, 0.07731, 0.1499, 0.1855, 0.2114, 0.2283, 0.1827, 0.3871, 0.3944, 0.4674, 0.7102, 0.8816, 1.796, "
+    "2.589], \"slowest\": [0.06898, 0.1701, 0.2163, 0.2231, 0.2607, 0.2152, 0.2558, 0.5247, 0.3468, 0.3191, 0.7406, "
+    "0.6736, 0.7684, 0.8378, 1.061, 1.218, 2.326, 3.856], \"n_params\": 128450560, \"bytes_param\": 4, \"len_ctx\": 0, "
+    "\"kv_bytes_per_token\": 0.0, \"with_kv\": {\"batches\": [1, 2, 3, 4, 6, 8, 12, 16], \"seconds\": [0.028, 0.07014, 0.1673, "
+    "0.1032, 0.1361, 0.1352, 0.1311, 0.1869], \"fastest\": [0.02545, 0.06914, 0.08084, 0.07724, 0.1308, 0.1041, 0.1225, "
+    "0.1419], \"slowest\": [0.04854, 0.08095, 0.1734, 0.1694, 0.2246, 0.1493, 0.1881, 0.2512], \"n_params\": 128450560, "
+    "\"bytes_param\": 4, \"len_ctx\": 512, \"kv_bytes_per_token\": 81920}}, \"notes\": [\"busy: the load average was 14.7 on 2 "
+    "cores before measuring, so other programs compete for the CPU and its memory; expect lower and noisier figures "
+    "(close them and rerun).\", \"threads: measured with 1 of 2 cores, the ones the load average left free (threads=None "
+    "uses every core the BLAS would).\", \"noisy: the float32 peak varied by 74% between repeats; another program may "
+    "have been running (the median is used).\", \"noisy: the read bandwidth varied by 152% between repeats; another "
+    "program may have been running (the median is used).\"], \"seconds\": 90.32, \"chip\": {\"name\": \"course machine (2-core "
+    "AMD EPYC VM)\", \"hbm_gb\": 25.28, \"hbm_tb_s\": 0.01628, \"tflops\": {\"fp32\": 0.06179}, \"scale_up\": 1}} ")
+# --- end of example profile ---
+
+
 def load_profile(source) -> Profile:
     """A profile saved by :meth:`Profile.save` (a path) or its parsed dict; a ``ValueError`` says what is wrong."""
     if isinstance(source, (str, os.PathLike)):
         try:
-            with open(source, encoding="utf-8") as handle:
+            with open(os.path.expanduser(os.fspath(source)), encoding="utf-8") as handle:
                 source = json.load(handle)
         except (OSError, ValueError) as error:
             raise ValueError(f"source must be a readable profile JSON file, got {os.fspath(source)!r}: {error}") \
@@ -611,6 +648,14 @@ def free_cores(machine: dict | None = None) -> int:
         raise ValueError(f"machine's load_average must be a number >= 0 or None, got {load!r}")
     cores = validate.integer("machine's cores", machine.get("cores") or 1, maximum=1 << 16)
     return cores if load is None else max(1, min(cores, cores - round(load)))
+
+
+def example_profile() -> Profile:
+    """A profile this lab measured on the course's reference machine: a 2-core AMD EPYC virtual machine (KVM), NumPy
+    with OpenBLAS 0.3.31, full mode, 2026-12-06, while other jobs shared the machine (its notes and load average say
+    how busy; issue 50 reports the same machine idle at 168 GFLOP/s). The class view's second machine, the practice
+    problems' numbers, and what to look at where nothing can be measured (JupyterLite)."""
+    return load_profile(_EXAMPLE)
 
 
 def profile(mode: str = "quick", *, name: str = "my machine", threads="auto",

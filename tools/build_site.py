@@ -380,8 +380,20 @@ def fold_hidden_sources(notebook) -> None:
 
 
 # --- Build --------------------------------------------------------------------------------------
+# Labs are numbered after the lecture's chapters (so those keep their numbers) but read right after the chapter they
+# follow: "10_lab_..." comes after Chapter 1, on the site's index as in the README and the start page.
+LAB_AFTER = {"10": 1}
+
+
+def reading_order(path: Path) -> tuple:
+    """Sort key: a chapter's number, or a lab's place just after the chapter it follows (:data:`LAB_AFTER`)."""
+    prefix = path.name[:2]
+    return (LAB_AFTER[prefix] + 0.5, path.name) if prefix in LAB_AFTER else (int(prefix) if prefix.isdigit() else 99,
+                                                                             path.name)
+
+
 def chapters(selected: list[str] | None, folder: Path = NOTEBOOKS) -> list[Path]:
-    paths = sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
+    paths = sorted((p for p in folder.glob("*.ipynb") if not p.name.startswith(".")), key=reading_order)
     if selected:
         paths = [p for p in paths if any(p.name.startswith(prefix) for prefix in selected)]
     return paths
@@ -442,7 +454,7 @@ def write_index(output: Path, entries: list[tuple[str, str]], practice: list[tup
     items = "".join(f'<li><a href="{html.escape(name)}">{html.escape(title)}</a></li>' for name, title in entries)
     problems = "".join(f'<li><a href="{html.escape(name)}">{html.escape(title)}</a></li>' for name, title in practice)
     problems = (f"<h2>Practice problems</h2><p>Each chapter's problems (open them in JupyterLab to have your "
-                f"answers checked).</p><ol>{problems}</ol>") if problems else ""
+                f"answers checked).</p><ul>{problems}</ul>") if problems else ""
     (output / "index.html").write_text(f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(SITE_TITLE)}</title>
 <style>body{{font-family:sans-serif;max-width:860px;margin:40px auto;line-height:1.5;padding:0 12px}}</style>
@@ -450,7 +462,7 @@ def write_index(output: Path, entries: list[tuple[str, str]], practice: list[tup
 <h1>The math behind how LLMs are trained and served</h1>
 <p>Every chapter of the course, executed, with each explorer's figure at its default settings.
 This site works offline. To move the sliders, run the course in JupyterLab (<code>make lab</code>).</p>
-<ol start="0">{items}</ol>
+<ul>{items}</ul>
 {problems}
 </body></html>
 """)

@@ -43,9 +43,10 @@ GUID_NAMESPACE = "lecture_lib"
 KINDS = ("formula", "number", "concept")
 
 CHAPTER_MODULES = {1: ("roofline",), 2: ("moe",), 3: ("pipeline",), 4: ("pipeline_memory",),
-                   5: ("scaling",), 6: ("context",), 7: ("reversible",), 8: ("collectives", "topology", "training_layout"), 9: ()}
-"""Which library modules hold each chapter's formulas (Chapter 9, the planner, adds none: its cards are key
-numbers)."""
+                   5: ("scaling",), 6: ("context",), 7: ("reversible",), 8: ("collectives", "topology", "training_layout"), 9: (),
+                   10: ()}
+"""Which library modules hold each chapter's formulas (Chapter 9, the planner, and Chapter 10, the lab after Chapter 1,
+which measures with Chapter 1's formulas, add none: their cards are key numbers and concepts)."""
 
 CHAPTER_FORMULAS = {8: {"roofline": ("EXPECTED_EXPERTS", "PARAMS_READ", "T_WEIGHTS_READ", "T_COMPUTE_VERIFY",
                                      "DECODE_THROUGHPUT", "T_ATTENTION", "T_PREFILL", "BATCH_THAT_FITS")}}
@@ -175,6 +176,11 @@ class KeyNumber:
     fields: tuple[str, ...] | None = None   # the preset fields the number uses (their sources only)
 
 
+def _lab_example():
+    from lecture_lib import measure
+    return measure.example_profile()
+
+
 def _chip(name):
     from lecture_lib import hardware
     return hardware.get(name)
@@ -282,6 +288,15 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
                   lambda: roofline.balance_batch(_chip("H200"), weight_bytes=1, compute_dtype="fp8",
                                                  sparsity=_model("deepseek-v3").sparsity),
                   lambda v: f"≈ {v:,.0f}", lambda: _chip("H200").sources, ("flops", "hbm_bandwidth")),
+        KeyNumber("lab-reference-balance", 10, "The course's 2-core reference machine, measured by the lab (float32 "
+                  "weights and multiplies): its balance batch B* from the measured peak and read bandwidth",
+                  lambda: _lab_example().balance_batch(), lambda v: f"≈ {v:.0f}",
+                  lambda: "lecture_lib/measure.py example_profile (the lab's full-mode run, 2026-12-06)"),
+        KeyNumber("lab-h100-over-cpu", 10, "How many times larger an H100's hardware ratio (bf16) is than the course's "
+                  "reference CPU's (float32), both as multiplies per byte of weights",
+                  lambda: roofline.hardware_ratio(_chip("H100"), "bf16", 2) / _lab_example().balance_batch(),
+                  lambda v: f"≈ {v:.0f}×",
+                  lambda: {**_chip("H100").sources, "lab": "lecture_lib/measure.py example_profile"}),
         KeyNumber("llama70-bf16-weights", 9, "Llama 3 70B in bf16: bytes of weights alone, so the fewest 80 GB "
                   "GPUs that hold them is their ratio rounded up",
                   lambda: _model("llama-3-70b").params_total * 2, units.bytes_,
@@ -453,8 +468,19 @@ def _kv_balance_answer() -> str:
             f"against {_worked('decode', 'balance_batch'):,.0f} for the weights alone.")
 
 
+def _lab_read_answer() -> str:
+    return ("A decode step at batch 1 only reads its weights: each is streamed from memory once and multiplied once, "
+            "and nothing of that size is written back. A copy (or a copy-and-add, 'triad') also writes, and a write "
+            "costs memory traffic of its own, so its bandwidth understates how fast a step can read. The lab's probe "
+            "reads an array many times larger than the last-level cache, on as many threads as the matrix library "
+            "uses.")
+
+
 def _concepts() -> tuple[Concept, ...]:
     return (
+        Concept("lab-read-probe", 10, "Why does the lab measure bandwidth with a read-only pass, not a copy, to "
+                "predict a decode step at batch 1?", _lab_read_answer,
+                "lecture_lib/measure.py read_bandwidth; notebooks/10_lab_roofline_on_your_machine.ipynb §1"),
         Concept("dp-attention", 9, f"{_model(WORKED_PLAN['model']).name} (MLA) on one "
                 f"{_system(WORKED_PLAN['system']).n_chips}-GPU node: why does DP attention + EP fit more sequences "
                 f"than plain tensor parallelism, and why not {_system(WORKED_PLAN['system']).n_chips}× more?",

@@ -119,6 +119,10 @@ NOT_DATA = {
     "practice.grading.judge": "takes a recorded payload (a dict from a notebook's output), fuzzed in tests/test_graded_work.py",
     "practice.answers.said": "formats a recorded payload for record() (tests/test_graded_work.py)",
     "safe_srepr.loads": "reads hostile text by design; tests/test_formula.py feeds it code in srepr form",
+    "explorers.lab": "draws a measure.Profile the lab measured (tests/test_measure.py), whose inputs are fuzzed here",
+    "hardware.register_chip": "changes the session's chip registry, which other tests read; tests/test_measure.py",
+    "hardware.forget_chip": "changes the session's chip registry, which other tests read; tests/test_measure.py",
+    "measure.torch_profile": "needs PyTorch (not a test dependency); tests/test_measure.py runs it where installed",
 }
 
 # Parameters where None is a documented value although the parameter has no default.
@@ -333,7 +337,21 @@ def _explicit():
         "measurements.reality_band": dict(kind="serving", moe=False, regime="memory"),
         "plan.flag_message": dict(message="len_ctx must be > 0"),
         "plan.quantized_format": dict(value="int4-g64"),
+        # Chapter 10's lab: measurements small enough to repeat for every bad value.
+        "measure.profile": dict(mode="smoke", threads=1),
+        "measure.decode_times": dict(batches=(1, 4), weight_mb=16, repeats=1),
+        "measure.peak_flops": dict(dtype="float32", size=128, repeats=2),
+        "measure.read_bandwidth": dict(mb=8, repeats=2, threads=1),
+        "measure.measured_knee": dict(batches=[1, 2, 4, 8], seconds=[0.01, 0.01, 0.012, 0.024]),
+        "measure.predicted_times": dict(batches=[1.0, 64.0], n_params=64e6, flops=1.6e11, mem_bw=2.5e10),
+        "measure.load_profile": dict(source=_lab_profile()),
     }
+
+
+def _lab_profile():
+    from lecture_lib import measure
+
+    return measure.example_profile().as_dict()
 
 
 def _deployment8():

@@ -296,7 +296,8 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
                   "reference CPU's (float32), both as multiplies per byte of weights",
                   lambda: roofline.hardware_ratio(_chip("H100"), "bf16", 2) / _lab_example().balance_batch(),
                   lambda v: f"≈ {v:.0f}×",
-                  lambda: {**_chip("H100").sources, "lab": "lecture_lib/measure.py example_profile"}),
+                  lambda: {**_chip("H100").sources, "lab": "lecture_lib/measure.py example_profile"},
+                  ("flops", "hbm_bandwidth", "lab")),
         KeyNumber("llama70-bf16-weights", 9, "Llama 3 70B in bf16: bytes of weights alone, so the fewest 80 GB "
                   "GPUs that hold them is their ratio rounded up",
                   lambda: _model("llama-3-70b").params_total * 2, units.bytes_,

@@ -448,6 +448,6 @@ def test_quoted_arithmetic_is_told_how_to_write_it_in_python():
     spelling, with ** for a power (an unquoted ^ is XOR); words and units keep their own advice."""
     powered = check(NUMBER, "1.5552*10^15")
     assert powered.status == "invalid" and "1.5552*10**15" in powered.message and "not a power" in powered.message
-    assert "remove the quotes: 1.5e15*2" in check(NUMBER, "1.5e15*2").message
+    assert "remove the quotes and write it in Python: 1.5e15*2" in check(NUMBER, "1.5e15*2").message
     for words in ("3 GB", "2 B", "about ten"):
         assert "units or words" in check(NUMBER, words).message, words

@@ -1,5 +1,6 @@
 """Every chapter notebook runs top to bottom headless, with no error output (DESIGN.md layer 2)."""
 
+import re
 from pathlib import Path
 
 import nbformat
@@ -74,7 +75,43 @@ def test_notebook_runs_headless_without_errors(path):
     notebook, seconds = execute(path)
     assert not error_outputs(notebook), error_outputs(notebook)
     assert not spoiled_reveals(notebook), spoiled_reveals(notebook)
+    assert not raw_reprs(notebook), raw_reprs(notebook)
     print(f"{path.name}: {seconds:.1f} s")
+
+
+# Issue 49 §3: Python's own forms where a learner expects a sentence: a dict ({'gpus_used': 64, ...}), an object's
+# default repr (<... object at 0x7f...>), a KeyError's message in quotes (str(error) of a KeyError is its repr).
+RAW_REPR = re.compile(r"\{'\w+': |<[\w.]+ object at 0x[0-9a-f]+>|^\s*([\"'])[^\n]{20,}\1\s*$", re.M)
+
+
+def raw_reprs(notebook) -> list[str]:
+    """Printed text (streams and plain-text results, not widgets or figures) that shows a raw repr."""
+    found = []
+    for index, cell in enumerate(notebook.cells):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if output.get("output_type") == "stream":
+                text = output.get("text", "")
+            elif "text/plain" in data and "text/html" not in data and "image/png" not in data \
+                    and "application/vnd.jupyter.widget-view+json" not in data:
+                text = "".join(data["text/plain"])
+            else:
+                continue
+            found += [f"cell {index}: {match.group(0)[:80]!r}" for match in RAW_REPR.finditer(text)
+                      if "Math object" not in match.group(0)]
+    return found
+
+
+@pytest.mark.parametrize("text, raw", [("{'gpus_used': 64, 'gpus_idle': 8}", True),
+                                       ("Unknown names are refused:\n \"unknown chip 'H1000'; known chips: A100\"", True),
+                                       ("<lecture_lib.moe.Routing object at 0x7f3a2b>", True),
+                                       ("256 experts on GB200 NVL72: 4 per GPU on 64 GPUs, 8 GPUs hold none", False),
+                                       ("unknown chip 'H1000'; known chips: A100, H100", False)])
+def test_the_raw_repr_scan(text, raw):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("print(x)")]
+    notebook.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    assert bool(raw_reprs(notebook)) is raw
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])

@@ -182,7 +182,30 @@ def ratio_spoilers(prediction, text: str) -> list[str]:
     (Chapter 2's expert table lists 115 kB and 459 kB)."""
     if "×" not in prediction.unit and "times" not in prediction.unit:
         return []
-    factors = [value for _label, value in prediction.graded() if value > 4.5]
+    # An answer of exactly 1 ("not at all": Ch4's KV per GPU) is given away by the same size printed twice in one
+    # line, "132 GB at P = 1, 132 GB at P = 4" (issue 49 §2); other factors up to 4.5 are too common to scan.
+    factors = [value for _label, value in prediction.graded() if value > 4.5 or value == 1]
+    if 1 in factors:
+        return [pair for line in text.splitlines() for pair in _equal_pairs(line)] + \
+            _ratio_pairs([f for f in factors if f != 1], text)
+    return _ratio_pairs(factors, text)
+
+
+# A size or time stated "at P = n": the same one at two different n says the factor is 1.
+_AT_STAGES = re.compile(_QUANTITY.pattern + r"\s*(?:at|with|for)\s+P\s*=\s*(\d+)")
+
+
+def _equal_pairs(line: str) -> list[str]:
+    stated = [(float(number.replace(",", "")) * _SCALES[unit][1], _SCALES[unit][0], f"{number} {unit}", stages)
+              for number, unit, stages in _AT_STAGES.findall(line)]
+    return [f"{a_text} at P = {p} and at P = {q} (ratio 1: the answer 1)"
+            for i, (a, kind, a_text, p) in enumerate(stated) for b, other, _, q in stated[i + 1:]
+            if kind == other and p != q and a > 0 and abs(a / b - 1) < 1e-9]
+
+
+def _ratio_pairs(factors: list[float], text: str) -> list[str]:
+    if not factors:
+        return []
     quantities = [(_SCALES[unit][0], float(number.replace(",", "")) * _SCALES[unit][1], f"{number} {unit}")
                   for number, unit in _QUANTITY.findall(text)]
     found = []
@@ -226,6 +249,7 @@ def test_no_answer_is_printed_before_its_reveal(path):
     notebook, _ = execute(path)
     assert not error_outputs(notebook)
     assert spoilers(notebook, path.stem) == []
+    assert phrase_spoilers(notebook, path.stem, ShownWidgets(notebook)) == []
     assert e_notation_in_outputs(notebook) == []
 
 
@@ -336,13 +360,13 @@ def sentence_spoilers(notebook, name: str) -> list[str]:
         end = next((i for i in range(reveal + 1, len(cells))
                     if cells[i].cell_type == "markdown" and re.search(r"^##? ", cells[i].source, re.M)), len(cells))
         patterns = answer_patterns(factory())
-        for cell in cells[asked:end]:
+        for cell in cells[asked:end + 1]:            # the next section's heading too
             if cell.cell_type != "markdown" or (name, cell.get("id")) in NOT_SPOILERS_BELOW:
                 continue
             source = re.sub(r"<details>.*?</details>", "", cell.source, flags=re.S)
             heading = re.search(r"^##? .*", source, re.M)
-            if heading and cells.index(cell) > reveal:       # the next section starts inside this cell
-                source = source[:heading.start()]
+            if heading and cells.index(cell) > reveal:       # the next section starts inside this cell: its heading
+                source = source[:heading.end()]              # is read too ("3 · The P's cancel", issue 49 §2)
             found += [f"{variable}: {cell.get('id')} says {p.pattern!r} before its reveal is pressed"
                       for p in patterns if p.search(source)]
     return found
@@ -351,6 +375,54 @@ def sentence_spoilers(notebook, name: str) -> list[str]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
 def test_no_answer_is_written_under_an_unrevealed_reveal(path):
     assert sentence_spoilers(nbformat.read(path, as_version=4), path.stem) == []
+
+
+def _words(text: str) -> str:
+    return re.sub(r"[\s$\\]+", " ", text).casefold()
+
+
+def phrase_spoilers(notebook, name: str, shown=None) -> list[str]:
+    """Issue 49 §2: a phrase listed with a question as giving its answer away (``Prediction.giveaways``: "cannot
+    lift the cap", "the highest share in the table") appears nowhere a learner reads before revealing: no
+    markdown of the chapter outside a folded ``<details>`` block, headings included, and (for an executed
+    notebook, ``shown``) no visible output. A walkthrough found Ch4's "pipelining cannot lift the cap" in a box
+    and "which pipelining does not shrink" in section 5, far below the reveal's own section."""
+    found = []
+    for variable, factory in predictions_of(notebook).items():
+        phrases = [_words(phrase) for phrase in factory().giveaways]
+        for cell in notebook.cells:
+            if cell.cell_type == "markdown":
+                texts = [re.sub(r"<details>.*?</details>", "", cell.source, flags=re.S)]
+            elif shown is not None:
+                texts = list(_outputs(cell, shown))
+            else:
+                continue
+            for text in texts:
+                found += [f"{variable}: {cell.get('id')} says {phrase!r} before its reveal is pressed"
+                          for phrase in phrases if phrase in _words(text)]
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
+def test_no_giveaway_phrase_is_written_anywhere_in_the_chapter(path):
+    assert phrase_spoilers(nbformat.read(path, as_version=4), path.stem) == []
+
+
+def test_the_scans_find_the_walkthroughs_chapter4_spoilers():
+    """The four Ch4 spoilers of issue 49 §2, each caught: the heading right under the reveal, a box two
+    sections down, and the verdict's printed line with the same KV per GPU at P = 1 and P = 4."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("g = predict.kv_shrink_factor()\ng.ask()"),
+                      nbformat.v4.new_code_cell("g.reveal()"),
+                      nbformat.v4.new_markdown_cell("## 3 · The P's cancel\n\nSubstitute."),
+                      nbformat.v4.new_markdown_cell("## 4 · A box\n\nLong context is capped, and pipelining "
+                                                    "cannot lift the cap."),
+                      nbformat.v4.new_code_cell("print(line)")]
+    line = "2. no help for the KV cache   KV per GPU 132 GB at P = 1, 132 GB at P = 4\n"
+    notebook.cells[4].outputs = [nbformat.v4.new_output("stream", name="stdout", text=line)]
+    assert sentence_spoilers(notebook, "x") and len(phrase_spoilers(notebook, "x")) == 2
+    assert len(phrase_spoilers(notebook, "x", ShownWidgets(notebook))) == 3
+    assert spoilers(notebook, "x")
 
 
 def test_chapter7_crossing_depth_question_has_a_guess_box_and_covers_its_explorer():

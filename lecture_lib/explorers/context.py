@@ -307,7 +307,9 @@ class TierExplorer(base.Explorer):
             "bytes_tok": sliders.log_slider("KV bytes per token", 1667, 100, 1_000_000),
             "n_active": sliders.log_slider("active params (recompute)", 100e9, 1e9, 2e12),
             "price": sliders.slider("$ per GPU-hour", 2.0, 0.5, 12.0, 0.25, readout_format=".2f"),
-            "hold": sliders.log_slider("your hold time (s)", 300, 1e-3, 1e7, readout_format=".4g"),
+            # 300 s and 3,600 s (Anthropic's 5-minute and 1-hour caches) are stops: Ch6 §8 asks for both
+            "hold": sliders.log_slider("your hold time (s)", 300, 1e-3, 1e7, readout_format=".4g",
+                                       stops=sliders.nice_stops(300, 1e-3, 1e7) + (3600.0,)),
         }
 
     def setup(self):

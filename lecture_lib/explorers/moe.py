@@ -285,6 +285,9 @@ class ScaleUpExplorer(base.Explorer):
             placed = moe.layout(n_experts=model.n_experts, n_gpus=system.n_chips)
             experts = (f"{placed['experts_per_gpu']} per GPU on {placed['gpus_used']} GPUs"
                        + (f" ({placed['gpus_idle']} hold none)" if placed["gpus_idle"] else ""))
+        elif model.params_active < model.params_total:   # the 5 T model: an MoE whose experts nobody specified
+            experts = (f"an MoE with no expert layout given (sparsity {units.number(model.params_total / model.params_active)}"
+                       ", as DeepSeek-V3)")
         else:
             experts = "dense model: no experts"
         rows = [
@@ -298,7 +301,9 @@ class ScaleUpExplorer(base.Explorer):
              units.seconds(moe.WEIGHT_FETCH_FLOOR(N_total=read_batch1, bytes_param=bytes_param,
                                                   mem_bw=system.hbm_bandwidth))
              + f" ({units.count(read_batch1)} params read; a lower bound, as the k experts sit on at most k GPUs)"
-             + unless if read_batch1 else "the same: every parameter is read"),
+             + unless if read_batch1 else "the same: every parameter is read"
+             if model.params_active >= model.params_total else "not computed: without an expert layout, every "
+             "parameter is counted"),
             ("experts (expert parallelism)", experts),
             ("active params (set by compute)", units.count(model.params_active)),
         ]

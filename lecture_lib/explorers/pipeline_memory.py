@@ -264,7 +264,7 @@ class LatencyExplorer(base.Explorer):
             (f"weight-fetch floor, E = {units.plural(e, 'GPU')}", units.seconds(at_e)),
             (f"… with P = {units.plural(p, 'stage')} taking turns", units.seconds(pipelined)),
             (f"if all {e * p:,} GPUs read at once", f"{units.seconds(at_ep)} (not how a pipeline runs)"),
-            ("floor on 8 / 72 / 576 GPUs", " / ".join(units.seconds(pm.weight_fetch_time(gpus_reading=n, **fetch))
+            (f"floor on 8 / 72 / 576 {chip.name} GPUs", " / ".join(units.seconds(pm.weight_fetch_time(gpus_reading=n, **fetch))
                                                      for n in pm.SCALE_UP_SIZES.values())),
             (f"{model.name} weights ({values['weights']})", units.bytes_(weights_hbm)),
             (f"stages needed just to hold them (E = {e})", f"{stages_needed}"),

@@ -257,7 +257,9 @@ class Prediction:
         shows them only after Reveal."""
         import ipywidgets as widgets
 
-        area = widgets.Output(layout=widgets.Layout(display=None if self.state == "revealed" else "none"))
+        from .capture import KernelOutput
+
+        area = KernelOutput(layout=widgets.Layout(display=None if self.state == "revealed" else "none"))
         area.add_class("lecture-reveal-details")
         self._details.append(area)
         return area
@@ -420,7 +422,9 @@ def _cover_class():
         class Cover(widgets.VBox):
             def __init__(self, predictions, items, what):
                 self.predictions, self.what = predictions, what
-                self.output = widgets.Output()
+                from .capture import KernelOutput
+
+                self.output = KernelOutput()     # filled in the kernel: no client routes outputs (capture.py)
                 self._explorers = [item for item in items if hasattr(item, "widget") and hasattr(item, "controls")]
                 shown = []
                 for item in items:
@@ -577,7 +581,9 @@ def kv_shrink_factor() -> Prediction:
 
     return Prediction("KV per GPU shrinks by", factor, "×", example="e.g. 4",
                       source="the lecture's formula for the KV per GPU with P micro-batches in flight",
-                      giveaways=("independent of P", "does not move", "exactly cancel"))
+                      giveaways=("independent of P", "does not move", "exactly cancel", "P's cancel",
+                                 "pipelining does not shrink", "cannot lift the cap", "no help for the KV cache",
+                                 "the green slab now shrinks too"))
 
 
 BOARD_PRETRAIN_TOKENS = 200e12   # lecture 01:31:35: pre-training tokens "around two hundred trillion"
@@ -677,7 +683,8 @@ def batch1_share() -> Prediction:
     return Prediction("batch-1 share of the bound (Llama-3.3-70B, one H200)",
                       lambda: measurements.get("trtllm-llama70b-h200-batch1").efficiency,
                       "of the bound", example="e.g. 0.5",
-                      source="the course's measurement table (a published figure divided by the course's bound)")
+                      source="the course's measurement table (a published figure divided by the course's bound)",
+                      giveaways=("the highest share in the table", "dense models more than wide-EP MoE"))
 
 
 def deepseek_decode_share() -> Prediction:
@@ -687,7 +694,8 @@ def deepseek_decode_share() -> Prediction:
     return Prediction("DeepSeek decode share of the bound (per H800 node)",
                       lambda: measurements.get("deepseek-decode-h800").efficiency,
                       "of the bound", example="e.g. 0.5",
-                      source="the course's measurement table (a published figure divided by the course's bound)")
+                      source="the course's measurement table (a published figure divided by the course's bound)",
+                      giveaways=("Wide-EP MoE decode gets least", "dense models more than wide-EP MoE"))
 
 
 def layout_capacity() -> Prediction:

@@ -86,7 +86,7 @@ class RealityExplorer(base.Explorer):
     def controls_(self):
         keys = [row.key for row in measurements.MEASUREMENTS]
         return {"row": sliders.dropdown("measurement", keys, keys[0]),
-                "tau": sliders.slider("tokens per step τ", 1.0, 1.0, MAX_TAU, 0.25),
+                "tau": sliders.slider("tokens per step τ", 1.0, 1.0, MAX_TAU, 0.1),   # 0.1: the 2.6 section 8 derives is a stop
                 "second_look": sliders.slider("second look within (×)", SECOND_LOOK, 1.05, 3.0, 0.05)}
 
     def setup(self):
@@ -131,7 +131,7 @@ class RealityExplorer(base.Explorer):
         # readout_table escapes every value: plain text here, never markup
         rows = [("figure", f"{row.model} on {row.deployment.name}, {row.kind}, per {row.per}"),
                 ("published", f"{units.rate(row.measured)} ({row.date})"),
-                (f"bound with τ = {tau:.2f}", f"{units.rate(bound_tau)} → "
+                (f"bound with τ = {round(tau, 2):g}", f"{units.rate(bound_tau)} → "
                  f"{row.measured / bound_tau:.0%} of it" + ("" if row.kind != "prefill"
                                                             else " (τ does not apply to prefill)")),
                 ("verdict (τ = 1)", f"{efficiency:.0%} of the bound: {verdict}"

@@ -85,6 +85,10 @@ def _advice(problem_id: str, payload: dict, answer) -> str:
     if kind == "unreadable":
         return f"This cannot be recorded ({payload['why']}). Nothing was recorded for this problem."
     notes = []
+    failed = checks.previous_cell_failed()
+    if failed:       # advice only: what is recorded stays what answer holds
+        notes.append("The cell run just before this one stopped with an error, so answer may still hold an earlier "
+                     "problem's value. Fix the error in the work cell above, run it, then run this cell again.")
     if kind == "number" and isinstance(answer, numbers.Integral) \
             and any(checks._uses_caret(cell) for cell in checks._recent_cells()):
         notes.append(checks.CARET)
@@ -92,7 +96,7 @@ def _advice(problem_id: str, payload: dict, answer) -> str:
         advice = checks._advice_for_quoted_arithmetic(payload["value"])
         if advice:
             notes.append(f"This is text; if you meant a number, {advice}.")
-    if len(_last_recorded) == 2 and _last_recorded[0] != problem_id and \
+    if not failed and len(_last_recorded) == 2 and _last_recorded[0] != problem_id and \
             {k: v for k, v in _last_recorded[1].items() if k != "problem"} == \
             {k: v for k, v in payload.items() if k != "problem"} and kind != "text":
         notes.append(f"This is the very answer recorded for Problem {_last_recorded[0]}: if the work cell above "

@@ -20,8 +20,9 @@ Three kinds of answer:
   with alternate spellings allowed.
 
 Feedback is one of four statuses: ``correct``; ``unanswered`` (the answer is still ``...`` or
-``None``; or it is the very answer just judged for another problem, and wrong here: the work cell
-may not have run, so ``answer`` still holds the previous problem's value); ``wrong``, with a nudge
+``None``; or the cell run just before the check stopped with an error; or it is the very answer just
+judged for another problem, and wrong here: the work cell may not have run, so ``answer`` still holds
+the previous problem's value); ``wrong``, with a nudge
 that never contains the answer (off by ~1000×: check units; off by 2: FLOPs vs multiplies; off by
 8: bits vs bytes; wrong sign; known mistakes of that problem; otherwise only "too high" or "too
 low"); ``invalid`` (a list, a string where a number belongs, NaN...). Nothing the learner passes
@@ -186,13 +187,16 @@ def check(problem_id, answer) -> CheckResult:
             raise UnknownProblemError(message)
         return result
     problem = PROBLEMS[key].bound()   # the numbers the problem's text states
-    status, message = _timed_outcome(problem, answer)
-    status, message = _with_caret_advice(answer, status, message)
-    previous = _stale_for(key, problem, answer, status)
-    if previous is None:
-        _last_judged[:] = [key, answer]
+    if previous_cell_failed():        # answer may be left over from an earlier problem: judge nothing, choices included
+        status, message = "unanswered", FAILED_CELL
     else:
-        status, message = "unanswered", STALE.format(previous=previous)
+        status, message = _timed_outcome(problem, answer)
+        status, message = _with_caret_advice(answer, status, message)
+        previous = _stale_for(key, problem, answer, status)
+        if previous is None:
+            _last_judged[:] = [key, answer]
+        else:
+            status, message = "unanswered", STALE.format(previous=previous)
     result = CheckResult(key, status, message)
     _progress.record(key, status)   # attempts and first-correct time only (lecture_lib.practice.progress)
     _show(result)
@@ -259,6 +263,31 @@ STALE = ("This looks like Problem {previous}'s answer: it is the very answer jus
          "did mean this answer, it is not the one for this problem.")
 
 _last_judged: list = []   # [problem id, answer] of the last answer check() judged
+
+# The surer sign: IPython knows whether the cell run just before this one raised (a SyntaxError from
+# "answer = 2·8·7168", a TypeError from "1.468*10^-4"). Then nothing is judged, whatever the answer's kind.
+FAILED_CELL = ("Not judged: the cell run just before this check stopped with an error, so answer may still hold "
+               "an earlier problem's value. Fix the error in the work cell above (its message says where), run "
+               "it, then run this check again.")
+
+_CHECK_CALL = re.compile(r"\b(?:check|record)\s*\(")
+
+
+def previous_cell_failed() -> bool:
+    """True when an IPython kernel reports that the cell run just before the one running now raised
+    (``shell.last_execution_succeeded``), unless that cell was itself a check or a record (a strict check raises
+    by design, and running it twice is not a failed work cell). False outside IPython. Never raises."""
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is None or getattr(shell, "last_execution_succeeded", True) is not False:
+            return False
+        result = getattr(shell, "last_execution_result", None)
+        source = getattr(getattr(result, "info", None), "raw_cell", None) or ""
+        return not _CHECK_CALL.search(source)
+    except Exception:
+        return False
 
 
 def _stale_for(key: str, problem: Problem, answer, status: str) -> str | None:
@@ -470,10 +499,56 @@ def _advice_for_quoted_arithmetic(text: str) -> str | None:
         return None
     if getattr(value, "free_symbols", None) or not getattr(value, "is_number", False):
         return None
-    python = re.sub(r"\s*\^\s*", "**", text.strip())
+    python = python_form(text, value)
     if "^" in text:
         return f"write it without quotes as {python} (in Python ^ is not a power; ** is)"
-    return f"remove the quotes: {python}"
+    return f"remove the quotes and write it in Python: {python}"
+
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+
+
+def python_form(text: str, value=None) -> str:
+    """Arithmetic as a learner writes it ("2·8·7168", "1.468×10^-4", "10⁻³") rewritten as Python that runs and gives
+    the same number (2*8*7168, 1.468*10**-4, 10**-3): × and · become *, ^ and superscripts become **, − becomes -.
+    When the rewrite would not run as Python (an implicit product "2(3+4)", a root "√2"), the number itself,
+    written as Python writes a float. ``value``: the number ``text`` means, if already parsed."""
+    from lecture_lib import symbols
+
+    if value is None:
+        value = symbols.parse(text)
+    python = text.strip()
+    for sign in ("×", "·", "⋅", "∙", "✕"):
+        python = python.replace(sign, "*")
+    python = python.replace("−", "-").replace("–", "-")
+    python = re.sub(r"[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+", lambda m: "**" + m.group(0).translate(_SUPERSCRIPTS), python)
+    python = re.sub(r"\s*\^\s*", "**", python)
+    python = re.sub(r"\s*\*\s*\*\s*", "**", python)
+    python = re.sub(r"\s*([*/+])\s*(?!\*)", lambda m: m.group(1), python)
+    if _runs_as(python, value):
+        return python
+    number = float(value)
+    return repr(int(number)) if number.is_integer() and abs(number) < 1e16 else repr(number)
+
+
+def _runs_as(python: str, value) -> bool:
+    """True when ``python`` is arithmetic on number literals only that evaluates to ``value`` (to 1e-9)."""
+    import ast
+
+    try:
+        tree = ast.parse(python, mode="eval")
+    except SyntaxError:
+        return False
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop)
+    if not all(isinstance(node, allowed) for node in ast.walk(tree)):
+        return False
+    if any(isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)) for node in ast.walk(tree)):
+        return False
+    try:
+        got = eval(compile(tree, "<answer>", "eval"), {"__builtins__": {}}, {})   # numbers and operators only
+        return math.isclose(float(got), float(value), rel_tol=1e-9, abs_tol=0.0)
+    except Exception:
+        return False
 
 
 # An unquoted ``2^3 - 2`` is Python's bitwise XOR: the answer is 3, and the usual nudge ("off by a factor of about
@@ -523,8 +598,9 @@ def _as_number(problem: Problem, answer) -> float:
     if isinstance(answer, (str, bytes)):
         text = answer.decode(errors="replace") if isinstance(answer, bytes) else answer
         try:
-            float(text)
-            advice = "remove the quotes"
+            plain = float(text)
+            advice = (f"remove the quotes and write it in Python: {text.strip()}" if _runs_as(text.strip(), plain)
+                      else "remove the quotes")
         except ValueError:
             advice = _advice_for_quoted_arithmetic(text) or (
                 f"the checker does not read units or words, so give a plain number{unit}")
@@ -677,7 +753,19 @@ def _course_symbols() -> dict[str, sp.Symbol]:
     return {name: row.symbol for name, row in _symbols.TABLE.items()}
 
 
-def _as_expression(answer) -> sp.Expr:
+def _aliases() -> dict[str, sp.Symbol]:
+    """The symbols a chapter imports under a board name that is not the symbol's own: ``E`` is ``n_ep`` (the GPUs
+    of expert parallelism; ``from lecture_lib.symbols import E``). In a string, such a name means what the import
+    means, so "N_total/(E*P)" reads as the notebook's E."""
+    table = {row.symbol for row in _symbols.TABLE.values()}
+    return {name: value for name, value in vars(_symbols).items()
+            if isinstance(value, sp.Symbol) and value in table and name != value.name}
+
+
+def _as_expression(answer, expected: sp.Expr | None = None) -> sp.Expr:
+    """``answer`` as a SymPy expression in the course's symbols. ``expected``, when given, settles a board letter
+    typed in a string: "E" is whichever symbol the expected expression writes E (n_ep, or E_loss in Chapter 5),
+    else the one the notebooks import as E (n_ep)."""
     from lecture_lib.formula import Formula
 
     names = _course_symbols()
@@ -712,9 +800,23 @@ def _as_expression(answer) -> sp.Expr:
         raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}, not a SymPy expression. Build it "
                                   "from the course's symbols (from lecture_lib.symbols import B, ...) or "
                                   "pass a string.")
-    # A learner's own sp.Symbol("B") (no assumptions) means the course's B.
+    # A learner's own sp.Symbol("B") (no assumptions) means the course's B; a board name such as E means the symbol
+    # the notebooks import under it (n_ep).
+    aliases = _aliases()
     swap = {s: names[s.name] for s in answer.free_symbols
             if isinstance(s, sp.Symbol) and s.name in names and s != names[s.name]}
+    by_letter = {}
+    for symbol in getattr(expected, "free_symbols", ()):
+        row = _symbols.TABLE.get(symbol.name)
+        if row is not None and row.latex != symbol.name:
+            by_letter.setdefault(row.latex, set()).add(symbol)
+    for s in answer.free_symbols:
+        if isinstance(s, sp.Symbol) and s.name not in names:
+            own = by_letter.get(s.name, set())
+            if len(own) == 1:
+                swap[s] = next(iter(own))
+            elif s.name in aliases:
+                swap[s] = aliases[s.name]
     if swap:
         answer = answer.xreplace(swap)
     unknown = sorted(s.name for s in answer.free_symbols if s.name not in names)
@@ -811,8 +913,8 @@ _DIVISOR_THEN_IMPLICIT_PRODUCT = re.compile(r"/\s*(?:\d+(?:\.\d+)?\s*[A-Za-z_(�
 
 
 def _judge_expression(problem: Problem, answer) -> tuple[str, str]:
-    given = _as_expression(answer)
     expected = sp.sympify(_expected(problem), strict=True)
+    given = _as_expression(answer, expected)
     if _equivalent(given, expected):
         return "correct", "Correct: your expression is equivalent to the expected one. Well done."
     read_as = ""

@@ -12,6 +12,7 @@ import sympy as sp
 from lecture_lib import hardware, models, moe, pipeline
 from lecture_lib.symbols import bw_out
 
+from ..problem_data import figure_routing, tiny_router_layer
 from ..registry import Mistake, Problem, register
 
 
@@ -70,17 +71,17 @@ def _kv_share(bytes_param: float = 1.0, weights: bool = False, system: str = "GB
     return weight_share if weights else 1 - weight_share
 
 
-def tiny_router_layer() -> tuple[moe.TinyMoE, np.ndarray]:
-    """Problem 2.9's layer and tokens: 16 experts, 2 per GPU, 2 GPUs per rack, top-2; 4,000 tokens."""
-    layer = moe.TinyMoE.random(d_model=16, d_ff=32, n_experts=16, k=2, experts_per_gpu=2, gpus_per_rack=2, seed=7)
-    tokens = np.random.default_rng(2026).normal(size=(4000, 16))
-    return layer, tokens
-
-
 def _busiest_gpu() -> float:
     layer, tokens = tiny_router_layer()
     loads = layer.route(tokens).gpu_loads()
     return float(loads.max() / loads.mean())
+
+
+def _busiest_over_sum() -> float:
+    """2.9's common slip: the busiest GPU's load over the sum of all loads, not their mean (1/n_gpus of the answer)."""
+    layer, tokens = tiny_router_layer()
+    loads = layer.route(tokens).gpu_loads()
+    return float(loads.max() / loads.sum())
 
 
 def _busiest_expert() -> float:
@@ -105,13 +106,6 @@ def _busiest_gpu_in_tokens() -> float:
     hit[np.arange(routing.gpus.shape[0])[:, None], routing.gpus] = True
     counts = hit.sum(axis=0)
     return float(counts.max() / counts.mean())
-
-
-def figure_routing() -> moe.Routing:
-    """Problem 2.10's routing: the default TinyMoE (seed 1) on 64 random tokens (seed 5)."""
-    layer = moe.TinyMoE.random(seed=1)
-    _, routing = layer.forward(np.random.default_rng(5).normal(size=(64, layer.d_model)))
-    return routing
 
 
 FIGURE_TOKENS = 12
@@ -228,6 +222,9 @@ register("2.9", Problem(
                       "That is the busiest expert. The question asks about GPUs, which hold two experts each."),
               Mistake(_busiest_rack,
                       "That is the busiest rack (two GPUs each). The question asks about single GPUs."),
+              Mistake(_busiest_over_sum,
+                      "That divides by the sum of the loads, every GPU's copies together. Compare the busiest GPU "
+                      "with an even share, the mean load (loads.mean()), as the question's ratio does."),
               Mistake(_busiest_gpu_in_tokens,
                       "Close: that counts tokens, but a token whose two experts sit on the same GPU sends it two "
                       "copies. Count token-copies, as routing.gpu_loads() does.", rtol=0.004))))

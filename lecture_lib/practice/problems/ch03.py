@@ -30,18 +30,9 @@ def _gpipe_step_with_bubble(fill: float, drain: float) -> float:
             + fill * STEP["forward_time"] + drain * STEP["backward_time"])
 
 
-# 3.4: the chart to read (drawn by mystery_gantt, so the exercise never names its schedule)
+# 3.4: the chart to read (drawn by problem_data.mystery_gantt, so the exercise never names its schedule)
 _MYSTERY = dict(schedule="1f1b", stages=4, microbatches=6)
 SCHEDULE_OPTIONS = ("gpipe", "1f1b", "interleaved", "inference")
-
-
-def mystery_gantt():
-    """The figure of problem 3.4: one simulated schedule, P = 4 and m = 6, its name withheld."""
-    from lecture_lib.explorers import pipeline as pipeline_explorers
-    from lecture_lib.explorers import plots
-
-    timeline = pipeline.simulate(**_MYSTERY)
-    return plots.to_image(pipeline_explorers.gantt_figure(timeline, title="which schedule is this?"))
 
 
 def _mystery_schedule() -> str:

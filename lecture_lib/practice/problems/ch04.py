@@ -101,9 +101,10 @@ def _smallest_fitting_stages(*, part: str = "total", kv_format: str = "fp8") -> 
 register("4.1", Problem(
     "DeepSeek-V3's weights on one GPU", "number", lambda gpus=64: _weights_per_gpu(gpus=gpus), rtol=0.02,
     unit="bytes", variants=(GPUS,),
+    # 4% wide: the board's rounded 37 B active (1.1% above the preset's 36.6 B) is the same slip
     mistakes=(Mistake(lambda gpus=64: _weights_per_gpu(params="active", gpus=gpus),
                       "Those are the active parameters. Every expert must live somewhere, so memory holds "
-                      "all of them."),
+                      "all of them.", rtol=0.04),
               Mistake(lambda gpus=64: _weights_per_gpu(bytes_param=2, gpus=gpus),
                       "That stores each weight in 2 bytes; the problem says FP8."),
               Mistake(lambda gpus=64: _weights_per_gpu(gpus=72),
@@ -133,8 +134,8 @@ register("4.2", Problem(
                       rtol=0.002))))
 register("4.3", Problem(
     "Substitute the global batch", "expression", lambda: pm.MEMORY_PER_GPU_PIPELINED.rhs,
-    wrong_hint="Start from C_mem / (E P), replace B by n_micro b, then n_micro by P, and expand. (In a "
-               "string, write E as n_ep: a bare E is Euler's number.)"))
+    wrong_hint="Start from C_mem / (E P), replace B by n_micro b, then n_micro by P, and expand. (E, as the "
+               "chapter imports it, is the course's n_ep, in a string too.)"))
 register("4.4", Problem(
     "Too few micro-batches in the decode loop", "number", _decode_idle, rtol=0.02,
     mistakes=(Mistake(lambda: pipeline.bubble_fraction(stages=6, microbatches=4),
@@ -167,8 +168,8 @@ register("4.6", Problem(
                       "A step of a large batch touches every expert, so it reads all the weights."))))
 register("4.7", Problem(
     "The largest micro-batch that fits", "expression", lambda: pm.MAX_MICRO_BATCH.rhs,
-    wrong_hint="Set the per-GPU memory (with B = P b) equal to the HBM capacity and solve for b. (In a "
-               "string, write E as n_ep: a bare E is Euler's number.)"))
+    wrong_hint="Set the per-GPU memory (with B = P b) equal to the HBM capacity and solve for b. (E, as the "
+               "chapter imports it, is the course's n_ep, in a string too.)"))
 register("4.8", Problem(
     "Which lever makes room for more sequences?", "choice", _biggest_lever, options=FIT_OPTIONS,
     alternates={"more stages": ("more pipeline stages", "p = 2", "double p", "stages", "pipelining"),

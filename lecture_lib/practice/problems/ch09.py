@@ -14,15 +14,8 @@ import math
 from lecture_lib import collectives, hardware, hf_config, roofline
 from lecture_lib import plan as planner
 
+from ..problem_data import QWEN3_30B_A3B_CONFIG
 from ..registry import Mistake, Problem, register
-
-#: The published config.json of Qwen3-30B-A3B, the fields the course reads (facts typed from the file).
-QWEN3_30B_A3B_CONFIG = {
-    "_name_or_path": "Qwen/Qwen3-30B-A3B", "model_type": "qwen3_moe", "hidden_size": 2048,
-    "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32,
-    "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8,
-    "decoder_sparse_step": 1, "mlp_only_layers": [], "vocab_size": 151936, "tie_word_embeddings": False,
-    "use_sliding_window": False, "max_position_embeddings": 40960}
 
 CHIP = "H100"
 CONTEXT = 8192

@@ -109,16 +109,16 @@ TEST_WORKERS ?= $(shell n=$$(( $$(nproc 2>/dev/null || echo 2) + 1 )); [ $$n -gt
 TEST_ENV = MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=
 
 test: $(VENV)/.test-installed
-	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m "not classroom"
+	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m "not classroom and not stress"
 
 test-fast: $(VENV)/.test-installed
-	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m "not browser and not slow and not classroom"
+	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m "not browser and not slow and not classroom and not stress"
 
 # A class's routes end to end, too long for `make test`'s ten minutes: the nbgrader route with one pretend student
 # per way of scoring without solving (the autograde sandbox needs bubblewrap: apt-get install bubblewrap), and the
 # JupyterHub a class logs in to. .ci/run runs it after `make test`.
 test-class: $(VENV)/.test-installed
-	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m classroom
+	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m "classroom or stress"
 
 exercises: $(VENV)/.course-installed
 	$(PY) -m lecture_lib.practice.exercises generate solutions exercises

@@ -294,3 +294,72 @@ register('2.14', Problem(
             'a': 'Compute per token follows the active parameters (2·N_active FLOPs), however many experts sit idle.',
             'b': "The lecture's argument is not about data; it is about where the weights live.",
             'c': 'The argument is about capacity inside a rack, not about the links between racks.'}))
+
+
+# --- Issue 49 §5: the reasoning a held-out exam found missing.
+# 2.15: the copies an all-to-all keeps on the sending GPU. Uniform routing over R boxes of G GPUs: a copy stays in
+# the box with SAME_RACK_PROBABILITY at R boxes, and on the sending GPU with the same formula at R·G groups of one.
+SELF_SEND = dict(boxes=2, gpus_per_box=8)
+
+
+def _same(groups: int) -> float:
+    """The share of copies landing in the sender's own group, for equal groups (the G per group cancels)."""
+    return float(moe.SAME_RACK_PROBABILITY(n_racks=groups))
+
+
+def _nvlink_share(part: str = "other GPUs in the box") -> float:
+    boxes, per_box = SELF_SEND["boxes"], SELF_SEND["gpus_per_box"]
+    in_box, own = _same(boxes), _same(boxes * per_box)      # each GPU its own group of one
+    return {"other GPUs in the box": in_box - own, "in the box": in_box, "own GPU": own,
+            "leaves the GPU": 1 - own, "in the box plus own": in_box + own}[part]
+
+
+register("2.15", Problem(
+    "The copies a GPU sends to itself", "number", _nvlink_share, rtol=0.01, unit="(a fraction of the copies)",
+    mistakes=(Mistake(lambda: _nvlink_share("in the box"),
+                      "That counts every copy that stays in the box, including those whose expert sits on the "
+                      "sending GPU itself: they cross no link at all."),
+              Mistake(lambda: _nvlink_share("own GPU"),
+                      "That is the share that stays on the sending GPU. The question asks for the copies that go "
+                      "over NVLink to another GPU."),
+              Mistake(lambda: _nvlink_share("leaves the GPU"),
+                      "That is every copy that leaves the GPU, over NVLink or over the network. Half of the "
+                      "GPUs are in the other box."),
+              Mistake(lambda: _nvlink_share("in the box plus own"),
+                      "The copies a GPU keeps are part of the in-box share: take them away, do not add them."))))
+
+
+# 2.16: one routed expert's own roofline. An expert is a small dense layer: compute-bound once the tokens routed
+# to it reach the hardware ratio (roofline.BALANCE_BATCH with N_total = N_active). A batch of B tokens sends it
+# B k / E of them on average, so the batch must reach that ratio times E / k.
+EXPERT_ROOFLINE = dict(model="qwen3-235b-a22b", chip="H200", compute="fp8", bytes_param=1.0)
+
+
+def _expert_balance_batch(part: str = "batch", flops_factor: float = 1.0) -> float:
+    from lecture_lib import roofline
+
+    model, chip = models.get(EXPERT_ROOFLINE["model"]), hardware.get(EXPERT_ROOFLINE["chip"])
+    per_expert = float(roofline.BALANCE_BATCH(FLOPs=chip.flops[EXPERT_ROOFLINE["compute"]] * flops_factor,
+                                              mem_bw=chip.hbm_bandwidth, bytes_param=EXPERT_ROOFLINE["bytes_param"],
+                                              N_total=1, N_active=1))
+    if part == "tokens per expert":
+        return per_expert
+    if part == "model":                       # the whole model's B*: the ratio times N_total / N_active
+        return per_expert * model.params_total / model.params_active
+    return per_expert * model.n_routed_experts / model.experts_per_token
+
+
+register("2.16", Problem(
+    "How big a batch keeps one routed expert compute-bound?", "number", _expert_balance_batch, rtol=0.02,
+    unit="tokens per step",
+    mistakes=(Mistake(lambda: _expert_balance_batch("tokens per expert"),
+                      "That is how many tokens one expert must receive. A batch sends each expert only k of every "
+                      "E tokens' copies: how big must the batch be for that many to arrive?"),
+              Mistake(lambda: _expert_balance_batch("model"),
+                      "That is the whole model's balance batch, the ratio times N_total / N_active. The dense "
+                      "parts every token uses pull that average down; a routed expert sees only k / E of the "
+                      "batch."),
+              Mistake(lambda: _expert_balance_batch(flops_factor=2.0),
+                      "Off by 2: one multiply-add is 2 FLOPs, so a token costs 2 FLOPs per weight."),
+              Mistake(lambda: _expert_balance_batch(flops_factor=0.5),
+                      "That uses the BF16 peak, half the FP8 one: the problem computes in FP8."))))

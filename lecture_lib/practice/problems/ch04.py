@@ -241,3 +241,37 @@ register('4.12', Problem(
             'a': 'With P micro-batches in flight every rack stays busy: throughput holds.',
             'c': 'Chapter 3 showed a stage boundary can cross racks without trouble.',
             'd': 'It stays the same; it does not grow.'}))
+
+
+# --- Issue 49 §5: what pipelining does to the KV per GPU depends on what is held fixed.
+# 4.13: the global batch B held fixed and split into P micro-batches of B / P (every stage still busy): substitute
+# b = B / P into KV_PER_GPU. Against P = 1 the KV per GPU shrinks by P; with the micro-batch held fixed it does not.
+FIXED_GLOBAL = dict(batch=9600, stages=4)
+
+
+def _kv_fixed_global(stages: float) -> float:
+    from lecture_lib.symbols import B, b
+
+    per_gpu = pm.KV_PER_GPU.rhs.subs(b, B / pm.P)
+    bytes_tok = _deepseek().kv_bytes_per_token(1.0)
+    return float(per_gpu.subs({B: FIXED_GLOBAL["batch"], pm.P: stages, pm.len_ctx: CONTEXT,
+                               pm.bytes_tok: bytes_tok, pm.E: 64}))
+
+
+def _kv_shrink(kind: str = "global") -> float:
+    if kind == "micro":             # the micro-batch held fixed: the chapter's answer, no shrink
+        return float(pm.KV_PER_GPU.rhs.subs(pm.P, 1) / pm.KV_PER_GPU.rhs.subs(pm.P, FIXED_GLOBAL["stages"]))
+    return _kv_fixed_global(1) / _kv_fixed_global(FIXED_GLOBAL["stages"])
+
+
+register("4.13", Problem(
+    "Hold the global batch fixed instead", "number", _kv_shrink, rtol=0.02, unit="×",
+    mistakes=(Mistake(lambda: _kv_shrink("micro"),
+                      "That holds the micro-batch fixed, so the global batch grows with P. Here the global batch "
+                      "stays 9,600 and each micro-batch shrinks as P grows."),
+              Mistake(lambda: 1 / _kv_shrink(),
+                      "That is upside down: give how many times smaller the KV per GPU gets at P = 4."),
+              Mistake(lambda: _kv_shrink() ** 2,
+                      "Each GPU holds 1/P of the layers and 1/P of the global batch is one micro-batch, but "
+                      "P micro-batches are in flight: the sequences a GPU holds are the whole global batch.")),
+    wrong_hint="Substitute b = B / P into the KV per GPU of section 3, then compare P = 1 with P = 4."))

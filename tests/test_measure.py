@@ -211,3 +211,25 @@ def test_the_pytorch_path_runs_on_the_cpu_device():
     assert got["device"] == "cpu" and got["flops"]["fp32"].median > 1e8 and got["bandwidth"].median > 1e8
     bf16 = measure.torch_profile("cpu", fmt="bf16", size=128, read_mb=4, repeats=2)
     assert bf16["flops"]["bf16"].median > 0
+
+
+@pytest.mark.slow
+def test_a_registered_machine_is_offered_by_every_chip_dropdown(registry):
+    """Issue 50 §4: "your machine" can be chosen wherever a chip is chosen; every explorer built after registering
+    lists it, and each draws with it (a float32-only chip: the explorers fall back to its one format)."""
+    from lecture_lib.explorers import base
+
+    chip = measure.example_profile().chip()
+    hardware.register_chip(chip)
+    chosen = []
+    for cls in base.explorer_classes():
+        explorer = cls()
+        for name, control in explorer.controls.items():
+            options = [str(o) for o in getattr(control, "options", ())]
+            mine = [o for o in options if o == chip.name or o.endswith(f"× {chip.name}")]
+            if mine:
+                control.value = mine[0]
+                explorer.refresh(full=True)          # raises if the explorer cannot draw with it
+                chosen.append(f"{cls.__name__}.{name}")
+    assert {"BatchExplorer.chip", "ContextCostExplorer.chip", "MemoryExplorer.chip", "PlanExplorer.system"} \
+        <= set(chosen), chosen

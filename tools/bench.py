@@ -6,6 +6,9 @@ way people move them in a real JupyterLab + Chromium, beside a label-only floor 
 (tools/bench_moves.py: keys 0.15 s apart, a held key, drags, dropdowns; stale paints). Not part of
 `make test`.
 
+(5) the lab's goals on this machine (issue 50; ``BENCH_LAB_FULL=1`` adds the full mode, ``BENCH_LAB_ONLY=1`` runs
+only this section).
+
 ``BENCH_QUICK=1 make bench`` skips (2) and (3) and moves the controls of chapters 1, 4 and 5 only:
 about 5 minutes on the course's 2-core machine. ``BENCH_SLOWEST=N`` lists each notebook's N slowest moves under
 its row (which control, which kind, painted ahead or by the kernel). ``BENCH_ONE_AT_A_TIME=1`` adds the older
@@ -119,10 +122,41 @@ def browser_times() -> None:
         bench_browser.run(report)
 
 
+def lab_goals() -> None:
+    """Issue 50's goals for the lab (Chapter 10), strict: what tests/test_measure.py holds only loosely."""
+    from notebook_runs import run
+
+    from lecture_lib import measure
+
+    report("== the lab on this machine (issue 50: batch 1 and batch >= 256 within 15% of the roofline, "
+           "knee within 2x of B*, Run All <= 20 s, full mode <= 2 min) ==")
+    modes = ["quick"] + (["full"] if os.environ.get("BENCH_LAB_FULL", "") not in ("", "0") else [])
+    for mode in modes:
+        got = measure.profile(mode)
+        s = got.summary()
+        checks = [("batch 1 / roofline", s["batch1_ratio"], abs(s["batch1_ratio"] - 1) <= 0.15),
+                  ("batch >= 256 / roofline", s["large_batch_ratio"], abs(s["large_batch_ratio"] - 1) <= 0.15),
+                  ("knee / predicted B*", s["knee"] / s["balance_batch"], 0.5 <= s["knee"] / s["balance_batch"] <= 2),
+                  ("seconds measuring", s["seconds"], s["seconds"] <= (20 if mode == "quick" else 120))]
+        report(f"  {mode}: peak {s['peak_fp32'] / 1e9:.1f} GFLOP/s float32, {s['peak_fp64'] / 1e9:.1f} float64, "
+               f"read {s['read_bandwidth'] / 1e9:.1f} GB/s, knee {s['knee']:.1f}, B* {s['balance_batch']:.1f}, "
+               f"load before {got.machine['load_average']}")
+        for label, value, ok in checks:
+            report(f"    {label:<26} {value:8.2f}  {'ok' if ok else 'MISSED'}")
+        for note in got.notes:
+            report(f"    note: {note}")
+    _, seconds = run(ROOT / "notebooks" / "10_lab_roofline_on_your_machine.ipynb")
+    report(f"  Run All of the lab notebook: {seconds:.1f} s  {'ok' if seconds <= 20 else 'OVER BUDGET'}")
+
+
 def main() -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
     quick = os.environ.get("BENCH_QUICK", "") not in ("", "0")
+    if os.environ.get("BENCH_LAB_ONLY", "") not in ("", "0"):
+        lab_goals()
+        return
     import_times()
+    lab_goals()
     if not quick:
         notebook_times()
         explorer_times()

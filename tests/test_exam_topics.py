@@ -1,7 +1,7 @@
 """Issue 49 §5: reasoning a held-out exam found missing, each taught where it belongs (a derivation from the library's
 Formulas in the chapter) and practised (a problem with a hidden solution): the copies an all-to-all keeps on the
-sending GPU (Ch2, 2.15), one routed expert's own roofline (Ch2, 2.16), and what pipelining does to the KV per GPU when
-the global batch, not the micro-batch, is held fixed (Ch4, 4.13)."""
+sending GPU (Ch2, 2.15), one routed expert's own roofline (Ch2, 2.16), recomputing KV at a realistic MFU (Ch6, 6.14),
+and what pipelining does to the KV per GPU when the global batch, not the micro-batch, is held fixed (Ch4, 4.13)."""
 
 from pathlib import Path
 
@@ -49,3 +49,15 @@ def test_holding_the_global_batch_fixed_shrinks_the_kv_per_gpu_by_p():
     assert fixed_global.subs(P, 1) / fixed_global.subs(P, 4) == 4
     assert PROBLEMS["4.13"].expected() == pytest.approx(4)
     assert "holds the micro-batch fixed" in checks.check("4.13", 1).message
+
+
+def test_a_recompute_at_a_realistic_mfu_costs_one_over_mfu_more():
+    from lecture_lib import context
+
+    cells = _cells("06")
+    assert {"remat-mfu-intro", "remat-mfu-code"} <= set(cells) and "REMAT_COST.rhs / mfu_prefill" in cells["remat-mfu-code"]
+    at_peak = context.remat_cost(n_active=models.get("deepseek-v3").params_active,
+                                 flops=hardware.get("H100").flops["bf16"], price_chip_hour=2.0)
+    assert PROBLEMS["6.14"].expected() == pytest.approx(at_peak / 0.4 * 1e6)
+    assert "at the chip's peak" in checks.check("6.14", at_peak * 1e6).message
+    assert "multiplies by the MFU" in checks.check("6.14", at_peak * 0.4 * 1e6).message

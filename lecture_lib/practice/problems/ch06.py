@@ -248,3 +248,29 @@ register('6.13', Problem(
             'a': 'Host DRAM loses its contents too, and it is a candidate tier; what matters is the cost of holding.',
             'c': "One prompt's KV fits easily; the issue is paying for HBM by the second.",
             'd': 'HBM is the fastest tier there is; speed is not what it lacks.'}))
+
+
+# --- Issue 49 §5: recomputing KV at a realistic MFU, not at peak.
+# 6.14: REMAT_COST is one forward pass at the chip's peak; a prefill runs at MFU_prefill, so each token's recompute
+# costs REMAT_COST / MFU_prefill. Per million tokens, for the problem's model, chip, price and MFU.
+REMAT = dict(model="deepseek-v3", chip="H100", compute="bf16", price_chip_hour=2.0, mfu=0.4)
+
+
+def _remat_per_million(*, mfu: float | None = None, compute: str | None = None, per: float = 1e6) -> float:
+    chip = hardware.get(REMAT["chip"])
+    peak = context.remat_cost(n_active=models.get(REMAT["model"]).params_active,
+                              flops=chip.flops[compute or REMAT["compute"]], price_chip_hour=REMAT["price_chip_hour"])
+    return float(peak / (REMAT["mfu"] if mfu is None else mfu) * per)
+
+
+register("6.14", Problem(
+    "Recomputing KV at a realistic MFU", "number", _remat_per_million, rtol=0.02, unit="dollars per million tokens",
+    mistakes=(Mistake(lambda: _remat_per_million(mfu=1.0),
+                      "That is the recompute at the chip's peak, as REMAT_COST writes it. A prefill runs at its MFU, "
+                      "so the same work takes longer and costs more."),
+              Mistake(lambda: _remat_per_million(mfu=1 / REMAT["mfu"]),          # peak × MFU
+                      "That multiplies by the MFU. A lower MFU makes each token slower, so divide by it."),
+              Mistake(lambda: _remat_per_million(compute="fp8"),
+                      "That uses the FP8 peak; the problem computes in BF16."),
+              Mistake(lambda: _remat_per_million(per=1.0),
+                      "That is the cost of one token. The question asks per million tokens."))))

@@ -12,6 +12,7 @@ import math
 import time
 
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 from lecture_lib import measure, units
 
@@ -49,6 +50,17 @@ class ProgressBar:
         display(self.widget)
 
 
+def _label_log_axis(which, text) -> None:
+    """Label a log axis's decades and its 2x and 5x minor ticks with ``text(value)``: a measured range is often less
+    than a decade, where decades alone leave one label or none."""
+    def minor(value, _position=None):
+        lead = value / 10 ** math.floor(math.log10(value)) if value > 0 else 0
+        return text(value) if round(lead, 6) in (2.0, 5.0) else ""
+
+    which.set_major_formatter(FuncFormatter(lambda value, _position=None: text(value)))
+    which.set_minor_formatter(FuncFormatter(minor))
+
+
 def _grid(profile) -> np.ndarray:
     batches = profile.decode["batches"]
     return np.geomspace(min(batches) / 1.5, max(batches) * 1.5, 200)
@@ -77,11 +89,13 @@ def roofline_figure(profile, *, title: str | None = None):
     knee = profile.knee()
     if math.isfinite(knee):
         axis.axvline(knee, color=COLORS["marker"], ls="--", lw=1.5, label=f"measured knee = {knee:,.1f}")
+    _label_log_axis(axis.yaxis, lambda value: f"{value:g}")
     axis.set(xlabel="batch B (sequences)", ylabel="time per decode step (ms)",
              title=title or f"{profile.name}: {units.count(d['n_params'])} float32 weights, "
                             f"{units.bytes_(d['n_params'] * d['bytes_param'])}")
     axis.legend()
     plots.legends_outside(figure)
+    plots.readable_ticks(figure)
     plots.readable(figure)
     return figure
 
@@ -150,10 +164,12 @@ def class_figure(profiles):
         axis.loglog(grid, np.minimum(profile.flops, profile.mem_bw * grid), color=colour, lw=1.6,
                     label=f"{profile.name}: {units.flops(profile.flops)}, {units.bandwidth(profile.mem_bw)}")
         axis.loglog(intensity, achieved, "o", color=colour, ms=4, label="_")
+    _label_log_axis(axis.yaxis, units.flops)
     axis.set(xlabel="FLOPs per byte of weights read (B/2 for float32)", ylabel="achieved FLOP/s",
              title=f"the class on one roofline: {units.plural(len(profiles), 'machine')}")
     axis.legend()
     plots.legends_outside(figure)
+    plots.readable_ticks(figure)
     plots.readable(figure)
     return figure
 

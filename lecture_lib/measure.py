@@ -32,6 +32,7 @@ import json
 import math
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable, Mapping
 
@@ -307,6 +308,8 @@ def peak_flops(dtype: str = "float32", *, size: int = 1024, repeats: int = 5) ->
 
 
 def _threads() -> int:
+    if sys.platform == "emscripten":             # Pyodide (JupyterLite): no threads to start
+        return 1
     threads = blas_info().get("threads")
     return int(threads) if threads else _cores()
 
@@ -683,6 +686,10 @@ def profile(mode: str = "quick", *, name: str = "my machine", threads="auto",
     if load is not None and load > 0.5 * cores:
         notes.append(f"busy: the load average was {load:.1f} on {cores} cores before measuring, so other programs "
                      f"compete for the CPU and its memory; expect lower and noisier figures (close them and rerun).")
+    if sys.platform == "emscripten":
+        notes.append("browser: measured in the browser's WebAssembly Python (Pyodide, JupyterLite), one thread and no "
+                     "native matrix kernels: these are Pyodide's figures, not your CPU's. Run the lab in JupyterLab "
+                     "on your machine to measure it.")
     if threads == "auto":
         threads = free_cores(machine)
         if threads < machine["cores"]:

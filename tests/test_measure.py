@@ -233,3 +233,11 @@ def test_a_registered_machine_is_offered_by_every_chip_dropdown(registry):
                 chosen.append(f"{cls.__name__}.{name}")
     assert {"BatchExplorer.chip", "ContextCostExplorer.chip", "MemoryExplorer.chip", "PlanExplorer.system"} \
         <= set(chosen), chosen
+
+
+def test_in_the_browser_the_lab_says_it_measures_pyodide(monkeypatch):
+    """JupyterLite runs Pyodide: no threads to start, and its figures are WebAssembly NumPy's, which the profile says."""
+    monkeypatch.setattr(measure.sys, "platform", "emscripten")
+    got = measure.profile("smoke", threads=1)
+    assert any(note.startswith("browser:") and "not your CPU's" in note for note in got.notes)
+    assert measure._threads() == 1

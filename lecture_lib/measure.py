@@ -530,7 +530,7 @@ class Profile:
         """The issue's goals as numbers: batch-1 and large-batch ratios, knee against B*."""
         ratios = self.ratios()
         large = [r for b, r in ratios.items() if b >= 256] or [ratios[max(ratios)]]
-        return {"peak_fp32": self.flops, "peak_fp64": self.peak["float64"].median, "read_bandwidth": self.mem_bw,
+        return {"peak_fp32": self.flops, "peak_fp64": self.peak["float64"].median if "float64" in self.peak else None, "read_bandwidth": self.mem_bw,
                 "batch1_ratio": ratios[min(ratios)], "large_batch_ratio": float(np.median(large)),
                 "knee": self.knee(), "balance_batch": self.balance_batch(), "seconds": self.seconds,
                 "busy": any("busy" in note for note in self.notes)}
@@ -622,16 +622,25 @@ def load_profile(source) -> Profile:
         raise ValueError(f"source must be a lab profile (format {FORMAT!r}), got {str(source)[:80]!r}")
     try:
         decode = dict(source["decode"])
-        for key in ("batches", "seconds", "n_params", "bytes_param"):
-            decode[key]
-        validate.number("decode seconds", decode["seconds"])
+        batches, seconds = list(decode["batches"]), list(decode["seconds"])
+        validate.number("batches", batches)
+        validate.number("seconds", seconds)
+        validate.scalar("n_params", decode["n_params"])
+        validate.scalar("bytes_param", decode["bytes_param"])
+        if len(batches) != len(seconds) or len(batches) < 3:
+            raise ValueError(f"its decode batches and seconds must be two lists of one length, at least 3, got "
+                             f"{len(batches)} and {len(seconds)}")
+        peak = {k: _stat(v, f"peak {k}") for k, v in source["peak"].items()}
+        if "float32" not in peak:
+            raise ValueError("its peak has no float32 figure")
         profile = Profile(name=str(source["name"]), mode=str(source["mode"]), machine=dict(source["machine"]),
-                          peak={k: _stat(v, f"peak {k}") for k, v in source["peak"].items()},
-                          bandwidth=_stat(source["bandwidth"], "bandwidth"), decode=decode,
+                          peak=peak, bandwidth=_stat(source["bandwidth"], "bandwidth"), decode=decode,
                           notes=list(source.get("notes", [])), seconds=float(source.get("seconds", 0)))
         profile.chip()                      # the chip's own checks: positive, finite
     except (KeyError, TypeError) as error:
         raise ValueError(f"source: a lab profile lacks {error}") from None
+    except ValueError as error:
+        raise ValueError(f"source: not a usable lab profile: {error}") from None
     return profile
 
 

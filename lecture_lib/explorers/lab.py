@@ -133,9 +133,8 @@ def report_html(profile) -> str:
             ("caches", caches),
             ("RAM", units.bytes_(m["ram_bytes"]) if m.get("ram_bytes") else "not reported"),
             ("load before measuring", "not reported" if m.get("load_average") is None else f"{m['load_average']:.2f}")]
-    for label, stat, fmt in (("peak, float32", profile.peak["float32"], units.flops),
-                             ("peak, float64", profile.peak["float64"], units.flops),
-                             ("read bandwidth", profile.bandwidth, units.bandwidth)):
+    figures = [(f"peak, {dtype}", stat, units.flops) for dtype, stat in profile.peak.items()]
+    for label, stat, fmt in figures + [("read bandwidth", profile.bandwidth, units.bandwidth)]:
         rows.append((label, f"<b>{fmt(stat.median)}</b> (from {fmt(stat.low)} to {fmt(stat.high)}, "
                             f"{len(stat.samples)} repeats)"))
     rows.append(("measuring took", f"{profile.seconds:.1f} s ({profile.mode} mode)"))

@@ -1378,7 +1378,7 @@ def _communication(add, model, deployment, degrees, *, at, batch, tau, a2a_step)
             link_bandwidth=chip.scale_up_bandwidth if inside else chip.scale_out_bandwidth, hop_latency=hop,
             base_latency=base)
         tp_text = (f"{units.seconds(tp_time)} (2 per layer over TP {tp}, {units.whole(tokens)} tokens per replica, "
-                   f"{'ICI' if tpu else 'NVLink' if inside else 'the network'})")
+                   f"{'ICI' if tpu else scale_up_link_name(chip) if inside else 'the network'})")
     add("decode", "tp_all_reduce", "TP all-reduces per step (not in the step bound)", tp_time, tp_text,
         "collectives.tp_all_reduce_time (TP_ALL_REDUCE_PER_STEP_ALPHA_BETA)")
     extra = tp_time + a2a_step
@@ -1526,6 +1526,20 @@ def flag_message(message: str) -> str:
         raise ValueError(f"message must be a str, got {validate._describe(message)}")
     message = re.sub(r"\bgot (-?\d+)\.0\b", r"got \1", " ".join(str(message).split()))   # as typed: -1, not -1.0
     return _PARAMETER.sub(lambda match: FLAGS[match.group(1)], message)
+
+
+def scale_up_link_name(chip) -> str:
+    """What a chip's scale-up links are called: NVLink on NVIDIA's GPUs, Infinity Fabric (xGMI) on AMD's
+    Instinct parts, ICI on TPUs, "the scale-up links" for a chip described by hand."""
+    name = getattr(chip, "name", "")
+    if name.startswith("MI"):
+        return "Infinity Fabric"
+    if name.upper().startswith("TPU"):
+        return "ICI"
+    return "NVLink" if getattr(chip, "generation", "") in NVIDIA_GENERATIONS else "the scale-up links"
+
+
+NVIDIA_GENERATIONS = ("Ampere", "Hopper", "Blackwell", "Blackwell Ultra", "Rubin", "Rubin Ultra")
 
 
 def _number(flag: str, kind=float, *, minimum=None):
@@ -1689,7 +1703,9 @@ def main(argv=None) -> int:
     parser.add_argument("--output-len", type=_whole("--output-len"), help="generated tokens per request")
     parser.add_argument("--sweep-context", type=_contexts, metavar="T1,T2,...",
                         help="also print a table over these context lengths")
-    parser.add_argument("--latency-ms", type=_number("--latency-ms"), help="target milliseconds per output token")
+    parser.add_argument("--latency-ms", type=_number("--latency-ms"),
+                        help="target milliseconds for one decode step alone (the bound's time per token with no "
+                             "prompts arriving); for time per output token under load, with prefill, use --tpot-ms")
     parser.add_argument("--batch", type=_number("--batch"), help="a fixed operating batch instead of a target")
     parser.add_argument("--gpus", type=_number("--gpus", int), help="how many chips, when SYSTEM names a chip")
     chip = parser.add_argument_group("a chip the presets lack (SYSTEM is then its name, or a chip preset to start "

@@ -162,3 +162,14 @@ def test_millisecond_limits_are_checked_in_milliseconds(flag):
     for bad in ("0", "-5", "1e9"):
         out = _cli(*args, bad)
         assert out.returncode == 2 and f"{flag} must be > 0 and at most 10,000,000 ms" in out.stderr
+
+
+def test_the_scale_up_links_are_named_after_the_chips_maker():
+    """An engineer's walk (issue 51) found MI300X and MI325X plans calling their all-reduce links NVLink."""
+    from lecture_lib import hardware, plan
+
+    assert plan.scale_up_link_name(hardware.get("MI325X")) == "Infinity Fabric"
+    assert plan.scale_up_link_name(hardware.get("H200")) == "NVLink"
+    assert plan.scale_up_link_name(hardware.get("TPU v5p")) == "ICI"
+    custom = hardware.custom_chip(name="my-chip", hbm_capacity=80e9, hbm_bandwidth=3e12, flops={"bf16": 1e15})
+    assert plan.scale_up_link_name(custom) == "the scale-up links"

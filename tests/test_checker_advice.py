@@ -88,7 +88,7 @@ def _runs(code: str) -> float:
     tree = ast.parse(code, mode="eval")
     assert all(isinstance(node, (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop))
                for node in ast.walk(tree)), code
-    return eval(compile(tree, "<advice>", "eval"), {"__builtins__": {}}, {})
+    return checks._arithmetic(tree.body)        # walked, not run
 
 
 @pytest.mark.parametrize("text", LEARNER_ARITHMETIC)

@@ -84,3 +84,14 @@ def test_chapter8s_tokens_per_step_is_a_stop_of_tau():
     explorer.controls["tau"].value = printed
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", explorer.readout.value))
     assert f"τ = {printed:g}" in text and "τ = 1)" in text and "1.00" not in text
+
+
+def test_the_hypothetical_5t_model_is_not_called_dense():
+    """Issue 49 §3: Chapter 2's scale-up explorer said "dense model: no experts" and "every parameter is read" beside
+    "active params 278 B" for Dwarkesh's 5 T model (5 T total, 5 T / 18 active): one model, two stories."""
+    from lecture_lib.explorers import moe as mx
+
+    label = next(key for key in mx.sized_models() if key.startswith("a 5 T"))
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", mx.ScaleUpExplorer(model=label).readout.value))
+    assert "dense model" not in text and "every parameter is read" not in text
+    assert "no expert layout given" in text and "278 B" in text

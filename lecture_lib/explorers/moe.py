@@ -65,6 +65,7 @@ class Sized:
     params_active: float
     n_experts: int = 0
     params_read_batch1: float | None = None    # None: reads every parameter (dense, or unknown layout)
+    sparse: bool = False                       # an MoE whose experts are not given (the hypothetical 5 T model)
 
 
 def sized_models() -> dict[str, Sized]:
@@ -74,7 +75,7 @@ def sized_models() -> dict[str, Sized]:
         m = models.get(name)
         items.append(Sized(f"{m.name} ({units.count(m.params_total)} total)", m.params_total, m.params_active,
                            m.n_routed_experts, roofline.params_read(m, tokens=1) if m.is_moe else None))
-    items.append(Sized("a 5 T-parameter model (Dwarkesh, 00:45:48)", 5e12, 5e12 / 18, 0))
+    items.append(Sized("a 5 T-parameter model (Dwarkesh, 00:45:48)", 5e12, 5e12 / 18, 0, sparse=True))
     return {item.label: item for item in items}
 
 
@@ -285,7 +286,7 @@ class ScaleUpExplorer(base.Explorer):
             placed = moe.layout(n_experts=model.n_experts, n_gpus=system.n_chips)
             experts = (f"{placed['experts_per_gpu']} per GPU on {placed['gpus_used']} GPUs"
                        + (f" ({placed['gpus_idle']} hold none)" if placed["gpus_idle"] else ""))
-        elif model.params_active < model.params_total:   # the 5 T model: an MoE whose experts nobody specified
+        elif model.sparse:          # the 5 T model: an MoE (5 T total, 5 T / 18 active) whose experts nobody specified
             experts = (f"an MoE with no expert layout given (sparsity {units.number(model.params_total / model.params_active)}"
                        ", as DeepSeek-V3)")
         else:
@@ -302,7 +303,7 @@ class ScaleUpExplorer(base.Explorer):
                                                   mem_bw=system.hbm_bandwidth))
              + f" ({units.count(read_batch1)} params read; a lower bound, as the k experts sit on at most k GPUs)"
              + unless if read_batch1 else "the same: every parameter is read"
-             if model.params_active >= model.params_total else "not computed: without an expert layout, every "
+             if not model.sparse else "not computed: without an expert layout, every "
              "parameter is counted"),
             ("experts (expert parallelism)", experts),
             ("active params (set by compute)", units.count(model.params_active)),

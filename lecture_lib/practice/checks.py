@@ -545,10 +545,29 @@ def _runs_as(python: str, value) -> bool:
     if any(isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)) for node in ast.walk(tree)):
         return False
     try:
-        got = eval(compile(tree, "<answer>", "eval"), {"__builtins__": {}}, {})   # numbers and operators only
-        return math.isclose(float(got), float(value), rel_tol=1e-9, abs_tol=0.0)
+        return math.isclose(float(_arithmetic(tree.body)), float(value), rel_tol=1e-9, abs_tol=0.0)
     except Exception:
         return False
+
+
+def _arithmetic(node):
+    """The value of an AST of number literals and + - * / ** (walked here, never run as code)."""
+    import ast
+    import operator
+
+    binary = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.Pow: operator.pow}
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _arithmetic(node.operand)
+        return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.BinOp) and type(node.op) in binary:
+        left, right = _arithmetic(node.left), _arithmetic(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > 1000:
+            raise ValueError("exponent too large")
+        return binary[type(node.op)](left, right)
+    raise ValueError("not arithmetic on numbers")
 
 
 # An unquoted ``2^3 - 2`` is Python's bitwise XOR: the answer is 3, and the usual nudge ("off by a factor of about

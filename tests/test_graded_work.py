@@ -381,6 +381,11 @@ def test_every_route_scores_zero_and_honest_work_keeps_its_score(tmp_path):
     assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and marker in
                 (Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
                  if Path(f"/proc/{pid}/cmdline").exists() else "")], "a student's process outlived autograde"
+    looked = nbformat.read(course / "autograded" / students["instructor-files"] / "ch04" /
+                           "04_pipelining_is_not_wise.ipynb", as_version=4)
+    seen = [cell for cell in looked.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer-4-1"][0]
+    printed = "".join(output.get("text", "") for output in seen.outputs)
+    assert printed.startswith("[]\n") and "gradebook" in printed, f"the course was visible to student code: {printed}"
     stopped = students["fork-bomb"]          # its kernel was stopped: nothing after the bomb was recorded
     feedback = (course / "feedback" / stopped / "ch04" / "04_pipelining_is_not_wise.html").read_text()
     assert "No answer was recorded" in feedback and "not passed (unanswered)" in feedback
@@ -391,3 +396,25 @@ def test_every_route_scores_zero_and_honest_work_keeps_its_score(tmp_path):
         for problem_id in ("4.1", "4.2"):
             value = right_answer(problem_id, student)
             assert f"{value:.6g}" not in page.replace(f"recorded {value:.6g}", "") or student in ("alice", "bob")
+
+
+def test_the_final_draws_numbers_of_its_own_and_a_quiz_selection_leaves_it_out(tmp_path):
+    """An instructor's walk found the final repeating quiz questions with the very numbers students had feedback on,
+    and a quiz release by --problems also writing the final."""
+    assert exercises.assignment_seed("s", "final") != exercises.assignment_seed("s", "quiz01") == "s"
+    course = tmp_path / "course"
+    exercises.nbgrader_source(ROOT / "quizzes", course, exchange=str(tmp_path / "x"), problem_ids=["1.101", "1.103"])
+    assert sorted(p.name for p in (course / "source").iterdir()) == ["quiz01"]
+    exercises.nbgrader_source(ROOT / "quizzes", course, exchange=str(tmp_path / "x"), chapters=[99],
+                              problem_ids=["1.103"])
+    cells = nbformat.read(course / "source" / "final" / "99_final_exam.ipynb", as_version=4).cells
+    numbers = [c.source for c in cells if c.metadata["nbgrader"]["grade_id"].startswith("numbers-")]
+    assert numbers and all("seed='llm-serving-math/final'" in source for source in numbers)
+    judge = grading.JudgeAnswers(seed=SEED)
+    problem = checks.PROBLEMS["1.103"]
+    final_numbers = variants.draw("1.103", "alice", seed=f"{SEED}/final")
+    right = problem.bound(final_numbers).expected()
+    notebook = nbformat.v4.new_notebook(cells=[_check_cell("1.103", [_recorded(
+        {"problem": "1.103", "kind": "number", "value": right})])])
+    notebook, _ = judge.preprocess(notebook, {"nbgrader": {"student": "alice", "assignment": "final"}})
+    assert notebook.cells[0].outputs[0]["data"]["text/plain"].startswith("✅")

@@ -72,7 +72,7 @@ def test_the_course_the_gradebook_and_other_files_are_out_of_reach(tmp_path):
     assert not (ROOT / "lecture_lib" / "planted.py").exists()
     assert report["cwd"] == sandbox.HOME and report["student"] == "mallory"
     if os.geteuid() == 0:
-        assert report["uid"] == sandbox.NOBODY, "as root the kernel drops to nobody"
+        assert report["uid"] in sandbox.SANDBOX_UIDS, "as root the kernel drops to a user id of its own"
     assert not {"SSH_AUTH_SOCK", "JUPYTERHUB_API_TOKEN", "AWS_SECRET_ACCESS_KEY"} & set(report["env"])
 
 
@@ -180,3 +180,16 @@ def test_the_check_command_says_the_sandbox_works():
     assert done.returncode == 0, done.stdout + done.stderr
     assert "network: none" in done.stdout and "works here" in done.stdout
     assert "solutions" not in done.stdout, "the checkout's other folders are not there"
+
+
+def test_only_the_environment_and_the_library_are_readable_whatever_is_on_sys_path(tmp_path, monkeypatch):
+    """nbgrader puts the course directory on sys.path (it loads nbgrader_config.py from it): a sandbox built from
+    sys.path bound the gradebook and the source notebooks read-only into every student's kernel."""
+    course = tmp_path / "course"
+    course.mkdir()
+    monkeypatch.syspath_prepend(str(course))
+    monkeypatch.syspath_prepend(str(ROOT))
+    places = sandbox.readable_paths()
+    assert not [p for p in places if p == course or course.is_relative_to(p) and p != Path("/")], places
+    assert ROOT not in places, "the checkout's root holds solutions/"
+    assert not [p for p in places if (p / "solutions").exists() and p == ROOT]

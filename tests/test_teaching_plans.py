@@ -102,7 +102,7 @@ def _commands():
 
 def test_every_bash_command_runs_into_a_scratch_course(tmp_path, capsys):
     course, exchange = tmp_path / "course", tmp_path / "exchange"
-    variables = {"COURSE": str(course), "EXCHANGE": str(exchange), "SEED": "spring-2027"}
+    variables = {"CHECKOUT": str(ROOT), "COURSE": str(course), "EXCHANGE": str(exchange), "SEED": "spring-2027"}
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     released, generated, exports = set(), 0, []
     for line in _commands():

@@ -138,6 +138,15 @@ def install(prefix: Path, count: int) -> None:
     for folder in (ROOT / "notebooks", ROOT / "exercises"):
         target = prefix / "course" / folder.name
         shutil.copytree(folder, target, dirs_exist_ok=True)
+    # The sources of graded work for the instructor (the practice problems and the quiz bank), readable by them only.
+    instructor = pwd.getpwnam(INSTRUCTOR)
+    sources = Path(instructor.pw_dir) / "sources"
+    for folder in (ROOT / "solutions", ROOT / "quizzes"):
+        if folder.is_dir():
+            shutil.copytree(folder, sources / folder.name, dirs_exist_ok=True)
+    for path in [sources, *sources.rglob("*")]:
+        os.chown(path, instructor.pw_uid, instructor.pw_gid)
+    sources.chmod(0o700)
     say(f"installed under {prefix}; start it with: sudo make hub (or {sys.executable} tools/hub.py start)")
 
 

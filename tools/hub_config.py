@@ -70,10 +70,16 @@ def prepare_home(spawner) -> None:
         for path in [course, *course.rglob("*")]:
             os.chown(path, user.pw_uid, user.pw_gid)
     if spawner.user.name == INSTRUCTOR:
-        spawner.notebook_dir = str(home / "course")   # nbgrader and the formgrader read nbgrader_config.py there
+        spawner.notebook_dir = str(home / "course")
         spawner.default_url = "/lab"
-        config = {"ServerApp": {"jpserver_extensions": {}}}
+        # The formgrader opens in an iframe of JupyterLab; the single-user server forbids framing by default.
+        config = {"ServerApp": {"jpserver_extensions": {},
+                                "tornado_settings": {"headers": {
+                                    "Content-Security-Policy": "frame-ancestors 'self'"}}}}
         page = {"disabledExtensions": {}}
+        # The server runs in the home folder: tell nbgrader (and the formgrader) where the course is.
+        _write(home / ".jupyter" / "nbgrader_config.py",
+               "c = get_config()  # noqa: F821\nc.CourseDirectory.root = %r\n" % str(home / "course"), user)
     else:
         config = {"ServerApp": {"jpserver_extensions": STUDENT_SERVER}}
         page = {"disabledExtensions": {name: True for name in STUDENT_LAB_OFF}}

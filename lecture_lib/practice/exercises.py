@@ -670,6 +670,12 @@ def assignment_name(notebook_name: str) -> str:
     return f"{'quiz' if stem.endswith('_quiz') else 'ch'}{notebook_name[:2]}"
 
 
+def assignment_seed(seed: str, assignment: str) -> str:
+    """The seed of one assignment's per-student numbers: the course's, except for the final exam, whose questions
+    come from the quizzes and so get numbers of their own (the grader derives it the same way)."""
+    return f"{seed}/final" if assignment == "final" else seed
+
+
 def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float = 1,
                     exchange: str | Path = DEFAULT_EXCHANGE, graded: bool = True, vary: bool = True,
                     seed: str | None = None, problem_ids=None, core_only: bool = False) -> list[Path]:
@@ -722,11 +728,15 @@ def nbgrader_source(solutions_dir, course_dir, *, chapters=None, points: float =
             keep = None
         if keep is not None and not keep:
             continue
+        name = assignment_name(path.name)
+        if name == "final" and (problem_ids is not None or core_only) and \
+                (chapters is None or 99 not in {int(c) for c in chapters}):
+            continue                # the exam holds quiz questions: a selection of them goes to the quizzes only
         released |= keep or {p.problem_id for p in present}
         target = course_dir / "source" / assignment_name(path.name) / path.name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(serialise(nbgrader_notebook(solution, name=path.name, points=points, graded=graded,
-                                                       seed=seed, vary=vary, keep=keep)))
+                                                       seed=assignment_seed(seed, name), vary=vary, keep=keep)))
         written.append(target)
     if wanted_ids is not None and wanted_ids - released:
         raise ValueError(f"problem_ids {sorted(wanted_ids - released, key=_id_order)} are not in the chapters "
@@ -798,13 +808,14 @@ def main(argv: list[str] | None = None) -> int:
                 if not all(re.fullmatch(r"\d+\.\d+", part) for part in chosen):
                     parser.error(f"--problems takes problem ids separated by commas, e.g. 1.1,1.4; got "
                                  f"{args.problems!r}")
-            for path in nbgrader_source(args.solutions, args.exercises, chapters=args.chapter,
-                                        points=args.points, exchange=args.exchange, graded=not args.practice,
-                                        vary=not args.no_variants, seed=args.seed, problem_ids=chosen,
-                                        core_only=args.core_only):
+            written = nbgrader_source(args.solutions, args.exercises, chapters=args.chapter, points=args.points,
+                                      exchange=args.exchange, graded=not args.practice, vary=not args.no_variants,
+                                      seed=args.seed, problem_ids=chosen, core_only=args.core_only)
+            for path in written:
                 print(f"wrote {path}")
-            print(f"next: cd {args.exercises} && nbgrader generate_assignment ch01  (one per chapter); "
-                  "see docs/instructor.md")
+            names = sorted({path.parent.name for path in written if path.suffix == ".ipynb"})
+            print(f"next: cd {args.exercises} && " + " && ".join(f"nbgrader generate_assignment {name}"
+                                                                 for name in names) + "; see docs/instructor.md")
             return 0
         if args.command == "generate":
             changed = generate(args.solutions, args.exercises)

@@ -121,7 +121,10 @@ def _preprocessors():
         vary = Bool(True, help="judge with each student's own numbers (False: the text's numbers)").tag(config=True)
 
         def preprocess(self, nb, resources):
+            from .exercises import assignment_seed
+
             student = resources["nbgrader"]["student"]
+            seed = assignment_seed(self.seed, resources["nbgrader"].get("assignment", ""))
             for cell in nb.cells:
                 problem_id = _problem_of(cell)
                 if problem_id is None or problem_id not in checks.PROBLEMS:
@@ -130,7 +133,7 @@ def _preprocessors():
                 if reason:
                     status, message = "invalid", reason
                 else:
-                    status, message = judge(problem_id, payload, student, seed=self.seed, vary=self.vary)
+                    status, message = judge(problem_id, payload, student, seed=seed, vary=self.vary)
                 cell.outputs = verdict_outputs(problem_id, status, message)
                 self.log.info("%s: problem %s %s", student, problem_id, status)
             return nb, resources

@@ -12,8 +12,9 @@ course's grader (:mod:`lecture_lib.practice.grading`) starts each submission's k
 - **network**: a network namespace of its own, with no interface but a loopback that reaches nothing;
 - **processes**: a PID namespace of its own, killed whole when the kernel ends (``--die-with-parent``; no process
   outlives its notebook), and at most :attr:`Limits.tasks` tasks (threads included) for the user it runs as;
-- **user**: when the grader runs as root, the kernel runs as ``nobody`` (65534), so the task limit bites; as any
-  other user, it runs as that user with the limit set above what the user already runs;
+- **user**: when the grader runs as root, each kernel runs as a user id of its own with no account
+  (:data:`SANDBOX_UIDS`), so the task limit bites and one kernel's fork bomb does not use up another's; as any other
+  user, it runs as that user with the limit set above what the user already runs;
 - **memory, disk, time**: address space, file size and CPU seconds bounded by ``prlimit``; the tmpfs folders
   have a fixed size; the kernel talks to the grader over Unix sockets in a private folder (ZeroMQ's ``ipc``
   transport), since it has no network to share.
@@ -36,7 +37,26 @@ from pathlib import Path
 
 __all__ = ["Limits", "SandboxUnavailable", "command", "problem", "readable_paths"]
 
-NOBODY = 65534
+#: As root, each kernel runs as a user id of its own from this range, with no account: the task limit counts tasks
+#: per user id, so one student's fork bomb cannot use up another sandbox's tasks (as `nobody` they would share them).
+SANDBOX_UIDS = range(200_000, 300_000)
+
+
+def fresh_uid() -> int:
+    """A user id for one sandboxed kernel (root only): random in :data:`SANDBOX_UIDS`, not in use by any process."""
+    import secrets
+
+    busy = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                busy.add(os.stat(f"/proc/{entry}").st_uid)
+            except OSError:
+                continue
+    while True:
+        uid = SANDBOX_UIDS[secrets.randbelow(len(SANDBOX_UIDS))]
+        if uid not in busy:
+            return uid
 HOME = "/home/student"
 
 
@@ -82,25 +102,26 @@ def problem() -> str | None:
 
 
 def _namespaces() -> list[str]:
-    if os.geteuid() == 0:     # real root: no user namespace, so the kernel can drop to nobody for real
+    if os.geteuid() == 0:     # real root: no user namespace, so the kernel can drop to a user id of its own for real
         return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     return ["--unshare-all"]
 
 
 def readable_paths() -> list[Path]:
-    """What a student's kernel may read: the Python installation, the environment's packages (sys.path), the
-    course library's own folder and its derivation cache. Never a folder that holds the course checkout's other
-    files (solutions/, the gradebook): only the library package itself is taken from the checkout."""
+    """What a student's kernel may read: the Python installation and the environment (sys.base_prefix,
+    sys.prefix), the course library's own folder, the folder it is imported from when that is an editable install's
+    link tree, and the derivation cache. Nothing else on sys.path: nbgrader puts the course directory there (it
+    loads nbgrader_config.py from it), and the checkout's root holds solutions/."""
     import lecture_lib
     from lecture_lib import formula
 
-    places = {Path(sys.base_prefix), Path(sys.prefix), Path(lecture_lib.__file__).resolve().parent}
-    checkout = Path(lecture_lib.__file__).resolve().parent.parent
-    for entry in sys.path:
-        path = Path(entry).resolve() if entry else None
-        if path is None or not path.is_dir() or path == checkout:
-            continue
-        places.add(path)
+    package = Path(lecture_lib.__file__).resolve().parent
+    places = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), package}
+    for entry in sys.path:          # an editable install's link tree: a folder holding only links to the package
+        folder = Path(entry).resolve() if entry else None
+        if folder is not None and folder != package.parent and (folder / "lecture_lib").is_dir() \
+                and not (folder / "solutions").exists():
+            places.add(folder)
     cache = formula._cache_folder()
     try:
         if cache.is_dir() and formula._trusted(cache):
@@ -129,9 +150,10 @@ def _parents(path: Path) -> list[str]:
 
 
 def command(argv: list[str], *, run_dir: str | Path, student: str = "", limits: Limits = Limits(),
-            env: dict | None = None) -> list[str]:
+            env: dict | None = None, uid: int | None = None) -> list[str]:
     """``argv`` (a kernel's command) wrapped so that it runs sandboxed; ``run_dir`` is the one folder it may
-    write outside its tmpfs (its connection file and sockets). Raises :class:`SandboxUnavailable`."""
+    write outside its tmpfs (its connection file and sockets); as root it runs as ``uid`` (default: the run folder's
+    owner, see :func:`private_run_dir`). Raises :class:`SandboxUnavailable`."""
     reason = problem()
     if reason:
         raise SandboxUnavailable(f"The autograde sandbox cannot run: {reason}. Nothing was run unsandboxed.")
@@ -169,10 +191,16 @@ def command(argv: list[str], *, run_dir: str | Path, student: str = "", limits: 
     for name, value in settings.items():
         args += ["--setenv", name, str(value)]
     args += ["--chdir", HOME, "--"]
-    uid = NOBODY if root else os.getuid()
+    if root:
+        uid = uid if uid is not None else run_dir.stat().st_uid
+        if uid not in SANDBOX_UIDS:
+            raise ValueError(f"uid must be one of the sandbox's own user ids ({SANDBOX_UIDS.start}..."
+                             f"{SANDBOX_UIDS.stop - 1}), got {uid!r}")
+    else:
+        uid = os.getuid()
     tasks = limits.tasks + (0 if root else _own_tasks(uid))
     if root:
-        args += ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        args += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
         args[1:1] = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     args += ["prlimit", f"--as={limits.memory_bytes}", f"--nproc={tasks}", f"--fsize={limits.file_bytes}",
              f"--cpu={limits.cpu_seconds}", f"--nofile={limits.open_files}", "--core=0", "--", *argv]
@@ -180,10 +208,12 @@ def command(argv: list[str], *, run_dir: str | Path, student: str = "", limits: 
 
 
 def private_run_dir() -> Path:
-    """A new folder for one kernel's connection file and sockets, writable by the user the kernel runs as."""
+    """A new folder for one kernel's connection file and sockets, owned by the user the kernel runs as (as root: a
+    fresh user id of its own, :func:`fresh_uid`)."""
     folder = Path(tempfile.mkdtemp(prefix="lecture-sandbox-"))
     if os.geteuid() == 0:
-        os.chown(folder, NOBODY, NOBODY)
+        uid = fresh_uid()
+        os.chown(folder, uid, uid)
     return folder
 
 
@@ -216,7 +246,8 @@ def _kernel_manager_class():
         def format_kernel_cmd(self, extra_arguments=None):
             argv = super().format_kernel_cmd(extra_arguments)
             if os.path.exists(self.connection_file) and os.geteuid() == 0:
-                os.chown(self.connection_file, NOBODY, NOBODY)
+                owner = self._run_dir.stat().st_uid
+                os.chown(self.connection_file, owner, owner)
             return command(argv, run_dir=self._run_dir, student=self.student)
 
         def cleanup_resources(self, restart=False):

@@ -20,10 +20,12 @@ IDS = lambda c: f"{c.__module__.rpartition('.')[2]}.{c.__name__}"
 
 def _nice(value: float, declared: float, low: float, high: float) -> bool:
     """A stop a person would type: an end, the lesson's value, a scale-up domain the lecture names (8, 72, 576
-    GPUs), a power of two, or m x 10^k with m in the 1-2-5 (or finer E-series) list."""
+    GPUs), an hour of seconds (Ch6's 1-hour cache, a value its text asks for), a power of two, or m x 10^k with m
+    in the 1-2-5 (or finer E-series) list."""
     from lecture_lib.pipeline_memory import SCALE_UP_SIZES
 
-    if value in (declared, low, high) or value in SCALE_UP_SIZES.values() or sliders._is_power_of_two(value):
+    if value in (declared, low, high) or value in SCALE_UP_SIZES.values() or sliders._is_power_of_two(value) \
+            or value == 3600.0:
         return True
     exponent = math.floor(math.log10(value))
     mantissa = round(value / 10 ** exponent, 9)

@@ -644,6 +644,21 @@ def load_profile(source) -> Profile:
     return profile
 
 
+def _shrinking(name: str, size: float, minimum: float, notes: list, run: Callable[[float], object]):
+    """``run(size)``, and again at half the size while the allocation fails (said in ``notes``), down to
+    ``minimum`` bytes; below it the ``MemoryError`` says what to do."""
+    while True:
+        try:
+            return run(size), size
+        except MemoryError:
+            if size / 2 < minimum:
+                raise MemoryError(f"{name}: could not allocate {size / MB:,.0f} MB, and smaller arrays would fit in the "
+                                  f"CPU's cache. Close other programs, or run on a machine with more memory.") from None
+            notes.append(f"{name}: could not allocate {size / MB:,.0f} MB; used {size / 2 / MB:,.0f} MB instead.")
+            _STACKS.clear()
+            size /= 2
+
+
 def _pooled(first: Stat, second: Stat) -> Stat:
     rates = sorted(first.samples + second.samples)
     return Stat(float(np.median(rates)), rates[0], rates[-1], first.unit, tuple(rates))
@@ -718,10 +733,13 @@ def profile(mode: str = "quick", *, name: str = "my machine", threads="auto",
         report(0.0, "peak FLOP/s, float32")
         first = {dtype: peak_flops(dtype, size=plan.matmul_n, repeats=half) for dtype in DTYPES}
         report(0.12, "read bandwidth")
-        first_bw = read_bandwidth(mb=read_bytes / MB, repeats=half + 2)
+        first_bw, read_bytes = _shrinking("read bandwidth", read_bytes, minimum, notes,
+                                          lambda size: read_bandwidth(mb=size / MB, repeats=half + 2))
         report(0.18, "decode steps")
-        decode = decode_times(batches=plan.batches, weight_mb=weight_bytes / MB, repeats=plan.repeats,
-                              progress=lambda fraction, what: report(0.18 + 0.6 * fraction, what))
+        decode, weight_bytes = _shrinking(
+            "decode weights", weight_bytes, minimum, notes,
+            lambda size: decode_times(batches=plan.batches, weight_mb=size / MB, repeats=plan.repeats,
+                                      progress=lambda fraction, what: report(0.18 + 0.6 * fraction, what)))
         if plan.len_ctx:
             report(0.78, "decode steps reading a KV cache")
             small = [b for b in plan.batches if b <= 16]

@@ -241,3 +241,21 @@ def test_in_the_browser_the_lab_says_it_measures_pyodide(monkeypatch):
     got = measure.profile("smoke", threads=1)
     assert any(note.startswith("browser:") and "not your CPU's" in note for note in got.notes)
     assert measure._threads() == 1
+
+
+def test_an_allocation_that_fails_is_retried_smaller_and_said(monkeypatch):
+    real = measure.read_bandwidth
+    sizes = []
+
+    def refuses_big(*, mb, **options):
+        sizes.append(mb)
+        if mb > 10:
+            raise MemoryError
+        return real(mb=mb, **options)
+
+    monkeypatch.setattr(measure, "read_bandwidth", refuses_big)
+    got = measure.profile("smoke", threads=1)
+    assert sizes[:2] == [16, 8] and any("could not allocate 16 MB; used 8 MB" in note for note in got.notes)
+    notes = []
+    with pytest.raises(MemoryError, match="could not allocate"):
+        measure._shrinking("decode weights", 64e6, 40e6, notes, lambda size: (_ for _ in ()).throw(MemoryError()))

@@ -239,12 +239,7 @@ def test_quizzes_run_strictly_with_every_check_correct(name):
 
 # ------------------------------------------------------------------ a quiz through the whole route, and its grades
 
-def _fill(notebook, problem_id: str, source: str) -> None:
-    for cell in notebook.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer-" + problem_id.replace(".", "-"):
-            cell.source = source
-            return
-    raise AssertionError(problem_id)
+from test_graded_work import _fill  # noqa: E402 (a work cell filled as in the chapters' route test)
 
 
 def _answer_code(value) -> str:

@@ -186,3 +186,23 @@ def test_no_problem_figure_prints_its_answer():
         for cell in nbformat.read(path, as_version=4).cells:
             for call in re.findall(r"routing_figure\([^\n]*", cell.source):
                 assert "show_share=False" in call, (path.name, call)
+
+
+@pytest.mark.slow
+def test_in_a_real_kernel_the_walkthroughs_failed_cells_are_not_judged():
+    """The walkthrough's two failed work cells, in an IPython kernel: `answer = 2·8·7168` (SyntaxError, raised before
+    the cell runs) and `1.468*10^-4` (TypeError, raised while it runs). The checks under them judge nothing, though
+    `answer` still holds 2.12's right choice; once a work cell runs, its check judges again."""
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "from lecture_lib.practice.checks import check", "answer = 'b'", "check('2.12', answer)",
+        "answer = 2·8·7168", "check('1.1', answer)", "answer = 1.468*10^-4", "check('1.3', answer)",
+        "answer = 5", "check('1.1', answer)")]
+    NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True).execute()
+    said = ["".join(output.get("data", {}).get("text/plain", "")) for cell in notebook.cells[4::2]
+            for output in cell.outputs]
+    assert len(said) == 3
+    assert all("Not judged: the cell run just before" in text for text in said[:2]), said
+    assert "Problem 1.1: Not quite" in said[2]

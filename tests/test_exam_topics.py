@@ -1,6 +1,7 @@
 """Issue 49 §5: reasoning a held-out exam found missing, each taught where it belongs (a derivation from the library's
 Formulas in the chapter) and practised (a problem with a hidden solution): the copies an all-to-all keeps on the
-sending GPU (Ch2, 2.15), one routed expert's own roofline (Ch2, 2.16), recomputing KV at a realistic MFU (Ch6, 6.14),
+sending GPU (Ch2, 2.15), one routed expert's own roofline (Ch2, 2.16), experts whose count does not divide the GPUs
+(Ch2, 2.17), recomputing KV at a realistic MFU (Ch6, 6.14),
 and what pipelining does to the KV per GPU when the global batch, not the micro-batch, is held fixed (Ch4, 4.13)."""
 
 from pathlib import Path
@@ -61,3 +62,16 @@ def test_a_recompute_at_a_realistic_mfu_costs_one_over_mfu_more():
     assert PROBLEMS["6.14"].expected() == pytest.approx(at_peak / 0.4 * 1e6)
     assert "at the chip's peak" in checks.check("6.14", at_peak * 1e6).message
     assert "multiplies by the MFU" in checks.check("6.14", at_peak * 0.4 * 1e6).message
+
+
+def test_experts_that_do_not_divide_the_gpus():
+    """Ch2: an uneven spread leaves the busiest GPU ceil(n/72) experts, as many as the even layout for every preset
+    printed there; for DeepSeek-V2's 160 it is 3 against the even layout's 4 (problem 2.17)."""
+    import math
+
+    assert {"uneven-intro", "uneven-code", "uneven-lesson"} <= set(_cells("02"))
+    for name in ("deepseek-v3", "kimi-k2", "qwen3-235b-a22b"):
+        n = models.get(name).n_routed_experts
+        assert math.ceil(n / 72) == moe.layout(n_experts=n, n_gpus=72)["experts_per_gpu"]
+    assert PROBLEMS["2.17"].expected() == pytest.approx(4 / 3)
+    assert "busiest GPU" in checks.check("2.17", 1.8).message

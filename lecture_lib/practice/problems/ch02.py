@@ -363,3 +363,34 @@ register("2.16", Problem(
                       "Off by 2: one multiply-add is 2 FLOPs, so a token costs 2 FLOPs per weight."),
               Mistake(lambda: _expert_balance_batch(flops_factor=0.5),
                       "That uses the BF16 peak, half the FP8 one: the problem computes in FP8."))))
+
+
+# 2.17: placing experts when their count does not divide the GPUs. The even layout uses the most GPUs that give each
+# the same whole number (moe.layout); an uneven spread over every GPU leaves the busiest with the ceiling of
+# EXPERTS_PER_GPU. The busiest GPU's expert weights set the step's read time.
+UNEVEN = dict(n_experts=160, gpus=72)      # DeepSeek-V2's 160 routed experts (arXiv 2405.04434) on a GB200 NVL72
+
+
+def _busiest_experts(spread: str) -> float:
+    import math
+
+    if spread == "even":
+        return float(moe.layout(n_experts=UNEVEN["n_experts"], n_gpus=UNEVEN["gpus"])["experts_per_gpu"])
+    share = float(moe.EXPERTS_PER_GPU(n_experts=UNEVEN["n_experts"], n_ep=UNEVEN["gpus"]))
+    return share if spread == "mean" else float(math.ceil(share))
+
+
+def _uneven_gain(over: str = "uneven") -> float:
+    return _busiest_experts("even") / _busiest_experts(over)
+
+
+register("2.17", Problem(
+    "Experts that do not divide the GPUs", "number", _uneven_gain, rtol=0.01, unit="×",
+    mistakes=(Mistake(lambda: 1.0,
+                      "For 160 experts the two layouts differ: count the experts on the busiest GPU of each."),
+              # the average GPU's 160/72 and the ratio of GPUs used (72/40) give the same factor here
+              Mistake(lambda: _uneven_gain("mean"),
+                      "That compares with the average GPU, or counts the GPUs used. Experts come whole, and the "
+                      "step waits for the busiest GPU: compare the experts it holds in each layout."),
+              Mistake(lambda: 1 / _uneven_gain(),
+                      "That is upside down: give how many times fewer experts the busiest GPU holds."))))

@@ -343,7 +343,8 @@ class Timeline:
 
 
 def simulate(*, schedule: str, stages: int, microbatches: int, chunks: int = 1,
-             forward_time: float = 1.0, backward_time: float = 2.0, tokens: int = 1) -> Timeline:
+             forward_time: float = 1.0, backward_time: float = 2.0, tokens: int = 1,
+             hop_time: float = 0.0) -> Timeline:
     """Simulate one training step (or a decode run) of a pipeline and return its :class:`Timeline`.
 
     ``schedule``:
@@ -359,7 +360,8 @@ def simulate(*, schedule: str, stages: int, microbatches: int, chunks: int = 1,
       stages 0..P-1, then its next token starts again at stage 0; ``tokens`` tokens each. Forward
       only (``backward_time`` is not used).
 
-    Every task starts as soon as its stage is free and its input has arrived (no hop latency).
+    Every task starts as soon as its stage is free and its input has arrived; an input made on another device
+    arrives ``hop_time`` after its task ends (default 0: no hop latency; Chapter 4 prices the hops).
     A stage's forward of a chunk takes ``forward_time / chunks``, its backward ``backward_time / chunks``.
     """
     schedule = validate.choice("schedule", schedule, SCHEDULES)
@@ -367,6 +369,7 @@ def simulate(*, schedule: str, stages: int, microbatches: int, chunks: int = 1,
     microbatches = validate.integer("microbatches", microbatches)
     chunks = validate.integer("chunks", chunks)
     tokens = validate.integer("tokens", tokens)
+    hop_time = validate.number("hop_time", hop_time, positive=False) if hop_time else 0.0
     forward_time = validate.number("forward_time", forward_time)
     backward_time = validate.number("backward_time", backward_time)
     if not isinstance(forward_time, float) or not isinstance(backward_time, float):
@@ -426,7 +429,8 @@ def simulate(*, schedule: str, stages: int, microbatches: int, chunks: int = 1,
                 need = needs(key)
                 if need is not None and need not in ends:
                     break
-                start = max(free[device], ends[need] if need is not None else 0.0)
+                arrives = 0.0 if need is None else ends[need] + (hop_time if need[1] % stages != device else 0.0)
+                start = max(free[device], arrives)
                 end = start + durations[key[0]]
                 ends[key] = free[device] = end
                 kind, vs, j, t = key

@@ -26,7 +26,8 @@ from . import hardware, models, validate
 from .formula import Formula, simplify, solve
 from .roofline import T_WEIGHTS
 from .symbols import (B, C_mem, E, N_total, P, b, bw_gpu, bytes_param, bytes_tok, c_kv, c_mem, c_weights,
-                      hbm_capacity, len_ctx, mem_bw, n_micro, n_up, t_hop, t_next_token, t_stage, t_step, t_weights)
+                      hbm_capacity, len_ctx, mem_bw, n_micro, n_up, t_hop, t_hops, t_next_token, t_stage, t_step,
+                      t_weights)
 
 # --- The lecture's numbers (lecture notes §4.2) -----------------------------------------------------
 LECTURE_EXPERT_PARALLEL = 64      # "E, e.g. 64 GPUs" of a 72-GPU rack (01:05:34; Chapter 2: 256 experts / 64)
@@ -75,6 +76,13 @@ assert simplify(WEIGHTS_PER_GPU.rhs * P - WEIGHTS_PER_GPU.rhs.subs(P, 1)) == 0, 
 assert simplify(MAX_MICRO_BATCH_FIXED_BATCH.rhs - P * MAX_MICRO_BATCH.rhs) == 0, "B = b fits P times the micro-batch"
 
 # --- Latency (E4.5, E4.6) -------------------------------------------------------------------------
+# Training pays hops too, but fewer (issue 49 §5): in a GPipe step the hops lie on the critical path only in the fill
+# (P - 1 boundaries before the last stage starts) and the drain (P - 1 on the way back); between them each send
+# overlaps other micro-batches' work. Checked on the Chapter 3 simulator (pipeline.simulate(hop_time=...)).
+TRAIN_HOP_TIME = Formula(t_hops, 2 * (P - 1) * t_hop,
+                         source="course derivation: a GPipe step crosses P - 1 boundaries in its fill and P - 1 in its "
+                                "drain; the simulator with hop_time agrees for every P, m and hop (1F1B pays more)",
+                         domain=P >= 1)
 TOKEN_TIME = Formula(t_next_token, t_step + P * t_hop,
                      source="lecture 01:15:02-01:16:09 (E4.6): decode is sequential, so hop latencies add",
                      note="the board's approximation: a token crosses P stage boundaries per loop "

@@ -124,6 +124,7 @@ c_mem = _define("c_mem", r"c_\mathrm{mem}", "memory needed on each GPU: weights 
 c_weights = _define("c_weights", r"c_\mathrm{weights}", "weight bytes stored on each GPU", "bytes", 4)
 c_kv = _define("c_kv", r"c_\mathrm{KV}", "KV-cache bytes stored on each GPU", "bytes", 4)
 t_hop = _define("t_hop", r"t_\mathrm{hop}", "latency of one hop from rack to rack over scale-out", "s", 4)
+t_hops = _define("t_hops", r"t_\mathrm{hops}", "time a GPipe training step loses to stage-boundary hops", "s", 4)
 t_next_token = _define("t_next_token", r"t_\mathrm{token}", "time between two tokens of one sequence (board: t_token)", "s", 4)
 t_stage = _define("t_stage", r"t_\mathrm{stage}", "time one stage needs to read its share of the weights", "s", 4)
 n_up = _define("n_up", r"n_\mathrm{up}", "GPUs reading weights at the same time (one scale-up domain)", "GPUs", 4)

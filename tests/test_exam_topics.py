@@ -1,7 +1,7 @@
 """Issue 49 §5: reasoning a held-out exam found missing, each taught where it belongs (a derivation from the library's
 Formulas in the chapter) and practised (a problem with a hidden solution): the copies an all-to-all keeps on the
 sending GPU (Ch2, 2.15), one routed expert's own roofline (Ch2, 2.16), experts whose count does not divide the GPUs
-(Ch2, 2.17), recomputing KV at a realistic MFU (Ch6, 6.14),
+(Ch2, 2.17), recomputing KV at a realistic MFU (Ch6, 6.14), hop latency in a training pipeline (Ch4, 4.14),
 and what pipelining does to the KV per GPU when the global batch, not the micro-batch, is held fixed (Ch4, 4.13)."""
 
 from pathlib import Path
@@ -75,3 +75,23 @@ def test_experts_that_do_not_divide_the_gpus():
         assert math.ceil(n / 72) == moe.layout(n_experts=n, n_gpus=72)["experts_per_gpu"]
     assert PROBLEMS["2.17"].expected() == pytest.approx(4 / 3)
     assert "busiest GPU" in checks.check("2.17", 1.8).message
+
+
+@pytest.mark.parametrize("stages, micro, hop", [(2, 1, 0.3), (4, 4, 1.0), (4, 8, 0.5), (8, 32, 2.0), (6, 3, 5.0)])
+def test_a_gpipe_step_pays_its_hops_only_in_the_fill_and_the_drain(stages, micro, hop):
+    """Ch4 §6 (TRAIN_HOP_TIME = 2 (P - 1) t_hop) against the Chapter 3 simulator with a hop time, a hop longer than a
+    stage-time included; 1F1B pays more."""
+    from lecture_lib import pipeline
+
+    def step(schedule, hop_time):
+        return pipeline.simulate(schedule=schedule, stages=stages, microbatches=micro, forward_time=1.0,
+                                 backward_time=2.0, hop_time=hop_time).makespan
+
+    assert step("gpipe", hop) - step("gpipe", 0.0) == pytest.approx(pm.TRAIN_HOP_TIME(P=stages, t_hop=hop))
+    assert step("1f1b", hop) - step("1f1b", 0.0) >= pm.TRAIN_HOP_TIME(P=stages, t_hop=hop) - 1e-9
+    assert {"train-hops-intro", "train-hops-code", "train-hops-lesson"} <= set(_cells("04"))
+
+
+def test_problem_4_14_names_the_every_micro_batch_slip():
+    assert PROBLEMS["4.14"].expected() == pytest.approx(2 * 7 * 2e-3 / ((32 + 7) * 12e-3))
+    assert "overlaps other micro-batches" in checks.check("4.14", 2 * 7 * 32 * 2e-3 / ((32 + 7) * 12e-3)).message

@@ -275,3 +275,30 @@ register("4.13", Problem(
                       "Each GPU holds 1/P of the layers and 1/P of the global batch is one micro-batch, but "
                       "P micro-batches are in flight: the sequences a GPU holds are the whole global batch.")),
     wrong_hint="Substitute b = B / P into the KV per GPU of section 3, then compare P = 1 with P = 4."))
+
+
+# 4.14: hop latency in a training pipeline. GPipe waits for hops only in its fill and drain (TRAIN_HOP_TIME), so the
+# step grows by 2 (P - 1) t_hop over (m + P - 1)(t_F + t_B).
+TRAIN_HOPS = dict(stages=8, microbatches=32, forward_time=4e-3, backward_time=8e-3, hop=2e-3)
+
+
+def _train_hop_share(*, crossings: float | None = None) -> float:
+    t = TRAIN_HOPS
+    free = pipeline.simulate(schedule="gpipe", stages=t["stages"], microbatches=t["microbatches"],
+                             forward_time=t["forward_time"], backward_time=t["backward_time"]).makespan
+    extra = pm.TRAIN_HOP_TIME(P=t["stages"], t_hop=t["hop"]) if crossings is None else crossings * t["hop"]
+    return float(extra / free)
+
+
+register("4.14", Problem(
+    "Hop latency in a training pipeline", "number", _train_hop_share, rtol=0.02, unit="(a fraction of the step)",
+    mistakes=(Mistake(lambda: _train_hop_share(crossings=2 * (TRAIN_HOPS["stages"] - 1) * TRAIN_HOPS["microbatches"]),
+                      "That makes every micro-batch wait for its hops. Between the fill and the drain each send "
+                      "overlaps other micro-batches' work: which hops are on the critical path?"),
+              Mistake(lambda: _train_hop_share(crossings=TRAIN_HOPS["stages"] - 1),
+                      "That counts the hops one way. The gradients cross the same boundaries back in the drain."),
+              Mistake(lambda: _train_hop_share(crossings=TRAIN_HOPS["stages"]),
+                      "That is decode's P hops per loop, one way. A training step crosses P - 1 boundaries up and "
+                      "P - 1 back, with no loop back to stage 0."),
+              Mistake(lambda: _train_hop_share(crossings=2 * TRAIN_HOPS["stages"]),
+                      "There are P - 1 boundaries between P stages, each crossed once up and once back."))))

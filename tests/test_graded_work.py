@@ -284,6 +284,19 @@ ROUTES = {
     "fork-bomb": "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
     "disk-filler": "f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * 2**20)",
     "left-behind": "import subprocess\nsubprocess.Popen(['sleep', '600', '{marker}'], start_new_session=True)\nanswer = 5.0",
+    # the answer key and the checker, reached from inside the graded notebook at autograde (a red-team walk scored
+    # full marks this way before the sandbox hid lecture_lib/practice/problems)
+    "answer-key": ("from lecture_lib.practice import checks, variants\n"
+                   "answer = checks.PROBLEMS['4.1'].bound(variants.draw('4.1', variants.student_id(), "
+                   "seed='llm-serving-math')).expected()"),
+    "checker-oracle": ("from lecture_lib.practice import checks\nanswer = None\n"
+                       "for guess in [n * 1e9 for n in range(1, 200)]:\n"
+                       "    if checks.verdict('4.1', guess, {{'gpus': 8}})[0] == 'correct':\n"
+                       "        answer = guess"),
+    "huge-expression": "import sympy as sp\nanswer = sp.Pow(3, 10**8, evaluate=False)",
+    "script-in-feedback": ("from IPython.display import display, HTML, Javascript\n"
+                           "display(HTML('<script>window.stolen = 1</script><img src=x onerror=alert(1)>'))\n"
+                           "display(Javascript('window.stolen = 2'))\nanswer = 6.0"),
 }
 
 
@@ -386,6 +399,8 @@ def test_every_route_scores_zero_and_honest_work_keeps_its_score(tmp_path):
     seen = [cell for cell in looked.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == "answer-4-1"][0]
     printed = "".join(output.get("text", "") for output in seen.outputs)
     assert printed.startswith("[]\n") and "gradebook" in printed, f"the course was visible to student code: {printed}"
+    page = (course / "feedback" / students["script-in-feedback"] / "ch04" / "04_pipelining_is_not_wise.html").read_text()
+    assert "window.stolen" not in page and "onerror=alert" not in page, "a student's script reached the feedback"
     stopped = students["fork-bomb"]          # its kernel was stopped: nothing after the bomb was recorded
     feedback = (course / "feedback" / stopped / "ch04" / "04_pipelining_is_not_wise.html").read_text()
     assert "No answer was recorded" in feedback and "not passed (unanswered)" in feedback
@@ -418,3 +433,55 @@ def test_the_final_draws_numbers_of_its_own_and_a_quiz_selection_leaves_it_out(t
         {"problem": "1.103", "kind": "number", "value": right})])])
     notebook, _ = judge.preprocess(notebook, {"nbgrader": {"student": "alice", "assignment": "final"}})
     assert notebook.cells[0].outputs[0]["data"]["text/plain"].startswith("✅")
+
+
+def test_the_feedback_shows_only_text_and_images_of_a_submission():
+    cell = nbformat.v4.new_code_cell("x")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<script>x</script>", "text/plain": "t",
+                                                                 "application/javascript": "x()"}),
+                    nbformat.v4.new_output("display_data", data={"image/svg+xml": "<svg onload=x()>"}),
+                    nbformat.v4.new_output("stream", name="stdout", text="kept\n")]
+    grading.safe_cell(cell)
+    assert [o.get("data") for o in cell.outputs[:2]] == [{"text/plain": "t"}, {"text/plain": (
+        "(an output the feedback does not show: only text and images are shown)")}]
+    assert cell.outputs[2]["text"] == "kept\n"
+    added = nbformat.v4.new_markdown_cell("<script>alert(1)</script>")
+    grading.safe_cell(added)
+    assert "<script>" not in added.source and "&lt;script&gt;" in added.source
+    ours = nbformat.v4.new_markdown_cell("<b>locked</b>")
+    ours.metadata["nbgrader"] = {"locked": True}
+    grading.safe_cell(ours)
+    assert ours.source == "<b>locked</b>"
+
+
+def test_a_recorded_expression_cannot_stall_the_grader():
+    import time
+
+    started = time.monotonic()
+    status, message = grading.judge("1.4", {"kind": "sympy", "srepr": sp.srepr(sp.Pow(3, 10**8, evaluate=False))},
+                                    "alice")
+    assert status == "invalid" and time.monotonic() - started < grading.EXPRESSION_SECONDS + 10
+
+
+def test_the_sandbox_hides_the_answer_key_and_the_grader_hands_in_the_numbers(tmp_path):
+    from lecture_lib.practice import sandbox
+
+    if sandbox.problem():
+        pytest.skip(sandbox.problem())
+    numbers = json.dumps(variants.everything_for("alice", seed=SEED))
+    probe = ("import json\nfrom lecture_lib.practice import answers, checks\n"
+             "found = {'known': checks.problem_ids(), 'numbers': answers.your_numbers('4.1').as_dict()}\n"
+             "try:\n    from lecture_lib.practice.problems import ch04\n    found['key'] = 'imported'\n"
+             "except ImportError:\n    found['key'] = 'hidden'\nprint(json.dumps(found))")
+    run_dir = sandbox.private_run_dir()
+    try:
+        argv = sandbox.command([sys.executable, "-c", probe], run_dir=run_dir, student="alice",
+                               env={"LECTURE_NUMBERS": numbers})
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    finally:
+        import shutil
+
+        shutil.rmtree(run_dir, ignore_errors=True)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["key"] == "hidden" and found["known"] == []
+    assert found["numbers"] == variants.draw("4.1", "alice", seed=SEED)

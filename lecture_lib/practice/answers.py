@@ -27,6 +27,8 @@ import os
 __all__ = ["MIME", "Numbers", "record", "your_numbers"]
 
 MIME = "application/vnd.lecture-lib.answer+json"
+#: At autograde, the student's numbers of every problem that varies, as JSON, set by the grader in the sandbox.
+NUMBERS_ENV = "LECTURE_NUMBERS"
 MAX_TEXT = 4000
 
 _last_recorded: list = []          # [problem id, payload] of the answer recorded last
@@ -166,10 +168,16 @@ def your_numbers(problem_id: str, *, seed: str = "") -> Numbers:
     """The numbers this student works ``problem_id`` with in graded work (:func:`variants.draw`, for the student
     :func:`variants.student_id` finds). The grader draws them again from the id nbgrader filed the submission
     under, so they need no trust in this kernel."""
+    import json
+
     from . import variants
-    from .registry import PROBLEMS
 
     student = variants.student_id()
+    given = json.loads(os.environ.get(NUMBERS_ENV) or "{}").get(problem_id)
+    if given:            # at autograde the answer key is not in the sandbox: the grader hands the numbers in
+        return Numbers(problem_id, student, given["values"], given["labels"], given["defaults"], given["units"])
+    from .registry import PROBLEMS
+
     problem = PROBLEMS[problem_id] if problem_id in PROBLEMS else None
     if problem is None:
         raise KeyError(f"problem_id must be one of the course's problems such as '1.3', got {problem_id!r}")

@@ -356,9 +356,16 @@ def _needs_time_limit(problem: Problem, answer) -> bool:
     return problem.kind == "expression" or isinstance(answer, sp.Basic)
 
 
-def _outcome_within(problem: Problem, answer, seconds: float) -> tuple[str, str]:
+def _outcome_within(problem: Problem, answer, seconds: float, *, work=None,
+                    memory_bytes: int | None = None) -> tuple[str, str]:
     """:func:`_outcome` in a forked child killed after ``seconds``; where there is no ``os.fork``
-    (Windows, JupyterLite), in this process under a SIGALRM limit when that exists (main thread)."""
+    (Windows, JupyterLite), in this process under a SIGALRM limit when that exists (main thread). ``work``, a
+    zero-argument callable returning ``(status, message)``, replaces ``_outcome(problem, answer)`` (the grader reads a
+    recorded expression back inside the child, since building it may itself never end), and ``memory_bytes`` bounds
+    the child's address space."""
+    if work is None:
+        def work():
+            return _outcome(problem, answer)
     if not hasattr(os, "fork"):
         return _outcome_with_alarm(problem, answer, seconds)
     import json
@@ -381,7 +388,11 @@ def _outcome_within(problem: Problem, answer, seconds: float) -> tuple[str, str]
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
-            payload = json.dumps(_outcome(problem, answer)).encode()
+            if memory_bytes:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+            payload = json.dumps(work()).encode()
             while payload:
                 payload = payload[os.write(write_end, payload):]
         finally:

@@ -51,18 +51,38 @@ def judge(problem_id: str, recorded: dict | None, student: str, *, seed: str = "
         elif kind == "text" and isinstance(recorded.get("value"), str):
             answer = recorded["value"]
         elif kind == "sympy" and isinstance(recorded.get("srepr"), str):
-            from lecture_lib import safe_srepr
-
-            try:
-                answer = safe_srepr.loads(recorded["srepr"])
-            except safe_srepr.UnsafeText:
-                return "invalid", "The recorded expression could not be read back as SymPy data."
+            return _judge_expression_text(problem_id, recorded["srepr"], numbers)
         else:
             why = recorded.get("why") if kind == "unreadable" else None
             return "invalid", f"The recorded answer could not be read{f' ({why})' if isinstance(why, str) else ''}."
     except (TypeError, ValueError, OverflowError):
         return "invalid", "The recorded answer could not be read."
     return checks.verdict(problem_id, answer, numbers)
+
+
+#: The grader's bound on reading back and judging one recorded expression (a student can record Pow(3, 10**8)
+#: unevaluated: building it is the slow part), and on the memory it may use.
+EXPRESSION_SECONDS = 10.0
+EXPRESSION_MEMORY = 2 * 2**30
+
+
+def _judge_expression_text(problem_id: str, text: str, numbers: dict | None) -> tuple[str, str]:
+    """A recorded ``srepr`` read back and judged in a forked child with a time and memory limit, so no answer can
+    stall or exhaust the class's grading."""
+    from lecture_lib import safe_srepr
+
+    problem = checks.PROBLEMS[problem_id].bound(numbers)
+
+    def work():
+        try:
+            answer = safe_srepr.loads(text)
+        except safe_srepr.UnsafeText:
+            return "invalid", "The recorded expression could not be read back as SymPy data."
+        except MemoryError:
+            return "invalid", "The recorded expression is too large to judge: expand or simplify it."
+        return checks._outcome(problem, answer)
+
+    return checks._outcome_within(problem, None, EXPRESSION_SECONDS, work=work, memory_bytes=EXPRESSION_MEMORY)
 
 
 def recorded_answer(cell, problem_id: str) -> tuple[dict | None, str | None]:
@@ -97,6 +117,41 @@ def verdict_outputs(problem_id: str, status: str, message: str) -> list:
     return outputs
 
 
+#: What a submission's outputs may show in the feedback page and the formgrader: text and bitmaps. HTML, JavaScript,
+#: SVG and Markdown outputs can carry scripts that would run in the instructor's (or the student's) browser.
+SAFE_MIME = ("text/plain", "image/png", "image/jpeg", "image/gif")
+
+
+def safe_cell(cell) -> None:
+    """Strip ``cell`` (of a submission, after its run) of anything a browser would execute: rich outputs are cut
+    to :data:`SAFE_MIME`, a cell the student added or changed in Markdown or raw form is shown as escaped text."""
+    import html
+
+    import nbformat
+
+    if cell.cell_type in ("markdown", "raw") and not cell.get("metadata", {}).get("nbgrader", {}).get("locked"):
+        text = cell.source
+        cell.cell_type, cell.source = "markdown", html.escape(text)
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+        cell.pop("attachments", None)
+        return
+    if cell.cell_type != "code":
+        return
+    kept = []
+    for output in cell.get("outputs", []):
+        if output.get("output_type") in ("display_data", "execute_result"):
+            data = {mime: value for mime, value in output.get("data", {}).items() if mime in SAFE_MIME}
+            if not data:
+                data = {"text/plain": "(an output the feedback does not show: only text and images are shown)"}
+            output["data"] = data
+            output["metadata"] = {}
+        elif output.get("output_type") not in ("stream", "error"):
+            output = nbformat.v4.new_output("stream", name="stdout", text="(an output the feedback does not show)\n")
+        kept.append(output)
+    cell.outputs = kept
+
+
 def _problem_of(cell) -> str | None:
     meta = cell.get("metadata", {}).get("nbgrader", {})
     grade_id = meta.get("grade_id", "")
@@ -128,6 +183,7 @@ def _preprocessors():
             for cell in nb.cells:
                 problem_id = _problem_of(cell)
                 if problem_id is None or problem_id not in checks.PROBLEMS:
+                    safe_cell(cell)
                     continue
                 payload, reason = recorded_answer(cell, problem_id)
                 if reason:
@@ -148,6 +204,8 @@ def _preprocessors():
         require_sandbox = Bool(True, help="refuse to run student code when the sandbox cannot start; False runs "
                                           "it with the grader's rights (only inside a throwaway container)"
                                ).tag(config=True)
+        seed = Unicode("", help="the course's seed for per-student numbers, handed to the sandbox").tag(config=True)
+        vary = Bool(True, help="hand each student's own numbers to the sandbox").tag(config=True)
 
         def __init__(self, *args, **kwargs):
             from . import sandbox
@@ -159,6 +217,7 @@ def _preprocessors():
             from . import sandbox
 
             self._student = resources.get("nbgrader", {}).get("student", "")
+            self._assignment = resources.get("nbgrader", {}).get("assignment", "")
             self._started, self._stopped, self._kept = time.monotonic(), None, 0
             if self.require_sandbox:
                 reason = sandbox.problem()
@@ -173,9 +232,16 @@ def _preprocessors():
             return super().preprocess(nb, resources, km=km)
 
         def create_kernel_manager(self):
+            import json
+
+            from .exercises import assignment_seed
+
             km = super().create_kernel_manager()
             if hasattr(km, "student"):
                 km.student = self._student
+                if self.vary and self._student:       # the numbers boxes work although the key is not there
+                    km.numbers = json.dumps(variants.everything_for(
+                        self._student, seed=assignment_seed(self.seed, self._assignment)))
             return km
 
         async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
@@ -242,7 +308,7 @@ def configure(c, *, seed: str = "", vary: bool = True, cell_seconds: int = 60) -
     c.Autograde.autograde_preprocessors = [execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                                            judge_answers, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
     c.OverwriteCells.add_missing_cells = True
-    c.JudgeAnswers.seed = seed
-    c.JudgeAnswers.vary = vary
+    c.JudgeAnswers.seed = c.SandboxedExecute.seed = seed
+    c.JudgeAnswers.vary = c.SandboxedExecute.vary = vary
     c.SandboxedExecute.timeout = cell_seconds
     c.SandboxedExecute.interrupt_on_timeout = True

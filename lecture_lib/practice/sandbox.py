@@ -132,6 +132,20 @@ def readable_paths() -> list[Path]:
     return [p for p in ordered if not any(p != q and p.is_relative_to(q) for q in ordered)]
 
 
+def answer_key_paths() -> list[Path]:
+    """The folders holding the answer key (``lecture_lib/practice/problems``: every problem's ``expected``), as they
+    appear in the sandbox: the package's own and an editable install's link tree. The sandbox mounts an empty folder
+    over each, so a submission cannot compute its answers with the key, nor ask the self-study checker."""
+    import lecture_lib
+
+    found = [Path(lecture_lib.__file__).resolve().parent / "practice" / "problems"]
+    for folder in readable_paths():
+        linked = folder / "lecture_lib" / "practice" / "problems"
+        if linked.is_dir() and linked not in found:
+            found.append(linked)
+    return [path for path in found if path.is_dir()]
+
+
 def _own_tasks(uid: int) -> int:
     """Tasks (threads included) the user runs now: RLIMIT_NPROC counts them all."""
     count = 0
@@ -179,6 +193,8 @@ def command(argv: list[str], *, run_dir: str | Path, student: str = "", limits: 
                 args += ["--perms", "0755", "--dir", parent]
                 made.add(parent)
         args += ["--bind" if place == run_dir else "--ro-bind", str(place), str(place)]
+    for key in answer_key_paths():      # after the binds, so the empty folder covers the key
+        args += ["--perms", "0555", "--tmpfs", str(key)]
     settings = {"HOME": HOME, "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
                 "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/matplotlib", "IPYTHONDIR": "/tmp/ipython",
                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -228,6 +244,7 @@ def _kernel_manager_class():
         private folder, interrupted by message (a signal cannot reach a process in another session)."""
 
         student = Unicode("", help="the student whose submission this kernel runs (sets $LECTURE_STUDENT)")
+        numbers = Unicode("", help="that student's numbers as JSON (sets $LECTURE_NUMBERS: the key is not there)")
 
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
@@ -248,7 +265,8 @@ def _kernel_manager_class():
             if os.path.exists(self.connection_file) and os.geteuid() == 0:
                 owner = self._run_dir.stat().st_uid
                 os.chown(self.connection_file, owner, owner)
-            return command(argv, run_dir=self._run_dir, student=self.student)
+            return command(argv, run_dir=self._run_dir, student=self.student,
+                           env={"LECTURE_NUMBERS": self.numbers} if self.numbers else None)
 
         def cleanup_resources(self, restart=False):
             super().cleanup_resources(restart=restart)

@@ -26,7 +26,7 @@ import re
 from . import problems  # noqa: F401 (importing it registers every chapter's problems)
 from .registry import PROBLEMS, Problem
 
-__all__ = ["STUDENT_ENV", "draw", "share_alike", "student_id"]
+__all__ = ["STUDENT_ENV", "draw", "everything_for", "share_alike", "student_id"]
 
 #: Set by the pretend-student walkthrough (docs/instructor.md) and by the grader's sandbox; on a hub the login name.
 STUDENT_ENV = "LECTURE_STUDENT"
@@ -73,3 +73,15 @@ def share_alike(problem_id: str) -> float:
     vary): the product over its variants of 1 / number of choices."""
     problem = _problem(problem_id)
     return math.prod(1 / len(vary.choices) for vary in problem.variants)
+
+
+def everything_for(student: str, *, seed: str = "") -> dict:
+    """``{problem id: {"values", "labels", "defaults", "units"}}`` for every problem that varies: what a student's
+    numbers boxes show. The grader hands this to the sandbox, where the answer key itself is not available."""
+    found = {}
+    for problem_id, problem in PROBLEMS.items():
+        if problem.variants:
+            found[problem_id] = {"values": draw(problem_id, student, seed=seed),
+                                 "labels": {v.name: v.label for v in problem.variants},
+                                 "defaults": problem.defaults(), "units": {v.name: v.unit for v in problem.variants}}
+    return found

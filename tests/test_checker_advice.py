@@ -206,3 +206,17 @@ def test_in_a_real_kernel_the_walkthroughs_failed_cells_are_not_judged():
     assert len(said) == 3
     assert all("Not judged: the cell run just before" in text for text in said[:2]), said
     assert "Problem 1.1: Not quite" in said[2]
+
+
+def test_problem_data_draws_no_answer_where_the_key_is_hidden(monkeypatch):
+    """At autograde the sandbox covers lecture_lib/practice/problems: 3.4's chart says it is not drawn there instead
+    of raising; the other inputs need no problem module at all."""
+    import sys
+
+    from lecture_lib.practice import problems
+
+    monkeypatch.setitem(sys.modules, "lecture_lib.practice.problems.ch03", None)
+    monkeypatch.delattr(problems, "ch03")
+    assert "not drawn" in problem_data.mystery_gantt()
+    layer, tokens = problem_data.tiny_router_layer()
+    assert tokens.shape == (4000, 16) and problem_data.figure_routing().experts.shape[0] == 64

@@ -524,10 +524,14 @@ def python_form(text: str, value=None) -> str:
     the same number (2*8*7168, 1.468*10**-4, 10**-3): × and · become *, ^ and superscripts become **, − becomes -.
     When the rewrite would not run as Python (an implicit product "2(3+4)", a root "√2"), the number itself,
     written as Python writes a float. ``value``: the number ``text`` means, if already parsed."""
-    from lecture_lib import symbols
+    from lecture_lib import symbols, validate
 
+    if not isinstance(text, str):
+        raise ValueError(f"text must be arithmetic as a str, got {validate._describe(text)}")
     if value is None:
         value = symbols.parse(text)
+    elif isinstance(value, (str, bytes, bool)) or not isinstance(value, (numbers.Number, sp.Basic)):
+        raise ValueError(f"value must be the number text means (or None), got {validate._describe(value)}")
     python = text.strip()
     for sign in ("×", "·", "⋅", "∙", "✕"):
         python = python.replace(sign, "*")

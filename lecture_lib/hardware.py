@@ -301,20 +301,20 @@ AMD_MI325X = ("AMD Instinct MI325X data sheet (amd.com/content/dam/amd/en/docume
               "TFLOPS FP16/BF16 and 2614.9 TFLOPS FP8 dense; sparsity figures are twice these), the same 896 GB/s peak "
               "Infinity Fabric, 1000 W. The PDF was not readable here: capacity checked against AMD's ROCm 'GPU "
               "specifications' table (rocm.docs.amd.com/en/latest/reference/gpu-specs.html: MI325X, CDNA3, gfx942, "
-              "256 GiB), bandwidth and peaks against copies of AMD's table in public pages (6 TB/s, 2,614.9 TFLOPS "
-              f"FP8, 1,307.4 TFLOPS FP16/BF16), {_READ_51}")
+              "256 GiB), bandwidth and peaks against copies of AMD's table in public pages ('6 TB/s', '2,614.9 "
+              f"TFLOPS' FP8, '1,307.4 TFLOPS' FP16/BF16), {_READ_51}")
 AMD_MI350 = ("AMD Instinct MI350 Series data sheets (amd.com/en/products/accelerators/instinct/mi350/mi355x.html and "
-             "mi350x.html, launched 2025-06-12): 288 GB HBM3E at 8 TB/s on both; dense peaks MI355X 2.5 PF FP16/BF16, "
-             "5.0 PF FP8 and INT8, 10.1 PF MXFP4/MXFP6 (1,400 W, liquid cooled), MI350X 2.3 PF, 4.6 PF and 9.2 PF "
+             "mi350x.html, launched 2025-06-12): 288 GB HBM3E at 8 TB/s on both; dense peaks MI355X '2.5 PF' FP16/BF16, "
+             "'5.0 PF' FP8 and INT8, '10.1 PF' MXFP4/MXFP6 (1,400 W, liquid cooled), MI350X '2.3 PF, 4.6 PF and 9.2 PF' "
              "(1,000 W, air cooled); sparsity figures are twice these. AMD's pages were not readable here: capacity "
              "checked against AMD's ROCm 'GPU specifications' table (rocm.docs.amd.com, MI355X and MI350X, CDNA4, "
              "gfx950, 288 GiB), the peaks against AMD's ISSCC 2026 talk as reported (FP8 'five petaflops' on MI355X) "
-             f"and copies of AMD's tables (MI350X 2,306.9 TFLOPS FP16; MI355X FP4 20.1 PF with sparsity), {_READ_51}")
-AMD_MI350_IF = ("Infinity Fabric of the MI350 series: 7 links per GPU to the other 7 of an 8-GPU platform, 1,075 GB/s "
-                "peak in both directions together (153.6 GB/s per link), i.e. about 538 GB/s each way; AMD's MI350 "
+             f"and copies of AMD's tables (MI350X '2,306.9 TFLOPS' FP16; MI355X FP4 '20.1 PF' with sparsity), {_READ_51}")
+AMD_MI350_IF = ("Infinity Fabric of the MI350 series: 7 links per GPU to the other 7 of an 8-GPU platform, "
+                "'1,075 GB/s' peak in both directions together (153.6 GB/s per link), i.e. about 538 GB/s each way; AMD's MI350 "
                 f"series data sheet figure, not checked against a second copy here; {AMD_MI350}")
 NV_H200_NVL = ("NVIDIA H200 product page (nvidia.com/en-us/data-center/h200), its 'H200 NVL' column: 141 GB HBM3e, "
-               "4.8 TB/s, FP8 and INT8 3,341 and BF16 1,671 TFLOPS 'with sparsity' (dense: half), FP32 60 TFLOPS, "
+               "4.8 TB/s, FP8 and INT8 '3,341' and BF16 '1,671 TFLOPS' with sparsity (dense: half), FP32 60 TFLOPS, "
                "'2- or 4-way NVIDIA NVLink bridge: 900GB/s per GPU', PCIe Gen5 128 GB/s, up to 600 W; the page was "
                "not readable here, its table checked against verbatim copies of it in public repositories "
                f"(transcribed 2026-07 and 2026-08), {_READ_51}")
@@ -521,7 +521,7 @@ _CHIP_LIST = [
                  "release_year": f"planned H2 2027 (announced at GTC 2025); {NV_RUBIN_ULTRA}"},
         notes="Rubin Ultra package (4 dies) as announced at GTC 2025 for the NVL576 'Kyber' rack: the "
               "lecture's 'Rubin, 500 and something' (00:41:16). NVL576 counts dies: 144 packages × 4, "
-              "against NVL72's 72 x 2 = 144 dies, hence the lecture's 'genuine 4x' (00:41:53). NVIDIA "
+              "against NVL72's 72 × 2 = 144 dies, hence the lecture's 'genuine 4x' (00:41:53). NVIDIA "
               "publishes FP4 only as a 15 EF 'inference' figure that relies on Transformer Engine "
               "compression (see Rubin), so fp4 is stored as 2 x the FP8 training rate, the FP4:FP8 ratio "
               "of every Blackwell preset. Scale-out is an assumption (see sources). "
@@ -551,7 +551,7 @@ _CHIP_LIST = [
         sources={"flops": AMD_MI325X, "hbm_bandwidth": AMD_MI325X, "hbm_capacity": AMD_MI325X,
                  "scale_up_bandwidth": f"the MI300X's Infinity Fabric, 896 GB/s both ways, 448 GB/s each way; "
                                        f"{AMD_MI325X}",
-                 "scale_up_domain": f"8 MI325X on one Infinity Fabric baseboard (UBB 2.0); {AMD_MI325X}",
+                 "scale_up_domain": f"8 MI325X on one Infinity Fabric baseboard ('UBB 2.0'); {AMD_MI325X}",
                  "scale_out_bandwidth": f"assumed one 400 Gb/s NIC per GPU, as on HGX nodes; {NV_CX7}",
                  "price_per_hour": NO_PRICE, "release_year": AMD_MI325X},
         notes="The MI300X's CDNA 3 compute with 256 GB of HBM3E at 6 TB/s (launched 2024-10-10). Dense peaks only; "

@@ -80,6 +80,11 @@ _DATE = re.compile(r"^(20\d\d)-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$")
 _LAYOUTS = ("single GPU", "TP", "DP-attention + EP", "TP + EP", "DP replicas")
 
 
+#: Tokens one decode step can emit per sequence: speculative decoding accepts a handful (EAGLE-3 and MTP report
+#: 2-7); 64 leaves room for any draft tree while keeping the step's arithmetic in range.
+MAX_TOKENS_PER_STEP = 64.0
+
+
 def _check_layout(key: str, label: str, chosen) -> None:
     """The layout the bound uses must be the one the row's label names: TP rows shard everything
     (attention_tp None, "tp"), DP-attention and DP-replica rows hold a full copy of the weights outside the
@@ -209,7 +214,10 @@ class Measurement:
                 raise ValueError(f"{k}: {name} must be 0 (none) or at least 1 token, got {getattr(self, name)!r}")
             object.__setattr__(self, name, tokens)
         if self.batch is not None:
-            object.__setattr__(self, "batch", validate.scalar(f"{k}: batch", self.batch))
+            batch = validate.scalar(f"{k}: batch", self.batch, maximum=validate.COUNT_LIMIT)
+            if batch < 1:
+                raise ValueError(f"{k}: batch must be at least 1 sequence, got {self.batch!r}")
+            object.__setattr__(self, "batch", batch)
         object.__setattr__(self, "measured", validate.scalar(f"{k}: measured", self.measured))
         hit = validate.scalar(f"{k}: hit_rate", self.hit_rate, allow_zero=True)
         if hit >= 1:
@@ -220,9 +228,10 @@ class Measurement:
         for name in ("compute_dtype",) + tuple(name for name in ("expert_compute_dtype", "attention_dtype")
                                                if getattr(self, name) is not None):
             validate.choice(f"{k}: {name}", getattr(self, name), tuple(hardware.BYTES_PER_VALUE))
-        tau = validate.scalar(f"{k}: tokens_per_step", self.tokens_per_step)
+        tau = validate.scalar(f"{k}: tokens_per_step", self.tokens_per_step, maximum=MAX_TOKENS_PER_STEP)
         if tau < 1:
             raise ValueError(f"{k}: tokens_per_step must be >= 1, got {self.tokens_per_step!r}")
+        object.__setattr__(self, "tokens_per_step", tau)
         # What each kind of figure needs to have a bound at all.
         if self.kind == "prefill" and not self.len_in:
             raise ValueError(f"{k}: len_in must be > 0 for a prefill row")

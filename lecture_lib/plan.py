@@ -929,7 +929,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     if chip.name not in hardware.CHIPS:
         add("inputs", "custom_chip", "custom chip", chip.name,
             f"{chip.notes} {units.bytes_(full.chip.hbm_capacity)} at {units.bytes_(chip.hbm_bandwidth)}/s; "
-            + ", ".join(f"{fmt.upper()} {value / 1e12:,.1f} TFLOP/s" for fmt, value in chip.flops.items()),
+            + ", ".join(f"{fmt.upper()} {units.flops(value)}" for fmt, value in chip.flops.items()),
             "hardware.custom_chip")
     one_by_default = n_chips is None and isinstance(resolve_unit(system), hardware.Chip)
     add("inputs", "n_chips", "GPUs", n, units.whole(n) + (" (a chip named without a count: give --gpus N, or "
@@ -1225,7 +1225,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
             units.seconds(per_step) + (f" ({per_step / at['t']:.0%} of the step bound; not in it)" if operating else ""),
             "moe.a2a_layer_time × MoE layers")
         add("layouts", "a2a_slowdown", "EP: all-to-all against one domain", a2a["total"] / one["total"],
-            f"{a2a['total'] / one['total']:.1f}×", "moe.a2a_layer_time(racks) / moe.a2a_layer_time(racks=1)")
+            units.factor(a2a["total"] / one["total"]), "moe.a2a_layer_time(racks) / moe.a2a_layer_time(racks=1)")
     else:
         add("layouts", "cross_rack_fraction", "expert all-to-all", None, "none: a dense model routes no tokens")
 
@@ -1531,7 +1531,11 @@ def flag_message(message: str) -> str:
 def scale_up_link_name(chip) -> str:
     """What a chip's scale-up links are called: NVLink on NVIDIA's GPUs, Infinity Fabric (xGMI) on AMD's
     Instinct parts, ICI on TPUs, "the scale-up links" for a chip described by hand."""
-    name = getattr(chip, "name", "")
+    from lecture_lib import hardware
+
+    if not isinstance(chip, hardware.Chip):
+        raise ValueError(f"chip must be a hardware.Chip (hardware.get('H100')), got {validate._describe(chip)}")
+    name = chip.name
     if name.startswith("MI"):
         return "Infinity Fabric"
     if name.upper().startswith("TPU"):

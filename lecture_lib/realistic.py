@@ -289,6 +289,9 @@ def prefill_time(model, deployment, *, len_in, hit_rate: float = 0.0, terms=None
     all-to-all and all-reduces of a chunk of ``tokens_per_device`` prompt tokens per device (SGLang's prefill runs
     16,384) wait for them. Returns ``{"bound": prefill_bound's dict, "t_prefill", "input_tokens_per_s"}``. The engine
     factor is not applied here (it is measured on whole requests)."""
+    len_in = validate.scalar("len_in", len_in)
+    hit_rate = validate.number("hit_rate", hit_rate, allow_zero=True, maximum=1)
+    tokens_per_device = validate.scalar("tokens_per_device", tokens_per_device)
     model = models.resolve(model)
     on = _terms(terms)
     bound = roofline.prefill_bound(model, deployment, len_in=len_in, hit_rate=hit_rate, **settings)

@@ -119,6 +119,7 @@ NOT_DATA = {
     "practice.grading.judge": "takes a recorded payload (a dict from a notebook's output), fuzzed in tests/test_graded_work.py",
     "practice.answers.said": "formats a recorded payload for record() (tests/test_graded_work.py)",
     "safe_srepr.loads": "reads hostile text by design; tests/test_formula.py feeds it code in srepr form",
+    "safe_srepr.dumps": "sympy.srepr of any value, written for safe_srepr.loads (tests/test_formula.py round-trips it)",
     "practice.grading.safe_cell": "cleans a notebook cell of a submission (tests/test_graded_work.py)",
     "practice.gradebook_export.read_gradebook": "reads an nbgrader gradebook.db (tests/test_gradebook_export.py)",
     "practice.gradebook_export.render": "formats the grades read from a gradebook (tests/test_gradebook_export.py)",
@@ -132,7 +133,9 @@ NOT_DATA = {
 # Parameters where None is a documented value although the parameter has no default.
 NONE_ALLOWED = {("explorers.predict.parse_guess", "text"): "None is an empty answer box",
                 ("explorers.predict.verdict", "guess"): "None is no guess made",
-                ("plan.plan", "layout"): "None pools the devices into one big chip (documented; --layout pooled)"}
+                ("plan.plan", "layout"): "None pools the devices into one big chip (documented; --layout pooled)",
+                ("measurements.realistic_table", "moe"): "None is every comparable row, MoE and dense (documented)",
+                ("measurements.realistic_table_html", "moe"): "None is every comparable row (documented)"}
 
 # Text parameters that also read bytes as UTF-8 text, by design: bytes there are not a wrong type.
 BYTES_ARE_TEXT = {("symbols.parse", "text"): "parse() decodes bytes (errors='replace') as checks.check does an "

@@ -144,6 +144,7 @@ def problem_ids(chapter: int | None = None, *, bank: bool = False) -> list[str]:
     from lecture_lib import validate
 
     chapter = validate.chapter("chapter", chapter)
+    bank = validate.boolean("bank", bank)
     ids = sorted(PROBLEMS, key=lambda pid: tuple(int(part) for part in pid.split(".")))
     return [pid for pid in ids if (chapter is None or pid.split(".")[0] == str(chapter))
             and (int(pid.split(".")[1]) >= BANK_START) == bool(bank)]

@@ -26,9 +26,15 @@ NOTEBOOKS = [f"{folder}/{path.name}" for folder in FOLDERS
 
 
 def _kernel_language_info() -> dict:
-    from ipykernel.ipkernel import IPythonKernel
+    """Asked of a separate Python: importing ipykernel here would switch this process's widgets to ipykernel's comms,
+    which need a running kernel, and the widget tests sharing this worker would then send nothing."""
+    import subprocess
+    import sys
 
-    return json.loads(json.dumps(IPythonKernel.language_info))
+    done = subprocess.run([sys.executable, "-c", "import json; from ipykernel.ipkernel import IPythonKernel; "
+                           "print(json.dumps(IPythonKernel.language_info))"], capture_output=True, text=True,
+                          timeout=120, check=True)
+    return json.loads(done.stdout)
 
 
 def test_every_notebook_carries_the_kernels_language_info():

@@ -307,7 +307,7 @@ def _hf_config_file() -> str:
 
 def _explicit():
     """Baselines for functions whose arguments depend on each other (arrays shaped for one network)."""
-    from lecture_lib import reversible
+    from lecture_lib import hardware, reversible
 
     net = reversible.random_revnet()
     x1 = x2 = d_y1 = d_y2 = np.linspace(-1.0, 1.0, 2 * net.width).reshape(2, net.width)
@@ -319,6 +319,7 @@ def _explicit():
     return {
         "context.cheapest_tier": dict(hold_time=60.0, bytes_tok=1e5, n_active=37e9, flops=1e15, price_chip_hour=2.0),
         "hardware.custom_chip": dict(base="MI300X", hbm_capacity=256e9),
+        "plan.scale_up_link_name": dict(chip=hardware.get("MI325X")),
         "hardware.chip_from_json": dict(source={"name": "MI325X-like", "base": "MI300X", "hbm_gb": 256,
                                                 "hbm_tb_s": 6}),
         "practice.variants.draw": dict(problem_id="4.1", student="alice"),

@@ -193,3 +193,30 @@ def test_only_the_environment_and_the_library_are_readable_whatever_is_on_sys_pa
     assert not [p for p in places if p == course or course.is_relative_to(p) and p != Path("/")], places
     assert ROOT not in places, "the checkout's root holds solutions/"
     assert not [p for p in places if (p / "solutions").exists() and p == ROOT]
+
+
+def test_a_huge_output_cannot_fill_the_graders_memory():
+    """A red-team walk printed 500 MB in one message and drove nbgrader to 1.6 GB: the grader's sockets refuse any
+    message over sandbox.MAX_MESSAGE_BYTES (the cell then times out and the rest of the notebook is left unrun)."""
+    import asyncio
+    import resource
+
+    async def run():
+        km = sandbox.SandboxKernelManager(kernel_name="python3")
+        await km.start_kernel(extra_arguments=["--HistoryManager.hist_file=:memory:"])
+        client = km.client()
+        client.start_channels()
+        try:
+            await client.wait_for_ready(timeout=120)
+            small = await client.execute_interactive("print('small')", timeout=60)
+            assert small["content"]["status"] == "ok"
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            with pytest.raises(TimeoutError):
+                await client.execute_interactive(f"print('x' * {4 * sandbox.MAX_MESSAGE_BYTES})", timeout=20)
+            grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024
+            assert grown < 2 * sandbox.MAX_MESSAGE_BYTES, f"the grader grew by {grown / 2**20:.0f} MB"
+        finally:
+            client.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    asyncio.run(run())

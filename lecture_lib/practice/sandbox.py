@@ -60,6 +60,11 @@ def fresh_uid() -> int:
 HOME = "/home/student"
 
 
+#: The largest message the grader takes from a sandboxed kernel: a chapter's figure is about 0.1 MB; a 500 MB
+#: display drove nbgrader to 1.6 GB before this bound.
+MAX_MESSAGE_BYTES = 32 * 2**20
+
+
 class SandboxUnavailable(RuntimeError):
     """The sandbox cannot run here; the message says what is missing and what to do."""
 
@@ -236,13 +241,35 @@ def private_run_dir() -> Path:
 # ------------------------------------------------------------------ the kernel manager nbgrader uses
 
 def _kernel_manager_class():
+    import zmq
+    from jupyter_client.asynchronous import AsyncKernelClient
     from jupyter_client.manager import AsyncKernelManager
-    from traitlets import Unicode
+    from traitlets import Type, Unicode
+
+    class SandboxKernelClient(AsyncKernelClient):
+        """The grader's end of a sandboxed kernel: its sockets refuse any message over :data:`MAX_MESSAGE_BYTES`
+        (ZeroMQ drops it and the connection), so one huge output cannot fill the grader's memory."""
+
+        def _create_connected_socket(self, channel, identity=None):
+            context = self.context
+            original = context.socket
+
+            def bounded(kind, *args, **kwargs):
+                sock = original(kind, *args, **kwargs)
+                sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+                return sock
+
+            context.socket = bounded
+            try:
+                return super()._create_connected_socket(channel, identity=identity)
+            finally:
+                del context.socket          # the context's own method again
 
     class SandboxKernelManager(AsyncKernelManager):
         """An ``AsyncKernelManager`` whose kernel runs in :func:`command`'s sandbox, over ``ipc`` sockets in a
         private folder, interrupted by message (a signal cannot reach a process in another session)."""
 
+        client_factory = Type(klass=AsyncKernelClient, default_value=SandboxKernelClient)
         student = Unicode("", help="the student whose submission this kernel runs (sets $LECTURE_STUDENT)")
         numbers = Unicode("", help="that student's numbers as JSON (sets $LECTURE_NUMBERS: the key is not there)")
 

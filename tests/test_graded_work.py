@@ -300,6 +300,19 @@ ROUTES = {
 }
 
 
+def pretend_class(tmp_path: Path) -> tuple[dict, Path, Path]:
+    """The environment, course folder and exchange (mode 777, as nbgrader requires) of a class played by one OS user
+    in ``tmp_path``: this environment's nbgrader first on PATH, the students' config read from tmp_path/etc."""
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "MPLBACKEND": "Agg",
+           "JUPYTER_CONFIG_PATH": str(tmp_path / "etc"), "JUPYTER_DATA_DIR": str(tmp_path / "data")}
+    env.pop("LECTURE_STRICT", None)
+    course, exchange = tmp_path / "course", tmp_path / "exchange"
+    exchange.mkdir(mode=0o777)
+    exchange.chmod(0o777)
+    return env, course, exchange
+
+
 def _digest(folder: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(folder.rglob("*")):
@@ -315,13 +328,7 @@ def test_every_route_scores_zero_and_honest_work_keeps_its_score(tmp_path):
 
     if sandbox.problem():
         pytest.fail(f"the sandbox must run for this test: {sandbox.problem()}")
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "MPLBACKEND": "Agg",
-           "JUPYTER_CONFIG_PATH": str(tmp_path / "etc"), "JUPYTER_DATA_DIR": str(tmp_path / "data")}
-    env.pop("LECTURE_STRICT", None)
-    course, exchange = tmp_path / "course", tmp_path / "exchange"
-    exchange.mkdir(mode=0o777)
-    exchange.chmod(0o777)
+    env, course, exchange = pretend_class(tmp_path)
     exercises.nbgrader_source(ROOT / "solutions", course, chapters=[4], exchange=str(exchange))
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "nbgrader_config.py").write_text((course / "students" / "nbgrader_config.py").read_text())

@@ -239,7 +239,7 @@ def test_quizzes_run_strictly_with_every_check_correct(name):
 
 # ------------------------------------------------------------------ a quiz through the whole route, and its grades
 
-from test_graded_work import _fill  # noqa: E402 (a work cell filled as in the chapters' route test)
+from test_graded_work import _fill, pretend_class  # noqa: E402 (as in the chapters' route test)
 
 
 def _answer_code(value) -> str:
@@ -257,13 +257,7 @@ def test_a_quiz_is_released_autograded_for_each_students_numbers_and_exported(tm
     if sandbox.problem():
         pytest.skip(f"the autograde sandbox cannot run here: {sandbox.problem()}")
     seed = "spring-2027"
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "MPLBACKEND": "Agg",
-           "JUPYTER_CONFIG_PATH": str(tmp_path / "etc"), "JUPYTER_DATA_DIR": str(tmp_path / "data")}
-    env.pop("LECTURE_STRICT", None)
-    course, exchange = tmp_path / "course", tmp_path / "exchange"
-    exchange.mkdir(mode=0o777)
-    exchange.chmod(0o777)
+    env, course, exchange = pretend_class(tmp_path)
     assert exercises.main(["nbgrader-source", str(QUIZ_DIR), str(course), "--exchange", str(exchange), "--seed", seed,
                            "--chapter", "1"]) == 0
     (tmp_path / "etc").mkdir()

@@ -142,9 +142,23 @@ def log_in(browser, hub, user: str):
     return context, page
 
 
-def click_menu(page, menu: str, item: str) -> None:
-    page.click(f".lm-MenuBar-itemLabel:text-is('{menu}')")
-    page.click(f".lm-Menu-itemLabel:text-is('{item}')")
+def click_menu(page, menu: str, item: str, attempts: int = 6) -> None:
+    """Open `menu` in the menu bar and click `item`, as a hand does.
+
+    A click that lands while JupyterLab is still laying out (a notebook just opened, a kernel
+    just started) can open the menu and close it again at once; a person then clicks again,
+    and so does this, up to `attempts` times, before it fails."""
+    entry = page.locator(f".lm-Menu-itemLabel:text-is('{item}')")
+    for _ in range(attempts):
+        page.click(f".lm-MenuBar-itemLabel:text-is('{menu}')")
+        try:
+            entry.wait_for(state="visible", timeout=10_000)
+        except Exception:
+            page.keyboard.press("Escape")
+            continue
+        entry.click()
+        return
+    raise TimeoutError(f"the {menu} menu never showed {item!r} after {attempts} clicks")
 
 
 def test_a_class_logs_in_runs_chapter_one_fetches_answers_submits_and_gets_feedback(hub):

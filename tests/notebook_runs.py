@@ -21,8 +21,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from notebook_client import SlicedPollClient  # noqa: E402
+from lecture_lib.practice.notebook_client import SlicedPollClient
 
 TIMEOUT_SECONDS = 180   # per cell
 

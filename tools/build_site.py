@@ -381,8 +381,8 @@ def fold_hidden_sources(notebook) -> None:
 
 # --- Build --------------------------------------------------------------------------------------
 # Labs are numbered after the lecture's chapters (so those keep their numbers) but read right after the chapter they
-# follow: "10_lab_..." comes after Chapter 1, on the site's index as in the README and the start page.
-LAB_AFTER = {"10": 1}
+# follow: "11_lab_..." comes after Chapter 1, on the site's index as in the README and the start page.
+LAB_AFTER = {"11": 1}
 
 
 def reading_order(path: Path) -> tuple:
@@ -413,7 +413,7 @@ def title_of(notebook, fallback: str) -> str:
 
 def execute(path: Path, page: str, *, exercise: bool = False):
     import nbformat
-    from notebook_client import SlicedPollClient
+    from lecture_lib.practice.notebook_client import SlicedPollClient
 
     notebook = nbformat.read(path, as_version=4)
     prepare(notebook, path, page, exercise=exercise)

@@ -266,6 +266,14 @@ def _preprocessors():
                     self.log.debug("shutting down a stopped kernel: %s", error)
             return cell
 
+        async def async_start_new_kernel_client(self):
+            from .notebook_client import poll_in_slices
+
+            client = await super().async_start_new_kernel_client()
+            poll_in_slices(client.shell_channel)      # a missed wake-up costs half a second, not the cell's limit
+            poll_in_slices(client.iopub_channel)
+            return client
+
         # nbclient binds its synchronous execute_cell to its own coroutine when the class is made: bind it to ours.
         execute_cell = run_sync(async_execute_cell)
 

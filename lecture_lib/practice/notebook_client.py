@@ -5,7 +5,9 @@ the tests, 600 s in the site build) and then went on without an error: the kerne
 zmq.asyncio's wait on the socket's edge-triggered file descriptor was never woken, and only the poll that
 pyzmq makes when the wait times out found it (the kind of missed wake-up described in
 https://github.com/zeromq/pyzmq/issues/2173). Waiting in slices of at most :data:`SLICE_SECONDS` turns such a
-stall into a delay of a fraction of a second. Used by tests/notebook_runs.py and tools/build_site.py.
+stall into a delay of a fraction of a second. Used wherever the course runs notebooks itself: nbgrader's autograde
+(:class:`lecture_lib.practice.grading.SandboxedExecute`), the site build (tools/build_site.py), ``make present``
+(tools/present/voila_sliced.py) and the tests (tests/notebook_runs.py).
 """
 
 from __future__ import annotations

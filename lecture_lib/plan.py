@@ -679,14 +679,25 @@ def _layouts_for(deployment) -> dict:
     return out
 
 
+#: Widths whose tokens/s per GPU (all-reduces charged) come within this share of the best count as a tie, and a tie
+#: goes to the narrowest: fewer all-reduces, each over fewer GPUs, and a replica that survives a GPU's loss.
+LAYOUT_TIE = 0.02
+
+
 def _cheapest_tp(model, deployment, *, refused, len_ctx, batch, latency_target, bytes_w, bytes_e, kv_dtype,
                  settings) -> tuple:
-    """The auto layout of a model split by tensor parallelism: of the TP widths that divide the GPUs, stay inside
-    one scale-up domain and pass :func:`explicit_layout`'s checks, the one with the most output tokens/s per GPU
-    at its operating batch (the cheapest per token), DP replicas for the rest; the widest on a tie, and the widest
-    when none fits. TP wider than needed copies KV heads (more devices than heads) and shares no more work, so on
-    a pod a narrower TP with more replicas is often cheaper (issue 30). Returns :func:`explicit_layout`'s four
-    values, with a note saying why."""
+    """The auto layout of a model split by tensor parallelism (issue 30, issue 51 §1): of the TP widths that divide
+    the GPUs, stay inside one scale-up domain and pass :func:`explicit_layout`'s checks, the one with the most
+    output tokens/s per GPU at its operating batch *once its TP all-reduces are charged* (the step bound plus
+    :func:`realistic.communication_time`'s all-reduces, not overlapped), DP replicas for the rest.
+
+    The step bound alone ties every width that fits (a memory-bound step reads each GPU's share of the weights
+    whatever the split), and the tie used to go to the widest, TP over all 8 GPUs, which pays two all-reduces per
+    layer that DP replicas never pay. Real engines deploy the other way: AMD's MLPerf Llama-2-70B runs one vLLM
+    replica per MI300X/MI325X (Chapter 8's ``mlperf41-llama2-70b-mi300x8`` row, "DP replicas"), TensorRT-LLM's
+    performance tables run Llama 3.3 70B FP8 as TP1 on an H200 and TP2 on H100s (the TP the weights need, no
+    more). So widths within :data:`LAYOUT_TIE` of the best count as tied and the narrowest wins. When none fits,
+    the widest. Returns :func:`explicit_layout`'s four values, with a note saying why."""
     n = deployment.n_chips
     widths = [w for w in range(n, 0, -1) if n % w == 0 and w <= deployment.chips_per_domain]
     tried = []
@@ -702,27 +713,48 @@ def _cheapest_tp(model, deployment, *, refused, len_ctx, batch, latency_target, 
             return roofline.decode_bound(model, deployment, batch=b, layout=layout, **settings)
 
         operating = _operating_batch(step, fit=fit, batch=batch, latency_target=latency_target)[0]
-        rate = step(operating)["tokens_per_s"] / n if operating else 0.0
-        tried.append((rate, width, (step_layout, fit_layout, degrees, notes)))
+        rate = bound_rate = all_reduce = 0.0
+        if operating:
+            at = step(operating)
+            all_reduce = realistic.communication_time(model, deployment, tokens=operating * settings["tokens_per_step"],
+                                                      layout=step_layout)["tp_all_reduce"]
+            bound_rate = at["tokens_per_s"] / n
+            rate = bound_rate * at["t"] / (at["t"] + all_reduce)
+        tried.append({"rate": rate, "width": width, "bound": bound_rate, "all_reduce": all_reduce,
+                      "layout": (step_layout, fit_layout, degrees, notes)})
     if not tried:
         raise ValueError(f"n_chips: no tensor-parallel width that divides the {n} GPUs within a scale-up domain of "
                          f"{deployment.chips_per_domain} passes the model's head counts; give another GPU count")
-    rate, width, (step_layout, fit_layout, degrees, notes) = max(tried)
+    best = max(t["rate"] for t in tried)
+    if best > 0:
+        chosen = min((t for t in tried if t["rate"] >= best * (1 - LAYOUT_TIE)), key=lambda t: t["width"])
+    else:
+        chosen = max(tried, key=lambda t: t["width"])
+    width, rate = chosen["width"], chosen["rate"]
+    step_layout, fit_layout, degrees, notes = chosen["layout"]
     if len(tried) == 1:
         why = f"TP {width} × DP {n // width}: the only TP width the model's heads and the GPUs allow"
     elif rate == 0:
         why = f"TP {width} × DP {n // width}: the widest TP the model's heads allow; no width fits"
     else:
-        others = ", ".join(f"TP {w}: {units.rate(r) if r else 'does not fit'}"
-                           for r, w, _ in sorted(tried, key=lambda t: -t[1]) if w != width)
-        why = (f"TP {width} × DP {n // width}: the most tokens/s per GPU ({units.rate(rate)}) of the TP widths "
-               f"that divide the GPUs within a scale-up domain ({others})")
+        others = ", ".join(
+            f"TP {t['width']}: " + (f"{units.rate(t['rate'])} ({units.rate(t['bound'])} in the step bound, "
+                                    f"before {units.seconds(t['all_reduce'])} of all-reduces per step)" if t["all_reduce"]
+                                    else units.rate(t["rate"]) if t["rate"] else "does not fit")
+            for t in sorted(tried, key=lambda t: -t["width"]) if t["width"] != width)
+        tie = "" if rate == best else (f" (within {LAYOUT_TIE:.0%} of the best, {units.rate(best)}: a tie goes to "
+                                       f"the narrowest, the fewest all-reduces)")
+        if width == 1:
+            reason = (f"the model fits on one GPU, so {n} data-parallel replicas run with no all-reduce at all "
+                      f"(as AMD's MLPerf Llama-2-70B runs one vLLM replica per GPU){tie}")
+        else:
+            reason = f"the most decode tokens/s per GPU{tie}"
+        why = (f"TP {width} × DP {n // width}: {reason}: {units.rate(rate)} per GPU with its "
+               f"all-reduces charged ({others})")
     if refused is not None and width != n:
         why += f"; TP over all {n} GPUs would not divide the model's heads"
     elif width != n and n > deployment.chips_per_domain:
         why += f"; TP stays inside a scale-up domain of {deployment.chips_per_domain}"
-    if width == n:
-        return step_layout, fit_layout, degrees, notes
     return step_layout, fit_layout, degrees, notes + [why]
 
 

@@ -1285,7 +1285,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
                                       at["tokens_per_s"], prefill=dict(
                                           compute_dtype=compute, expert_compute_dtype=expert_compute,
                                           attention_dtype=attention_dtype, layout=fit_layout, weight_dtype=bytes_w,
-                                          expert_weight_dtype=bytes_e))
+                                          expert_weight_dtype=bytes_e), full_hbm=full.chip.hbm_capacity)
     elif operating:
         add("realistic", "not_modelled", "realistic estimate", None,
             "not modelled with pipeline stages: the bound above is the estimate")
@@ -1304,7 +1304,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
 
 
 def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_in, len_out, hit, tau, terms, decode,
-               bound, prefill) -> dict:
+               bound, prefill, full_hbm) -> dict:
     """The realistic estimate beside the bound (:mod:`lecture_lib.realistic`), with what each term costs: the rate
     with every chosen term, and with each one switched off in turn."""
     n = deployment.n_chips
@@ -1349,7 +1349,42 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
             detail = f"; factor {step['engine']:.2f}, measured on Chapter 8's dense {deployment.chip.generation} rows"
         add("realistic", f"term_{term}", f"term: {term}", cost,
             f"costs {cost:.0%} — {realistic.TERM_TITLES[term]}{detail}", source)
+    if model.is_moe:
+        _against_rows(add, deployment, step, layout=decode.get("layout"), full_hbm=full_hbm,
+                      in_flight=len_in is not None)
     return {"tokens_per_s": value, "share_of_bound": value / bound, "step": step}
+
+
+def _against_rows(add, deployment, step, *, layout, full_hbm: float, in_flight: bool) -> None:
+    """How the realistic estimate did on Chapter 8's published MoE figures (:func:`measurements.realistic_table`),
+    and, where this plan is of a class it misses, why (:data:`measurements.REALISTIC_MISSES`)."""
+    table = measurements.realistic_table()
+    inside = [row for row in table if row["within"]]
+    out = [row for row in table if not row["within"]]
+    high = f"; it runs high (×{min(r['ratio'] for r in out):.1f}–{max(r['ratio'] for r in out):.1f}) on " + \
+        ", ".join(f"{r['model']} on {r['hardware']}" for r in out) if out else ""
+    add("realistic", "against_rows", "against Chapter 8's MoE rows", {"within": len(inside), "rows": len(table)},
+        f"this estimate's method lands within ±{measurements.REALISTIC_TOLERANCE:.0%} of {len(inside)} of "
+        f"{len(table)} published MoE figures{high} (measurements.REALISTIC_MISSES says why)",
+        "measurements.realistic_table")
+    held = step["bound"].get("weights_per_device")
+    caveats = []
+    if held and full_hbm <= 96e9 and held / full_hbm > 0.3:
+        caveats.append(("memory_tight", (
+            f"memory-tight: the weights take {held / full_hbm:.0%} of each GPU's {units.bytes_(full_hbm)}, and the "
+            f"estimate gives all the rest (at the plan's HBM share) to KV and runs the largest batch that fits; an "
+            f"engine's reserve beside the weights (activations, graphs, MoE workspaces) cuts that batch, and on Chapter "
+            f"8's memory-tight H100 MoE rows the estimate ran 1.7–2.3× high (measurements.REALISTIC_MISSES)")))
+    chosen = roofline.resolve_layout(layout)
+    if in_flight and deployment.n_chips > 1 and chosen is not None and chosen.attention_tp == 1:
+        caveats.append(("dp_attention", (
+            "DP attention with prefill and decode on the same GPUs: every step's all-to-all waits for the slowest "
+            "rank, and a rank that prefills holds all of them; the estimate spreads prefill evenly, and on TensorRT-"
+            "LLM's in-flight-batched DeepSeek-R1 rows it ran 1.5× high (disaggregated prefill avoids it; "
+            + measurements._ADP_BALANCE + ")")))
+    for key, text in caveats:
+        add("realistic", f"caveat_{key}", "this plan is of a class the estimate misses", None, text,
+            "measurements.REALISTIC_MISSES")
 
 
 def _headline(result, *, chip, formats_why, weights, kv, compute, kv_given, binds, operating, serving, n, bound):

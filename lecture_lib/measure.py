@@ -1,4 +1,4 @@
-"""Chapter 10 (the lab after Chapter 1): measure this computer and hold Chapter 1's roofline against it.
+"""Chapter 11 (the lab after Chapter 1): measure this computer and hold Chapter 1's roofline against it.
 
 What is measured, with NumPy's own BLAS, and how:
 

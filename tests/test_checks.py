@@ -324,9 +324,9 @@ def test_strict_mode_raises_on_anything_but_correct(monkeypatch, variable, value
     with pytest.raises(AssertionError):
         check(EXPRESSION, 2 * B_STAR)
     with pytest.raises(KeyError):
-        check("9.9", 1)
+        check("9.99", 1)
     with pytest.raises(AssertionError):
-        check("9.9", 1)
+        check("9.99", 1)
 
 
 def test_unknown_problem_error_is_both_kinds():

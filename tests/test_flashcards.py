@@ -77,13 +77,14 @@ def test_the_package_holds_every_chapters_cards(two_exports, tmp_path):
     assert len(found) == sum(counts.values())
     per_chapter = Counter(tag for note in found for tag in note["tags"] if tag.startswith("chapter"))
     last = max(int(path.name[:2]) for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    assert last == 10     # the lab after Chapter 1 is numbered 10
-    assert sorted(per_chapter) == [f"chapter{c:02d}" for c in range(1, last + 1)], "a chapter has no cards"
-    for chapter in range(1, last + 1):
+    assert last == 11     # the lab after Chapter 1 is numbered 11
+    numbered = sorted(int(path.name[:2]) for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))[1:]
+    assert sorted(per_chapter) == [f"chapter{c:02d}" for c in numbered], "a chapter has no cards"
+    for chapter in numbered:
         in_chapter = [n for n in found if f"chapter{chapter:02d}" in n["tags"]]
         kinds = Counter(kind for n in in_chapter for kind in n["tags"] if kind in flashcards.KINDS)
         assert kinds["formula"] == expected_formulas(chapter)
-        assert kinds["formula"] > 0 or not flashcards.CHAPTER_MODULES[chapter]   # Chapter 9 (the planner) has none
+        assert kinds["formula"] > 0 or not flashcards.CHAPTER_MODULES[chapter]   # Chapter 10 (the planner) has none
         assert kinds["number"] >= 1
         choices = [pid for pid in checks.problem_ids(chapter=chapter) if checks.PROBLEMS[pid].kind == "choice"]
         in_words = [c for c in flashcards._concepts() if c.chapter == chapter]
@@ -161,10 +162,10 @@ def test_key_number_sources_are_readable_text():
     assert drain.source.startswith("hbm bandwidth, hbm capacity: ") and "flops" not in drain.source
 
 
-# ---- issue 31 §5: Chapter 9 has cards of its own, and each formula is one card
-def test_chapter_9_has_real_cards():
-    ninth = [card for card in flashcards.cards() if card.chapter == 9]
-    assert len(ninth) >= 12, "issue 47 §6: Chapter 9 has at least 12 cards"
+# ---- issue 31 §5: Chapter 10 (the planner; Chapter 9 before the split of issue 49) has cards of its own, and each formula is one card
+def test_the_planner_chapter_has_real_cards():
+    ninth = [card for card in flashcards.cards() if card.chapter == 10]
+    assert len(ninth) >= 12, "issue 47 §6: the planner's chapter has at least 12 cards"
     assert {card.kind for card in ninth} >= {"number", "concept"}
     assert len({card.front for card in ninth}) == len(ninth)
     for card in ninth:
@@ -264,8 +265,8 @@ def test_the_made_deck_names_each_chapter_after_its_notebook(made_deck):
         assert flashcards._chapter_title(chapter) == first
 
 
-def test_chapter_9_numbers_are_the_planners(made_deck):
-    """Chapter 9's worked-plan cards quote what lecture_lib.plan computes for the notebook's worked plan."""
+def test_the_planner_chapters_numbers_are_the_planners(made_deck):
+    """Chapter 10's worked-plan cards quote what lecture_lib.plan computes for the notebook's worked plan."""
     from lecture_lib import plan, units
 
     settings = dict(flashcards.WORKED_PLAN)
@@ -273,8 +274,8 @@ def test_chapter_9_numbers_are_the_planners(made_deck):
     import html
 
     backs = {key: html.unescape(n["fields"][1]) for key, n in made_deck.items()}
-    assert backs["number:9.worked-operating-batch"] == f"{worked['decode']['batch']:,.0f} sequences"
-    assert backs["number:9.worked-cost-output"] == units.dollars(worked["cost"]["usd_per_million_output"])
-    assert backs["number:9.memory-utilization"] == units.percent(plan.MEMORY_UTILIZATION)
+    assert backs["number:10.worked-operating-batch"] == f"{worked['decode']['batch']:,.0f} sequences"
+    assert backs["number:10.worked-cost-output"] == units.dollars(worked["cost"]["usd_per_million_output"])
+    assert backs["number:10.memory-utilization"] == units.percent(plan.MEMORY_UTILIZATION)
     ninth = [key for key in made_deck if made_deck[key]["fields"][3] == key and "chapter09" in made_deck[key]["tags"]]
     assert len(ninth) >= 12

@@ -311,12 +311,12 @@ def test_each_closed_page_load_leaves_no_kernel_behind(tmp_path):
 
 
 # The chapters whose explorers are the tallest: before issue 31 §5 (2026-12-02, 1280x800, covers open) chapter 1's
-# were 1158, 692 and 973 px tall, chapter 4's 887 and 981, chapter 5's 604, 896 and 1064, chapter 9's 1250.
+# were 1158, 692 and 973 px tall, chapter 4's 887 and 981, chapter 5's 604, 896 and 1064, chapter 9's 1250 (now Chapter 10, the planner).
 # Chapter 8's measurements explorer (quotes and sources in its readout) was 1,046 px tall before long values took a
 # whole row of the readout's grid. Before issue 47 §5 (2026-12-06) they fitted 800 px only by zooming the figures
 # (chapter 1: 792, 636, 792 px at zoom 0.68, 1, 0.81; chapter 2: 792, 792 at 0.74, 0.96; chapter 4: 778, 792;
 # chapter 8: 576, 792 at 1, 0.65; chapter 9: 792 at 0.80), which left figure text at 9.7-15 px.
-TALLEST = ("01", "02", "04", "05", "08", "09")
+TALLEST = ("01", "02", "04", "05", "08", "10")
 LIMIT = 720          # px: an explorer at 1280x800 fits beside the browser's own bars (issue 47 §5)
 FIGURE_TEXT = 16     # px: the smallest text in a figure as the projector shows it
 

@@ -123,7 +123,7 @@ def browser_times() -> None:
 
 
 def lab_goals() -> None:
-    """Issue 50's goals for the lab (Chapter 10), strict: what tests/test_measure.py holds only loosely."""
+    """Issue 50's goals for the lab (Chapter 11), strict: what tests/test_measure.py holds only loosely."""
     from notebook_runs import run
 
     from lecture_lib import measure
@@ -145,7 +145,7 @@ def lab_goals() -> None:
             report(f"    {label:<26} {value:8.2f}  {'ok' if ok else 'MISSED'}")
         for note in got.notes:
             report(f"    note: {note}")
-    _, seconds = run(ROOT / "notebooks" / "10_lab_roofline_on_your_machine.ipynb")
+    _, seconds = run(ROOT / "notebooks" / "11_lab_roofline_on_your_machine.ipynb")
     report(f"  Run All of the lab notebook: {seconds:.1f} s  {'ok' if seconds <= 20 else 'OVER BUDGET'}")
 
 

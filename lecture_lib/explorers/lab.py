@@ -1,4 +1,4 @@
-"""Chapter 10 (the lab after Chapter 1): what the learner sees while and after their machine is measured.
+"""Chapter 11 (the lab after Chapter 1): what the learner sees while and after their machine is measured.
 
 The measuring is :mod:`lecture_lib.measure`'s; here are its progress bar, the measured decode steps drawn on
 the roofline built from the measured peak and bandwidth (knee and predicted B* marked), a table of the gaps,

@@ -699,7 +699,7 @@ def deepseek_decode_share() -> Prediction:
 
 
 def layout_capacity() -> Prediction:
-    """Ch9: how many times more DeepSeek-V3 sequences fit on one HGX H200 at 8,192 tokens of context
+    """Ch10: how many times more DeepSeek-V3 sequences fit on one HGX H200 at 8,192 tokens of context
     under DP attention + EP than under plain tensor parallelism (the course's planner)."""
     from lecture_lib import plan
 

@@ -43,9 +43,9 @@ GUID_NAMESPACE = "lecture_lib"
 KINDS = ("formula", "number", "concept")
 
 CHAPTER_MODULES = {1: ("roofline",), 2: ("moe",), 3: ("pipeline",), 4: ("pipeline_memory",),
-                   5: ("scaling",), 6: ("context",), 7: ("reversible",), 8: ("collectives", "topology", "training_layout"), 9: (),
-                   10: ()}
-"""Which library modules hold each chapter's formulas (Chapter 9, the planner, and Chapter 10, the lab after Chapter 1,
+                   5: ("scaling",), 6: ("context",), 7: ("reversible",), 8: ("collectives", "topology", "training_layout"), 10: (),
+                   11: ()}
+"""Which library modules hold each chapter's formulas (Chapter 10, the planner, and Chapter 11, the lab after Chapter 1,
 which measures with Chapter 1's formulas, add none: their cards are key numbers and concepts)."""
 
 CHAPTER_FORMULAS = {8: {"roofline": ("EXPECTED_EXPERTS", "PARAMS_READ", "T_WEIGHTS_READ", "T_COMPUTE_VERIFY",
@@ -267,78 +267,78 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
                   lambda: collectives.dp_critical_batch(dp=8, flops=_chip("H100").flops["bf16"],
                                                         link_bandwidth=_chip("H100").scale_up_bandwidth),
                   lambda v: f"≈ {v:,.0f}", lambda: _chip("H100").sources, ("flops", "scale_up_bandwidth")),
-        KeyNumber("deepseek-dp-ep-weights", 9, "DeepSeek-V3 in FP8 on one HGX H200 under DP attention + EP: weights "
+        KeyNumber("deepseek-dp-ep-weights", 10, "DeepSeek-V3 in FP8 on one HGX H200 under DP attention + EP: weights "
                   "each GPU holds (a full copy of attention and the shared expert, 1/8 of the routed experts)",
                   lambda: roofline.device_memory("deepseek-v3", _system("HGX H200"), layout="dp_ep",
                                                  weight_dtype="fp8")["weights"],
                   units.bytes_, lambda: _system("HGX H200").chip.sources, ("hbm_capacity",)),
-        KeyNumber("hgx-h200-hbm", 9, "One HGX H200 node (8 GPUs): HBM it holds in all, the budget for weights "
+        KeyNumber("hgx-h200-hbm", 10, "One HGX H200 node (8 GPUs): HBM it holds in all, the budget for weights "
                   "and KV cache",
                   lambda: _system("HGX H200").hbm_capacity, units.bytes_,
                   lambda: {**_system("HGX H200").chip.sources, **_system("HGX H200").sources},
                   ("n_chips", "hbm_capacity")),
-        KeyNumber("deepseek-h200-floor", 9, "DeepSeek-V3 in FP8 on one HGX H200: the latency floor, every weight "
+        KeyNumber("deepseek-h200-floor", 10, "DeepSeek-V3 in FP8 on one HGX H200: the latency floor, every weight "
                   "byte read once per step at the node's HBM bandwidth (N_total · 1 byte / mem_bw)",
                   lambda: roofline.T_WEIGHTS(N_total=_model("deepseek-v3").params_total, bytes_param=1,
                                              mem_bw=_system("HGX H200").hbm_bandwidth),
                   units.seconds, lambda: {**_system("HGX H200").chip.sources, **_system("HGX H200").sources},
                   ("n_chips", "hbm_bandwidth")),
-        KeyNumber("deepseek-h200-balance", 9, "DeepSeek-V3 in FP8 on H200: the balance batch B* (sequences per "
+        KeyNumber("deepseek-h200-balance", 10, "DeepSeek-V3 in FP8 on H200: the balance batch B* (sequences per "
                   "step at which compute time equals weight-fetch time), ≈ hardware ratio × sparsity",
                   lambda: roofline.balance_batch(_chip("H200"), weight_bytes=1, compute_dtype="fp8",
                                                  sparsity=_model("deepseek-v3").sparsity),
                   lambda v: f"≈ {v:,.0f}", lambda: _chip("H200").sources, ("flops", "hbm_bandwidth")),
-        KeyNumber("lab-reference-balance", 10, "The course's 2-core reference machine, measured by the lab (float32 "
+        KeyNumber("lab-reference-balance", 11, "The course's 2-core reference machine, measured by the lab (float32 "
                   "weights and multiplies): its balance batch B* from the measured peak and read bandwidth",
                   lambda: _lab_example().balance_batch(), lambda v: f"≈ {v:.0f}",
                   lambda: "lecture_lib/measure.py example_profile (the lab's full-mode run, 2026-12-06)"),
-        KeyNumber("lab-h100-over-cpu", 10, "How many times larger an H100's hardware ratio (bf16) is than the course's "
+        KeyNumber("lab-h100-over-cpu", 11, "How many times larger an H100's hardware ratio (bf16) is than the course's "
                   "reference CPU's (float32), both as multiplies per byte of weights",
                   lambda: roofline.hardware_ratio(_chip("H100"), "bf16", 2) / _lab_example().balance_batch(),
                   lambda v: f"≈ {v:.0f}×",
                   lambda: {**_chip("H100").sources, "lab": "lecture_lib/measure.py example_profile"},
                   ("flops", "hbm_bandwidth", "lab")),
-        KeyNumber("llama70-bf16-weights", 9, "Llama 3 70B in bf16: bytes of weights alone, so the fewest 80 GB "
+        KeyNumber("llama70-bf16-weights", 10, "Llama 3 70B in bf16: bytes of weights alone, so the fewest 80 GB "
                   "GPUs that hold them is their ratio rounded up",
                   lambda: _model("llama-3-70b").params_total * 2, units.bytes_,
                   lambda: _model("llama-3-70b").source),
-        KeyNumber("deepseek-tp-kv-copies", 9, "DeepSeek-V3 (MLA) under TP 8: how many times each sequence's KV "
+        KeyNumber("deepseek-tp-kv-copies", 10, "DeepSeek-V3 (MLA) under TP 8: how many times each sequence's KV "
                   "latent is stored across the node (why DP attention fits more sequences)",
                   lambda: roofline.device_memory("deepseek-v3", _system("HGX H200"), layout="tp")["r_kv"],
                   lambda v: f"{v:.0f}×", lambda: _system("HGX H200").chip.sources, ("hbm_capacity",)),
-        KeyNumber("worked-operating-batch", 9, f"{_worked_words()}: the operating batch (the largest whose step "
+        KeyNumber("worked-operating-batch", 10, f"{_worked_words()}: the operating batch (the largest whose step "
                   "bound meets the target and whose weights and KV fit)",
                   lambda: _worked("decode", "batch"), lambda v: f"{v:,.0f} sequences",
                   lambda: _worked_source("decode", "batch")),
-        KeyNumber("worked-tokens-per-gpu", 9, f"{_worked_words()}: output tokens/s per GPU at the operating batch "
+        KeyNumber("worked-tokens-per-gpu", 10, f"{_worked_words()}: output tokens/s per GPU at the operating batch "
                   "(a bound)",
                   lambda: _worked("decode", "tokens_per_s_per_gpu"), units.rate,
                   lambda: _worked_source("decode", "tokens_per_s_per_gpu")),
-        KeyNumber("worked-cost-output", 9, f"{_worked_words()}: dollars per million output tokens at the "
+        KeyNumber("worked-cost-output", 10, f"{_worked_words()}: dollars per million output tokens at the "
                   "operating batch (a bound: the rented GPU-hours over the tokens they make)",
                   lambda: _worked("cost", "usd_per_million_output"), units.dollars,
                   lambda: _worked_source("cost", "usd_per_million_output")),
-        KeyNumber("worked-pp-idle", 9, f"{_worked_words()}, laid out as a pipeline over the "
+        KeyNumber("worked-pp-idle", 10, f"{_worked_words()}, laid out as a pipeline over the "
                   f"{WORKED_PLAN['n_systems']} nodes: share of the time each stage idles in decode with one "
                   "micro-batch in flight",
                   lambda: _worked("layouts", "pp_decode_idle_one_micro"), units.percent,
                   lambda: _worked_source("layouts", "pp_decode_idle_one_micro")),
-        KeyNumber("worked-cross-node", 9, f"{_worked_words()}, experts spread over both nodes: share of the "
+        KeyNumber("worked-cross-node", 10, f"{_worked_words()}, experts spread over both nodes: share of the "
                   "tokens each all-to-all dispatches that leave their node (over the slow links)",
                   lambda: _worked("layouts", "cross_rack_fraction"), units.percent,
                   lambda: _worked_source("layouts", "cross_rack_fraction")),
-        KeyNumber("dp-over-tp-one-node", 9, f"{_model(WORKED_PLAN['model']).name} on one {WORKED_PLAN['system']} "
+        KeyNumber("dp-over-tp-one-node", 10, f"{_model(WORKED_PLAN['model']).name} on one {WORKED_PLAN['system']} "
                   f"at {WORKED_PLAN['len_ctx']:,} tokens of context: how many times more sequences fit under DP "
                   "attention + EP than under plain TP (the chapter's prediction)",
                   lambda: _one_node_capacity("dp_ep_max_batch") / _one_node_capacity("tp_max_batch"),
                   lambda v: f"≈ {v:.1f}×",
                   lambda: "lecture_lib/plan.py (plan(...).numbers['capacity'], from roofline.batch_that_fits with "
-                          "layout='dp_ep' and 'tp'); notebooks/09_plan_a_deployment.ipynb, Predict first"),
-        KeyNumber("memory-utilization", 9, "Share of each GPU's HBM a plan gives to weights and KV (the rest is the "
+                          "layout='dp_ep' and 'tp'); notebooks/10_plan_a_deployment.ipynb, Predict first"),
+        KeyNumber("memory-utilization", 10, "Share of each GPU's HBM a plan gives to weights and KV (the rest is the "
                   "runtime's reserve for activations, CUDA graphs and fragmentation)",
                   lambda: _plan_module().MEMORY_UTILIZATION, units.percent,
                   lambda: "vLLM's gpu_memory_utilization default; lecture_lib/plan.py MEMORY_UTILIZATION"),
-        KeyNumber("moe-decode-band", 9, "Published MoE serving systems in memory-bound decode: the median share of "
+        KeyNumber("moe-decode-band", 10, "Published MoE serving systems in memory-bound decode: the median share of "
                   "their roofline bound they reached (Chapter 8's dataset, the band a plan applies)",
                   lambda: _moe_decode_band()["median"], units.percent,
                   lambda: f"lecture_lib/measurements.py reality_band(kind='decode', moe=True, regime='memory', "
@@ -346,11 +346,11 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
     )
 
 
-# ================================================================================ Chapter 9's worked plan
+# ================================================================================ Chapter 10's worked plan
 
 WORKED_PLAN = {"model": "deepseek-v3", "system": "HGX H200", "n_systems": 2, "price_per_gpu_hour": 3.5,
                "len_ctx": 8192, "latency_target": 0.020}
-"""The plan Chapter 9 works through (notebooks/09_plan_a_deployment.ipynb §1); its cards quote what
+"""The plan Chapter 10 works through (notebooks/10_plan_a_deployment.ipynb §1); its cards quote what
 :func:`lecture_lib.plan.plan` computes for it."""
 
 
@@ -369,7 +369,7 @@ def _worked_plan():
 def _worked_words() -> str:
     """The worked plan's inputs in words, from :data:`WORKED_PLAN`."""
     plan = WORKED_PLAN
-    return (f"Chapter 9's worked plan ({_model(plan['model']).name} on {plan['n_systems']} × {plan['system']}, "
+    return (f"Chapter 10's worked plan ({_model(plan['model']).name} on {plan['n_systems']} × {plan['system']}, "
             f"{units.dollars(plan['price_per_gpu_hour'])} per GPU-hour, {plan['len_ctx']:,} tokens of context, "
             f"at most {units.seconds(plan['latency_target'])} per token)")
 
@@ -381,7 +381,7 @@ def _worked(section: str, key: str) -> float:
 def _worked_source(section: str, key: str) -> str:
     row = next(row for row in _worked_plan().section(section) if row.key == key)
     computed = f"{row.source}, put together by " if row.source else ""
-    return f"{computed}lecture_lib/plan.py (the row \"{row.label}\"); notebooks/09_plan_a_deployment.ipynb §1"
+    return f"{computed}lecture_lib/plan.py (the row \"{row.label}\"); notebooks/10_plan_a_deployment.ipynb §1"
 
 
 @functools.lru_cache(maxsize=None)
@@ -479,28 +479,28 @@ def _lab_read_answer() -> str:
 
 def _concepts() -> tuple[Concept, ...]:
     return (
-        Concept("lab-read-probe", 10, "Why does the lab measure bandwidth with a read-only pass, not a copy, to "
+        Concept("lab-read-probe", 11, "Why does the lab measure bandwidth with a read-only pass, not a copy, to "
                 "predict a decode step at batch 1?", _lab_read_answer,
-                "lecture_lib/measure.py read_bandwidth; notebooks/10_lab_roofline_on_your_machine.ipynb §1"),
-        Concept("dp-attention", 9, f"{_model(WORKED_PLAN['model']).name} (MLA) on one "
+                "lecture_lib/measure.py read_bandwidth; notebooks/11_lab_roofline_on_your_machine.ipynb §1"),
+        Concept("dp-attention", 10, f"{_model(WORKED_PLAN['model']).name} (MLA) on one "
                 f"{_system(WORKED_PLAN['system']).n_chips}-GPU node: why does DP attention + EP fit more sequences "
                 f"than plain tensor parallelism, and why not {_system(WORKED_PLAN['system']).n_chips}× more?",
                 _dp_attention_answer,
                 "lecture_lib/roofline.py device_memory (layouts 'tp' and 'dp_ep'); lecture_lib/plan.py; "
-                "notebooks/09_plan_a_deployment.ipynb, Predict first"),
-        Concept("bound-not-forecast", 9, "Why does a plan quote its tokens/s beside Chapter 8's band, and never alone?",
+                "notebooks/10_plan_a_deployment.ipynb, Predict first"),
+        Concept("bound-not-forecast", 10, "Why does a plan quote its tokens/s beside Chapter 8's band, and never alone?",
                 _band_answer, "lecture_lib/measurements.py reality_band; lecture_lib/plan.py (the reality section); "
-                "notebooks/09_plan_a_deployment.ipynb §4 and Caveats"),
-        Concept("pipeline-decode", 9, "In decode, what does a pipeline over two nodes buy, and what does it cost?",
+                "notebooks/10_plan_a_deployment.ipynb §4 and Caveats"),
+        Concept("pipeline-decode", 10, "In decode, what does a pipeline over two nodes buy, and what does it cost?",
                 _pipeline_answer, "lecture_lib/pipeline.py decode_idle_fraction, MIN_DECODE_MICROBATCHES; "
-                "lecture_lib/plan.py (layouts compared); notebooks/09_plan_a_deployment.ipynb §1"),
-        Concept("operating-batch", 9, "How does the planner pick the operating batch, and why is it not simply the "
+                "lecture_lib/plan.py (layouts compared); notebooks/10_plan_a_deployment.ipynb §1"),
+        Concept("operating-batch", 10, "How does the planner pick the operating batch, and why is it not simply the "
                 "largest batch that fits?", _operating_batch_answer,
                 "lecture_lib/plan.py _operating_batch; lecture_lib/roofline.py decode_bound; "
-                "notebooks/09_plan_a_deployment.ipynb §1"),
-        Concept("no-balance-with-kv", 9, "Why can long-context decode stay memory-bound at every batch size?",
+                "notebooks/10_plan_a_deployment.ipynb §1"),
+        Concept("no-balance-with-kv", 10, "Why can long-context decode stay memory-bound at every batch size?",
                 _kv_balance_answer, "lecture_lib/roofline.py balance_batch_with_kv; lecture_lib/plan.py (decode); "
-                "notebooks/09_plan_a_deployment.ipynb §1"),
+                "notebooks/10_plan_a_deployment.ipynb §1"),
     )
 
 

@@ -53,7 +53,7 @@ def mystery_gantt():
 
 
 #: The published config.json of Qwen3-30B-A3B (huggingface.co/Qwen/Qwen3-30B-A3B, config.json), the fields the
-#: course reads, typed from the file: the model Chapter 9's problems plan.
+#: course reads, typed from the file: the model Chapter 10's problems plan.
 QWEN3_30B_A3B_CONFIG = {
     "_name_or_path": "Qwen/Qwen3-30B-A3B", "model_type": "qwen3_moe", "hidden_size": 2048,
     "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32,

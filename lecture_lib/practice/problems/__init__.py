@@ -1,5 +1,5 @@
-"""Each chapter's practice problems, one module per chapter (``ch01.py`` ... ``ch09.py``), and the quiz and
-exam bank (``quiz01.py`` ... ``quiz09.py``: problems N.101 and up, released only through nbgrader from ``quizzes/``).
+"""Each chapter's practice problems, one module per chapter (``ch01.py`` ... ``ch11.py``), and the quiz and
+exam bank (``quiz01.py`` ... ``quiz10.py``: problems N.101 and up, released only through nbgrader from ``quizzes/``).
 
 A module registers its problems with :func:`lecture_lib.practice.registry.register` when it is imported;
 importing this package imports every ``chNN`` module here, in chapter order, then every ``quizNN`` module, so a

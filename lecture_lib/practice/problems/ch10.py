@@ -1,121 +1,153 @@
-"""The lab's practice problems (solutions/10_lab_roofline_on_your_machine.ipynb): Chapter 1's roofline on a CPU.
+"""Chapter 10's practice problems (solutions/10_plan_a_deployment.ipynb): plan a model the course has not shown.
 
-Every number a problem states is the lab's own measurement of the course's reference machine (a 2-core AMD EPYC
-virtual machine, NumPy with OpenBLAS), :func:`lecture_lib.measure.example_profile`, rounded to three significant
-digits as the problems print them. The lab's decode stack holds float32 weights, 4 bytes each. Every expected value is
-computed with Chapter 1's functions (:mod:`lecture_lib.roofline`) and the lab's (:mod:`lecture_lib.measure`).
+The model is Qwen3-30B-A3B, read from its published ``config.json`` (huggingface.co/Qwen/Qwen3-30B-A3B,
+config.json; model card: "30.5B in total and 3.3B activated", 48 layers, 32 query and 4 KV heads, 128 experts,
+8 activated). Every expected value is computed with :func:`lecture_lib.plan.plan` or the chapter functions it
+calls, from the inputs the problem statement names; see :mod:`lecture_lib.practice.checks` for how answers are judged.
 """
 
 from __future__ import annotations
 
-from lecture_lib import hardware, measure, roofline
+import dataclasses
+import math
 
-from ..registry import Mistake, Problem, Vary, register
+from lecture_lib import collectives, hardware, hf_config, roofline
+from lecture_lib import plan as planner
 
+from ..problem_data import QWEN3_30B_A3B_CONFIG
+from ..registry import Mistake, Problem, register
 
-def _rounded(value: float) -> float:
-    return float(f"{value:.3g}")
-
-
-_EXAMPLE = measure.example_profile()
-PEAK = _rounded(_EXAMPLE.flops)                 # float32 FLOP/s
-BANDWIDTH = _rounded(_EXAMPLE.mem_bw)           # bytes/s, read-only
-N_PARAMS = int(_EXAMPLE.decode["n_params"])     # the stack's float32 weights
-WEIGHT_BYTES = 4 * N_PARAMS
-#: Measured step times at the batches the problems print (seconds, three significant digits).
-STEPS = {b: _rounded(s) for b, s in zip(_EXAMPLE.decode["batches"], _EXAMPLE.decode["seconds"])
-         if b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)}
-_BW_DEFAULT = BANDWIDTH / 1e9                  # GB/s, as the problems print it
-
-BW_VARY = Vary("bandwidth", "the read bandwidth", _BW_DEFAULT,
-               tuple(v for v in (8, 10, 12, 14, 20, 24, 28) if v != _BW_DEFAULT)[:6], "GB/s")
-PRICE_VARY = Vary("price", "the VM's price per hour", 0.10, (0.05, 0.08, 0.12, 0.15, 0.20), "dollars")
+CHIP = "H100"
+CONTEXT = 8192
+PRICE = 2.5            # USD per GPU-hour, the problems' assumption
+TARGET = 0.010         # 10 ms per output token
 
 
-def _chip(bandwidth: float = _BW_DEFAULT, peak: float = PEAK):
-    return hardware.custom_chip(name="lab machine", hbm_capacity=16e9, hbm_bandwidth=bandwidth * 1e9,
-                                flops={"fp32": peak})
+def qwen3_30b():
+    return hf_config.from_hf_config(QWEN3_30B_A3B_CONFIG)
 
 
-def _balance(bandwidth: float = _BW_DEFAULT, weight_bytes: float = 4, peak: float = PEAK) -> float:
-    return roofline.balance_batch(_chip(bandwidth, peak), weight_bytes=weight_bytes, compute_dtype="fp32")
+def _fit(kv_heads: int | None = None, weights: str = "fp8") -> float:
+    m = qwen3_30b()
+    if kv_heads is not None:
+        m = dataclasses.replace(m, n_kv_heads=kv_heads)
+    d = collectives.deployment(hardware.get(CHIP), n_chips=1)
+    return roofline.batch_that_fits(m, d, len_ctx=CONTEXT, weight_bytes=weights, kv_dtype="bf16")
 
 
-def _step(batch: float, part: str = "t", flops: float = PEAK, mem_bw: float = BANDWIDTH) -> float:
-    return float(measure.predicted_times(batches=batch, n_params=N_PARAMS, flops=flops, mem_bw=mem_bw)[part])
+def _floor_rate(all_experts: bool = False) -> float:
+    d = collectives.deployment(hardware.get(CHIP), n_chips=1)
+    return roofline.decode_bound(qwen3_30b(), d, batch=1, len_ctx=CONTEXT,
+                                 expected_experts_read=not all_experts)["tokens_per_s_per_seq"]
 
 
-def _knee() -> float:
-    return measure.measured_knee(list(STEPS), list(STEPS.values()))
+def _plan(latency_target=TARGET):
+    return planner.plan(qwen3_30b(), CHIP, n_chips=1, price_per_gpu_hour=PRICE, len_ctx=CONTEXT,
+                        latency_target=latency_target)
 
 
-def _cost(price: float = 0.10, batch: int = 256) -> float:
-    return 1e6 * roofline.cost_per_token(step_time=STEPS[batch], batch=batch, n_chips=1, price_chip_hour=price)
+def _cost(per: str = "output", scale: float = 1.0) -> float:
+    got = _plan().numbers["cost"]
+    return scale * got["usd_per_million_output" if per == "output" else "usd_per_million_input"]
 
 
 register("10.1", Problem(
-    "Predict your machine's balance batch", "number", lambda bandwidth=_BW_DEFAULT: _balance(bandwidth), rtol=0.02,
-    unit="sequences", variants=(BW_VARY,),
-    mistakes=(Mistake(lambda bandwidth=_BW_DEFAULT: _balance(bandwidth, peak=2 * PEAK),
-                      "That counts every FLOP as a multiply. B* compares multiplies per second with bytes per second: "
-                      "halve the FLOP/s first (2 FLOPs per multiply-add)."),
-              Mistake(lambda bandwidth=_BW_DEFAULT: _balance(bandwidth, weight_bytes=2),
-                      "That takes 2 bytes per weight (bf16). The lab's weights are float32: 4 bytes each."),
-              Mistake(lambda bandwidth=_BW_DEFAULT: _balance(bandwidth) / 1e9,
-                      "Check the units: FLOP/s and bytes/s both in SI, or both in G, so that B* comes out as a "
-                      "number of sequences."))))
+    # A whole number of sequences: the room divided by one sequence's cache, rounded down (61). The tolerance,
+    # 0.5% (±0.3 sequence), takes only that whole number: 62 does not fit, and 61.4 is not rounded.
+    "How many Qwen3-30B-A3B sequences fit on one H100", "number", lambda: float(math.floor(_fit())),
+    rtol=0.005, unit="sequences",
+    mistakes=(Mistake(_fit, "That is the room divided by one sequence's cache before rounding: a fraction of a "
+                            "sequence cannot be served. Round down to whole sequences.", rtol=0.004),
+              Mistake(lambda: math.ceil(_fit()), "That rounds up: the last sequence's cache would not fit in the HBM "
+                                                 "left. Round down to whole sequences.", rtol=0.004),
+              Mistake(lambda: _fit(kv_heads=32),
+                      "That caches K and V for all 32 query heads. The config's num_key_value_heads is 4 (GQA): "
+                      "each layer stores only 4 heads' keys and values.", rtol=0.1),
+              Mistake(lambda: _fit(weights="bf16"),
+                      "That stores the weights in BF16. The problem says FP8: one byte per weight.", rtol=0.03))))
 register("10.2", Problem(
-    "The batch-1 floor: one read of the weights", "number", lambda: _step(1, "t_weights"), rtol=0.02, unit="seconds",
-    mistakes=(Mistake(lambda: _step(1, "t_compute"),
-                      "That is the compute time of one sequence. At batch 1 the step waits for the weights to "
-                      "stream from memory."),
-              Mistake(lambda: _step(1, "t_weights") / 4,
-                      "That reads one byte per weight. The stack holds float32 weights: 4 bytes each."))))
+    "The batch-1 latency floor of Qwen3-30B-A3B, as tokens per second", "number", _floor_rate, rtol=0.02,
+    unit="tokens/s per user",
+    mistakes=(Mistake(lambda: _floor_rate(all_experts=True),
+                      "That reads every expert at batch 1. One token routes to 8 of the 128 experts per layer; "
+                      "the others stay in HBM (Chapter 8's expected experts touched)."),
+              Mistake(lambda: 1e3 / _floor_rate(),
+                      "That is the time per token in milliseconds. The question asks for its inverse, tokens per "
+                      "second for one user."))))
 register("10.3", Problem(
-    "A step at batch 512", "number", lambda: _step(512), rtol=0.02, unit="seconds",
-    mistakes=(Mistake(lambda: _step(512, "t_weights"),
-                      "That is the weights' read alone. At batch 512 the multiplies take longer: which time wins?"),
-              Mistake(lambda: _step(512, "t_compute") / 2,
-                      "That counts one FLOP per multiply-add. Each weight costs 2 FLOPs per sequence."))))
+    "Dollars per million output tokens at a 10 ms target", "number", _cost, rtol=0.02, unit="USD per million tokens",
+    mistakes=(Mistake(lambda: _cost("input"),
+                      "That is the input (prefill) price. The question asks for output tokens, made by decode steps "
+                      "at the operating batch."),
+              Mistake(lambda: _cost(scale=1e-6),
+                      "That is dollars per token; the question asks per million tokens."))))
+
+
+# --- More of the plan, piece by piece ----------------------------------------------------------------------
+
+def _balance(sparsity: bool = True, compute: str = "fp8") -> float:
+    m = qwen3_30b()
+    return roofline.balance_batch(hardware.get(CHIP), weight_bytes=1, compute_dtype=compute,
+                                  sparsity=m.sparsity if sparsity else 1.0)
+
+
+def _prefill(n_params: str = "active") -> float:
+    m = qwen3_30b()
+    if n_params == "total":
+        m = dataclasses.replace(m, n_routed_experts=m.n_routed_experts, experts_per_token=m.n_routed_experts)
+    d = collectives.deployment(hardware.get(CHIP), n_chips=1)
+    return roofline.prefill_bound(m, d, len_in=CONTEXT, compute_dtype="fp8")["t_prefill"]
+
+
+def _reality(kind: str = "decode", applied: bool = True) -> float:
+    """The bound's tokens/s per GPU times the median share of the plan's band: Chapter 8's rows of the plan's
+    class (MoE, memory- or compute-bound at the operating point), decode or prefill."""
+    got = _plan().numbers
+    rate = got["decode"]["tokens_per_s_per_gpu"]
+    return rate * got["reality"][f"{kind}_band"]["median"] if applied else rate
+
+
+NODE = "HGX H100"
+
+
+def _tp_batch(layout="tp") -> float:
+    d = collectives.deployment(hardware.get_system(NODE))
+    return roofline.batch_that_fits(qwen3_30b(), d, len_ctx=CONTEXT, weight_bytes="fp8", kv_dtype="bf16",
+                                    layout=layout)
+
+
 register("10.4", Problem(
-    "Read the knee off a measured curve", "number", _knee, rtol=0.03, unit="sequences",
-    mistakes=(Mistake(lambda: STEPS[1] / (STEPS[2] / 2),
-                      "That takes the slope from batch 2, still on the flat part. Read the compute slope where the "
-                      "curve is straight: the largest batches."),
-              Mistake(lambda: _knee() * 2,
-                      "Check the slope: time per sequence is the step time divided by the batch."))))
+    "Qwen3-30B-A3B's balance batch on an H100", "number", _balance, rtol=0.02, unit="sequences",
+    mistakes=(Mistake(lambda: _balance(sparsity=False),
+                      "That is the H100's hardware ratio alone, the balance batch of a dense model. An MoE stores "
+                      "N_total but computes with N_active: multiply by the sparsity."),
+              Mistake(lambda: _balance(compute="bf16"),
+                      "That uses the BF16 peak. FP8 weights multiply at the FP8 peak, twice as fast."))))
 register("10.5", Problem(
-    "The knee against the prediction", "number", lambda: _knee() / _balance(), rtol=0.03, unit="",
-    mistakes=(Mistake(lambda: _balance() / _knee(),
-                      "That is the prediction over the measurement. The question asks measured / predicted."),)))
+    "Time to prefill 8,192 tokens of Qwen3-30B-A3B on one H100", "number", _prefill, rtol=0.02, unit="seconds",
+    mistakes=(Mistake(lambda: _prefill("total"),
+                      "That computes with every expert. Each prompt token goes through 8 of the 128 experts per "
+                      "layer: prefill FLOPs are 2 N_active per token, plus attention."),
+              Mistake(lambda: 1e3 * _prefill(),
+                      "That is in milliseconds; give seconds."))))
 register("10.6", Problem(
-    "What bandwidth did batch 1 reach?", "number", lambda: WEIGHT_BYTES / STEPS[1], rtol=0.02, unit="bytes/s",
-    mistakes=(Mistake(lambda: N_PARAMS / STEPS[1],
-                      "That counts weights, not bytes. Each float32 weight is 4 bytes."),
-              Mistake(lambda: WEIGHT_BYTES * STEPS[1],
-                      "Bandwidth is bytes divided by seconds."))))
+    "What the reality band suggests at the 10 ms operating point", "number", _reality, rtol=0.02,
+    unit="tokens/s per GPU",
+    mistakes=(Mistake(lambda: _reality(applied=False),
+                      "That is the bound itself. Chapter 8's decode rows reached only a share of it: apply the median."),
+              Mistake(lambda: _reality(kind="prefill"),
+                      "That applies the prefill rows' median. Output tokens come from decode: use the decode rows."))))
 register("10.7", Problem(
-    "Dollars per million tokens on a rented CPU", "number", lambda price=0.10: _cost(price), rtol=0.02,
-    unit="dollars per million tokens", variants=(PRICE_VARY,),
-    mistakes=(Mistake(lambda price=0.10: _cost(price) / 1e6,
-                      "That is dollars per token; the question asks per million tokens."),
-              Mistake(lambda price=0.10: _cost(price) * 256,
-                      "That charges the whole step to one token. A step at batch 256 makes 256 tokens."),
-              Mistake(lambda price=0.10: _cost(price) * 3600,
-                      "The price is per hour: divide it by 3,600 to get dollars per second."))))
-
-
-def _small_batch_dip() -> str:
-    """10.8: batch 2 and 4 are slower than batch 1 while the roofline is the batch-1 floor at both."""
-    flat = all(_step(b) == _step(1) for b in (2, 4))
-    slower = all(STEPS[b] > STEPS[1] for b in (2, 4))
-    if not (flat and slower):
-        raise RuntimeError("problem 10.8 assumes a flat roofline and slower measured steps at batch 2 and 4")
-    return "c"
-
-
+    "Tensor parallelism over eight H100s: how many sequences fit", "number", _tp_batch, rtol=0.02, unit="sequences",
+    mistakes=(Mistake(lambda: _tp_batch(layout=None),
+                      "That pools the eight GPUs' HBM and splits the KV evenly. Qwen3-30B-A3B has 4 KV heads: with "
+                      "TP over 8 GPUs, each head is kept on two GPUs, so the KV cache is stored twice."),
+              Mistake(lambda: _tp_batch(layout="dp_ep"),
+                      "That is DP attention + EP: every GPU holds its own sequences' whole cache. The question is "
+                      "plain tensor parallelism."))))
 register("10.8", Problem(
-    "Why is batch 4 slower than batch 1?", "choice", _small_batch_dip, options=("a", "b", "c", "d"),
-    nudges={"a": "The weights do not change size with the batch: they never fitted in the cache.",
-            "b": "At batch 4 the compute time is far below the weights' read: the roofline is still flat there.",
-            "d": "The lab's default run reads no KV cache, and a KV read would grow smoothly with the batch."}))
+    "Dollars per million input tokens", "number", lambda: _cost("input"), rtol=0.02, unit="USD per million tokens",
+    mistakes=(Mistake(lambda: _cost("output"),
+                      "That is the output price. Input tokens are computed by prefill, many per step."),
+              Mistake(lambda: _cost("input", scale=1e-6),
+                      "That is dollars per token; the question asks per million tokens."))))

@@ -1,7 +1,7 @@
-"""Chapter 9's quiz and exam questions (quizzes/09_plan_a_deployment_quiz.ipynb): problems 9.101-9.106.
+"""Chapter 10's quiz and exam questions (quizzes/10_plan_a_deployment_quiz.ipynb): problems 10.101-10.106.
 
 Released only through nbgrader (``nbgrader-source quizzes``); most numbers vary per student. Every expected value
-is computed with the planner (:func:`lecture_lib.plan.plan`), as in ``ch09.py``.
+is computed with the planner (:func:`lecture_lib.plan.plan`), as in ``ch10.py``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def _longer_context() -> str:
     for letter, value in (("a", 0.5), ("b", 2.0), ("c", 1.0), ("d", 0.25)):
         if abs(ratio / value - 1) < 0.05:
             return letter
-    raise RuntimeError(f"problem 9.105: unexpected ratio {ratio}")
+    raise RuntimeError(f"problem 10.105: unexpected ratio {ratio}")
 
 
 def _prefill(len_in: int = 4096) -> float:
@@ -49,25 +49,25 @@ GPUS = Vary("gpus", "the H100 GPUs", 4, (1, 2, 8), "GPUs")
 PRICE = Vary("price", "the price per GPU-hour", 3.0, (1.5, 2.0, 4.0, 5.0), "dollars")
 PROMPT = Vary("len_in", "the prompt length", 4096, (1024, 2048, 8192, 16384), "tokens")
 
-register("9.101", Problem(
+register("10.101", Problem(
     "How many Llama 3.1 8B sequences fit on one H100", "number", _fit, rtol=0.02, unit="sequences",
     variants=(CONTEXT,),
     wrong_hint="plan.plan(model, chip, len_ctx=...).numbers['capacity']: the planner keeps 10% of HBM free."))
-register("9.102", Problem(
+register("10.102", Problem(
     "gpt-oss-120b's latency floor on a few H100s", "number", _floor, rtol=0.02, unit="seconds", variants=(GPUS,),
     wrong_hint="plan.plan(model, 'H100', n_chips=...).numbers['decode']['latency_floor']."))
-register("9.103", Problem(
+register("10.103", Problem(
     "Llama 3 70B's output price on a rented H200 box", "number", _output_price, rtol=0.02,
     unit="dollars per million tokens", variants=(PRICE,),
     mistakes=(Mistake(lambda price=3.0: _output_price(price, side="input"),
                       "That is the price of input (prefill) tokens; the question asks for output tokens."),)))
-register("9.104", Problem(
+register("10.104", Problem(
     "The planner's layout for an MoE on one box", "choice", _layout, options=("a", "b", "c", "d"),
     nudges={"a": "Tensor parallelism splits every matrix; what does an MoE's many experts suggest instead?",
             "b": "Chapter 4: pipelining buys no latency and no room for sequences."}))
-register("9.105", Problem(
+register("10.105", Problem(
     "Twice the context, how many sequences?", "choice", _longer_context, options=("a", "b", "c", "d"),
     nudges={"c": "The KV cache of a sequence grows with its context, and the room for it does not."}))
-register("9.106", Problem(
+register("10.106", Problem(
     "Prefill time of a longer prompt", "number", _prefill, rtol=0.02, unit="seconds", variants=(PROMPT,),
     wrong_hint="plan.plan(model, system, len_in=..., len_out=...).numbers['prefill']['t_prefill']."))

@@ -102,6 +102,31 @@ RL_TOKENS = Formula(D_RL, _EQUAL[D_RL],
                     source="lecture 01:28:14 (E5.3): RL gets fewer tokens because it is less machine-efficient")
 FLASHCARD = {"k_RL": 3, "ineff": 3}   # Dwarkesh's flashcard: RL multiplier 3, decode MFU 1/3 of training
 
+# --- Issue 49 §5: rollouts decode, training trains (a refinement of E5.2) -----------------------
+# The board charges all k_RL FLOPs of an RL token at decode MFU. Only the rollout (2 FLOPs per parameter, forward,
+# token by token) is decoded; the (k_RL - 2) of training on it run as a training step, at training MFU.
+COST_RL_SPLIT = Formula(
+    C_RL, (FLOPS_FORWARD * ineff + (k_RL - FLOPS_FORWARD)) * N_active * D_RL,
+    source="course, refining lecture 01:23:20 (E5.2): rollouts are decoded (2 N per token at decode MFU, so x "
+           "inefficiency); training on them, k_RL - 2 = 0 to 4, runs at training MFU",
+    note="equals COST_RL at k_RL = 2 (generate only) and is below it for k_RL > 2, where the board charges the "
+         "training part at decode MFU too",
+    domain=k_RL >= FLOPS_FORWARD)
+RL_TOKENS_SPLIT = Formula(
+    D_RL, solve(sp.Eq(COST_RL_SPLIT.rhs, COST_INFERENCE.rhs), D_RL, check=False)[0],
+    source="course: C_RL (split by MFU) = C_inference solved for D_RL")
+
+# --- Issue 49 §5: three bills, one knob (E5.1 applied to E5.2) ------------------------------------
+# At a fixed quality the knob is the model size N. Pre-training is the cost that falls as N grows (a bigger model
+# needs fewer tokens); RL and inference, at given token counts, both rise with N. Section 1's rule pairs one falling
+# cost with one rising cost, so with three bills it sets pre-training against the SUM of the other two.
+PRETRAIN_TOKENS_ONE_KNOB = Formula(
+    D_pretrain, solve(sp.Eq(COST_PRETRAIN.rhs, COST_RL.rhs + COST_INFERENCE.rhs), D_pretrain, check=False)[0],
+    source="course, from lecture E5.1 and E5.3: the falling bill (pre-training) equal to the sum of the rising "
+           "ones (RL + inference, both proportional to N at given token counts)",
+    note="the lecture's '33% split' sets all three equal; with RL and inference equal to each other this rule "
+         "gives 50/25/25 ('thirty-three versus twenty-five is only a small factor off')")
+
 # The on-air version (01:25:28): pre-training + RL against inference (Dwarkesh's 50/50 framing),
 # divided through by 6N so it reads D_pretrain + alpha D_RL = beta D_inference.
 _FIFTY_FIFTY = sp.expand(solve(sp.Eq(COST_PRETRAIN.rhs + COST_RL.rhs, COST_INFERENCE.rhs), D_pretrain, check=False)[0])

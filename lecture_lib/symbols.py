@@ -195,6 +195,12 @@ cap_tier = _define("cap_tier", r"\mathrm{Cap}", "capacity of one storage device 
 bw_tier = _define("bw_tier", r"\mathrm{BW}", "read bandwidth of that device", "bytes/s", 6)
 price_device = _define("price_device", r"p_\mathrm{dev}", "what the device costs per second (rent or amortised)", "$/s", 6)
 t_drain_tier = _define("t_drain_tier", r"t_\mathrm{drain}^\mathrm{tier}", "drain time of a tier: Cap / BW", "s", 6)
+r_out_in = _define("r_out_in", r"p_\mathrm{out}/p_\mathrm{in}", "output price / input price, read as decode time / prefill time per token", "-", 6)
+B_live = _define("B_live", r"B_\mathrm{live}", "sequences a lightly used deployment has in flight when served at once", "sequences", 6)
+B_pool = _define("B_pool", r"B_\mathrm{pool}", "sequences a slow tier gathers into one batch by letting requests wait", "sequences", 6)
+pool_saving = _define("pool_saving", r"s_\mathrm{pool}", "cost per token served at once / cost per token when pooled", "-", 6)
+util = _define("util", r"u", "share of a fleet's paid-for hours that serve paid traffic", "-", 6)
+r_slow = _define("r_slow", r"r_\mathrm{slow}", "price of a deferred (idle-hours) token / price of a standard one", "-", 6)
 
 # --- Chapter 7: neural nets and ciphers (lecture_lib.reversible) ---
 # Also used here (same symbols): d_model, bytes_value from Chapter 2.
@@ -210,6 +216,7 @@ t_kv_read = _define("t_kv_read", r"t_\mathrm{read}", "time to read one token's s
 kv_advantage = _define("kv_advantage", r"t_\mathrm{recompute}/t_\mathrm{read}", "how many times faster reading a token's KV is than recomputing it", "-", 7)
 rate_kv = _define("rate_kv", r"r_\mathrm{KV}", "FLOPs a KV cache saves per byte it keeps", "FLOP/byte", 7)
 rate_rev = _define("rate_rev", r"r_\mathrm{rev}", "FLOPs a RevNet spends per byte of activations it saves", "FLOP/byte", 7)
+flops_decode = _define("flops_decode", r"\mathrm{FLOP}_\mathrm{decode}", "FLOPs to decode one token of one sequence", "FLOP", 7)
 
 # --- Chapter 8: roofline versus reality (lecture_lib.roofline additions, lecture_lib.collectives) ---
 # Also used here (same symbols): B, N_total, N_active, n_experts, k_active, N_expert, bytes_param, mem_bw,

@@ -7,6 +7,7 @@ and what pipelining does to the KV per GPU when the global batch, not the micro-
 from pathlib import Path
 
 import nbformat
+import sympy as sp
 import pytest
 
 from lecture_lib import hardware, models, moe, roofline
@@ -95,3 +96,64 @@ def test_a_gpipe_step_pays_its_hops_only_in_the_fill_and_the_drain(stages, micro
 def test_problem_4_14_names_the_every_micro_batch_slip():
     assert PROBLEMS["4.14"].expected() == pytest.approx(2 * 7 * 2e-3 / ((32 + 7) * 12e-3))
     assert "overlaps other micro-batches" in checks.check("4.14", 2 * 7 * 32 * 2e-3 / ((32 + 7) * 12e-3)).message
+
+
+# ------------------------------------------------------------------ Chapters 5-7 (issue 49 §5, second batch)
+def _markdown_before(stem: str, first_id: str, reveal_id: str) -> tuple[list[str], str]:
+    """The chapter's cell ids in order, and the plain text of the topic's cells outside its folded reading."""
+    import re
+
+    path = next((ROOT / "notebooks").glob(f"{stem}_*.ipynb"))
+    cells = nbformat.read(path, as_version=4).cells
+    ids = [cell.get("id") for cell in cells]
+    text = " ".join(re.sub(r"<details>.*?</details>", "", cell.source, flags=re.S)
+                    for cell in cells[ids.index(first_id):ids.index(reveal_id) + 1])
+    return ids, text
+
+
+def test_rl_rollouts_decode_and_training_trains():
+    """Ch5 §2 (COST_RL_SPLIT): the rollout's 2 FLOPs pay the inefficiency, the training step's k_RL - 2 do not. With the
+    flashcard's k_RL = 3 and inefficiency 3 an RL token costs 7/6 of a pre-training token (the board: 9/6), the rollout
+    is 6/7 of RL's bill and RL's equal-cost tokens rise from 2/3 to 6/7 of the inference tokens. Problem 5.14."""
+    from lecture_lib import scaling
+    from lecture_lib.symbols import D_RL, D_inference, N_active, ineff, k_RL
+
+    flashcard = {k_RL: 3, ineff: 3}
+    per_token = (scaling.COST_RL_SPLIT.rhs / (6 * N_active * D_RL)).subs(flashcard)
+    assert per_token == sp.Rational(7, 6)
+    assert (scaling.COST_RL.rhs / (6 * N_active * D_RL)).subs(flashcard) == sp.Rational(3, 2)
+    assert (2 * ineff * N_active * D_RL / scaling.COST_RL_SPLIT.rhs).subs(flashcard) == sp.Rational(6, 7)
+    assert (scaling.RL_TOKENS_SPLIT.rhs / D_inference).subs(flashcard) == sp.Rational(6, 7)
+    assert scaling.COST_RL_SPLIT.rhs.subs(k_RL, 2) == scaling.COST_RL.rhs.subs(k_RL, 2)
+    assert PROBLEMS["5.14"].expected() == pytest.approx(2.0)             # (2/0.1 + 4/0.4) / (6/0.4)
+    assert checks.check("5.14", 2.0).correct
+    assert "as the board's C_RL does" in checks.check("5.14", 4.0).message
+    assert "counts FLOPs only" in checks.check("5.14", 1.0).message
+    assert "rollout alone" in checks.check("5.14", 8 / 6).message
+    ids, text = _markdown_before("05", "rl-mfu-intro", "rl-mfu-lesson")
+    assert ids.index("cell-13") < ids.index("rl-mfu-intro") < ids.index("cell-14")      # in §2, after the three bills
+    assert "Think first" in text and "7/6" not in text and "6/7" not in text           # the numbers stay folded
+    assert "7/6" in _cells("05")["rl-mfu-lesson"] and "6/7" in _cells("05")["rl-mfu-lesson"]
+
+
+def test_three_bills_one_knob_doubles_the_pretraining_tokens():
+    """Ch5 §3 (PRETRAIN_TOKENS_ONE_KNOB): pre-training set against RL + inference. With RL's equal-cost tokens it gives
+    twice the three-way split's pre-training tokens whatever k_RL and the inefficiency; with no RL the two-phase rule.
+    Problem 5.15: 100 B active, 200 T served, 100 T RL tokens, k_RL = 3, inefficiency 3 -> 350 T, 175x Chinchilla."""
+    from lecture_lib import scaling
+    from lecture_lib.symbols import D_RL, D_inference, D_pretrain, ineff
+
+    one_knob = scaling.PRETRAIN_TOKENS_ONE_KNOB.rhs
+    assert sp.simplify(one_knob.subs(D_RL, scaling.RL_TOKENS.rhs) / scaling.PRETRAIN_TOKENS.rhs) == 2
+    assert sp.simplify(one_knob.subs(D_RL, 0) - sp.solve(sp.Eq(scaling.COST_PRETRAIN.rhs,
+                                                               scaling.COST_INFERENCE.rhs), D_pretrain)[0]) == 0
+    assert one_knob.subs(D_RL, 0) == ineff * D_inference / 3
+    assert PROBLEMS["5.15"].expected() == pytest.approx(175)
+    assert checks.check("5.15", 175).correct
+    assert "three-way split" in checks.check("5.15", 100).message
+    assert "on-air version" in checks.check("5.15", 25).message
+    assert "leaves out the inefficiency" in checks.check("5.15", 350 / 6).message
+    ids, text = _markdown_before("05", "three-bills-intro", "three-bills-lesson")
+    assert ids.index("cell-17") < ids.index("three-bills-intro") < ids.index("count-heading") < ids.index("cell-19")
+    assert _cells("05")["count-heading"].startswith("## 4 · Count the inference tokens")
+    assert "Think first" in text and "50/25/25" not in text and "Twice" not in text

@@ -261,3 +261,70 @@ register('5.13', Problem(
             'b': 'Try A = 1/x and B = x²: at the minimum, are the two terms equal?',
             'c': 'Even with exact costs the rule is approximate; the shapes of the curves decide.',
             'd': 'Both are costs in the same units (FLOPs or dollars).'}))
+
+
+# --- Issue 49 §5: RL whose rollouts and training run at different MFUs.
+# 5.14: every rollout is trained on (k_RL = 6); rollouts decode at 10% MFU, training runs at 40% (inefficiency 4).
+# GPU-time of one RL token over one pre-training token: COST_RL_SPLIT / COST_PRETRAIN per token.
+RL_SPLIT = dict(k_RL=6, mfu_decode=0.10, mfu_train=0.40)
+
+
+def _rl_token_over_pretrain_token(*, formula=None, ineff: float | None = None) -> float:
+    waste = RL_SPLIT["mfu_train"] / RL_SPLIT["mfu_decode"] if ineff is None else ineff
+    rl = (formula or scaling.COST_RL_SPLIT)(k_RL=RL_SPLIT["k_RL"], ineff=waste, N_active=1.0, D_RL=1.0)
+    return float(rl / scaling.COST_PRETRAIN(N_active=1.0, D_pretrain=1.0))
+
+
+def _rollouts_only() -> float:
+    waste = RL_SPLIT["mfu_train"] / RL_SPLIT["mfu_decode"]
+    return scaling.FLOPS_FORWARD * waste / (scaling.FLOPS_FORWARD + scaling.FLOPS_BACKWARD)
+
+
+register("5.14", Problem(
+    "Rollouts decode, training trains", "number", _rl_token_over_pretrain_token, rtol=0.02,
+    unit="pre-training tokens' worth of GPU-time",
+    mistakes=(Mistake(lambda: _rl_token_over_pretrain_token(formula=scaling.COST_RL),
+                      "That charges all six FLOPs at decode MFU, as the board's C_RL does. Only the rollout is "
+                      "decoded; the training step on it runs at training MFU."),
+              Mistake(lambda: _rl_token_over_pretrain_token(ineff=1.0),
+                      "That counts FLOPs only. A FLOP done at 10% MFU takes four times as long as one at 40%."),
+              Mistake(_rollouts_only,
+                      "That is the rollout alone. Every rollout is trained on too: add its training step."),
+              Mistake(lambda: _rl_token_over_pretrain_token(ineff=RL_SPLIT["mfu_decode"] / RL_SPLIT["mfu_train"]),
+                      "That multiplies by the MFU ratio. Work done at a lower MFU takes longer, so it costs more.")),
+    wrong_hint="Split the six FLOPs per parameter: 2 generated at decode MFU, 4 trained at training MFU. Compare "
+               "the time with a pre-training token's 6 at training MFU."))
+
+
+# --- Issue 49 §5: the equal-cost rule with three phases, with the model size as the one knob.
+# 5.15: pre-training (the falling bill) equal to RL + inference (the rising ones): PRETRAIN_TOKENS_ONE_KNOB, then the
+# over-training against Chinchilla's 20 tokens per parameter.
+ONE_KNOB = dict(n_active=100e9, d_inference=200e12, d_rl=100e12, k_RL=3, ineff=3)
+
+
+def _one_knob_overtraining(*, rule: str = "one knob", ineff: float | None = None) -> float:
+    waste = ONE_KNOB["ineff"] if ineff is None else ineff
+    if rule == "one knob":
+        d_pre = scaling.PRETRAIN_TOKENS_ONE_KNOB(ineff=waste, k_RL=ONE_KNOB["k_RL"], D_RL=ONE_KNOB["d_rl"],
+                                                 D_inference=ONE_KNOB["d_inference"])
+    elif rule == "three equal":           # the flashcard's 33% split: C_pretrain = C_inference
+        d_pre = scaling.PRETRAIN_TOKENS(ineff=waste, D_inference=ONE_KNOB["d_inference"])
+    else:                                  # the on-air side: D_pretrain + alpha D_RL = beta D_inference
+        d_pre = (scaling.BETA_BOARD(ineff=waste) * ONE_KNOB["d_inference"]
+                 - scaling.ALPHA_BOARD(k_RL=ONE_KNOB["k_RL"], ineff=waste) * ONE_KNOB["d_rl"])
+    return float(scaling.overtraining(d_pretrain=d_pre, n_active=ONE_KNOB["n_active"]))
+
+
+register("5.15", Problem(
+    "Three bills, one knob", "number", _one_knob_overtraining, rtol=0.02, unit="× Chinchilla",
+    mistakes=(Mistake(lambda: _one_knob_overtraining(rule="three equal"),
+                      "That sets pre-training equal to inference alone (the three-way split, or no RL at all). "
+                      "The problem's rule sets it equal to RL and inference together."),
+              Mistake(lambda: _one_knob_overtraining(rule="on air"),
+                      "That puts RL on pre-training's side, as the on-air version did. At given token counts RL "
+                      "grows with the model size, like inference: it belongs on the rising side."),
+              Mistake(lambda: _one_knob_overtraining(ineff=1.0),
+                      "That leaves out the inefficiency: RL rollouts and served tokens are decoded, at a third of "
+                      "training MFU, so each costs three times its FLOPs.")),
+    wrong_hint="Solve 6 N D_pretrain = k_RL N D_RL × inefficiency + 2 N D_inference × inefficiency for D_pretrain, "
+               "then divide by 20 N."))

@@ -1116,7 +1116,11 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
         prefill_settings = dict(hit_rate=hit, compute_dtype=compute, expert_compute_dtype=expert_compute,
                                 attention_dtype=attention_dtype, layout=fit_layout, weight_dtype=bytes_w,
                                 expert_weight_dtype=bytes_e)
-        pre_alone = roofline.prefill_bound(model, deployment, len_in=len_in, **prefill_settings, **group)["t_prefill"]
+        lone = roofline.prefill_bound(model, deployment, len_in=len_in, **prefill_settings, **group)
+        # a prompt alone also reads its GPUs' weights once: the longer of the two (realistic.T_PREFILL_ALONE, issue 51)
+        pre_compute = lone["t_prefill"]
+        pre_alone = realistic.prefill_alone(t_compute=pre_compute, weights_per_device=lone["weights_per_device"],
+                                            hbm_bandwidth=chip.hbm_bandwidth)
         pre_busy = roofline.prefill_bound(model, deployment, len_in=len_in, **prefill_settings)["t_prefill"]
 
     def under_load(b):
@@ -1177,8 +1181,13 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
             on = " on its own GPU" if width == 1 else f" on its own {units.whole(width)} GPUs"
             if model.is_moe and group["expert_devices"] != width:
                 on += f" (experts over {units.whole(group['expert_devices'])})"
-        add("requests", "ttft", "time to first token (one request alone)", ttft, units.seconds(ttft) + on,
-            "roofline.prefill_bound(len_in, dense_devices, expert_devices)")
+        read_bound = pre_alone > pre_compute
+        add("requests", "ttft", "time to first token (one request alone)", ttft, units.seconds(ttft) + on
+            + (f": one read of each GPU's {units.bytes_(lone['weights_per_device'])} of weights (its compute, "
+               f"{units.seconds(pre_compute)}, is shorter)" if read_bound else
+               f": its compute (one read of the weights, {units.seconds(lone['weights_per_device'] / chip.hbm_bandwidth)}"
+               f", is shorter)"),
+            "realistic.T_PREFILL_ALONE with roofline.prefill_bound(len_in, dense_devices, expert_devices)")
         if operating:
             decode_time = len_out * at["t"] / tau
             add("requests", "end_to_end", "end-to-end latency per request", ttft + decode_time,
@@ -1285,7 +1294,8 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
                                       at["tokens_per_s"], prefill=dict(
                                           compute_dtype=compute, expert_compute_dtype=expert_compute,
                                           attention_dtype=attention_dtype, layout=fit_layout, weight_dtype=bytes_w,
-                                          expert_weight_dtype=bytes_e), full_hbm=full.chip.hbm_capacity)
+                                          expert_weight_dtype=bytes_e), full_hbm=full.chip.hbm_capacity,
+                                      group=group, limits=limits)
     elif operating:
         add("realistic", "not_modelled", "realistic estimate", None,
             "not modelled with pipeline stages: the bound above is the estimate")
@@ -1304,21 +1314,61 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
 
 
 def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_in, len_out, hit, tau, terms, decode,
-               bound, prefill, full_hbm) -> dict:
+               bound, prefill, full_hbm, group=None, limits=None) -> dict:
     """The realistic estimate beside the bound (:mod:`lecture_lib.realistic`), with what each term costs: the rate
-    with every chosen term, and with each one switched off in turn."""
+    with every chosen term, and with each one switched off in turn; and its own time to first token and time per
+    output token under load (:data:`TTFT_UNDER_LOAD`, :data:`TPOT_UNDER_LOAD` with the realistic step and prefills,
+    the engine factor stretching both as it shrinks the rate). With latency limits (server scenario) the realistic
+    batch is the largest up to the bound's that meets them realistically: the bound's batch meets them only in the
+    bound (issue 51 §3)."""
     n = deployment.n_chips
     scale_out = resolve_unit(system, n_chips=n_chips).scale_out_bandwidth
     engine = measurements.engine_efficiency(deployment.chip.generation)
+    limits = {key: value for key, value in (limits or {}).items() if value is not None}
+    busy_cache = {}
+
+    def busy(chosen):
+        if chosen not in busy_cache:
+            busy_cache[chosen] = realistic.prefill_time(model, deployment, len_in=len_in, hit_rate=hit, terms=chosen,
+                                                        scale_out_bandwidth=scale_out, **prefill)["t_prefill"]
+        return busy_cache[chosen]
+
+    def decode_at(b, chosen):
+        return realistic.decode_step(model, deployment, batch=b, len_ctx=len_ctx, terms=chosen, engine=engine,
+                                     scale_out_bandwidth=scale_out, **decode)
+
+    def under_load(b, chosen=terms):
+        step = decode_at(b, chosen)
+        stretch = step["engine"]                   # the engine factor: a share of the rate, so a stretch of time
+        out = {"tpot": step["t"] / tau / stretch}
+        if len_in is not None:
+            out["tpot"] = TPOT_UNDER_LOAD(t_step=step["t"] / stretch, tau=tau, B=b, t_busy=busy(chosen) / stretch,
+                                          L_out=len_out)
+            alone = realistic.prefill_time(model, deployment, len_in=len_in, hit_rate=hit, terms=chosen,
+                                           scale_out_bandwidth=scale_out, **prefill, **(group or {}))["t_prefill"]
+            out["ttft"] = TTFT_UNDER_LOAD(t_alone=alone / stretch, t_step=step["t"] / stretch)
+        return out
+
+    binds = None
+    if limits:
+        found, _, binds = _batch_for_limits(under_load, fit=batch, ttft=limits.get("ttft_target"),
+                                            tpot=limits.get("tpot_target"))
+        if found is None:
+            add("realistic", "batch", "realistic operating batch", None,
+                f"none: even batch 1 breaks the {binds} limit once the terms the bound leaves out are counted (the "
+                f"bound's batch of {units.whole(batch)} meets the limits only in the bound)", "plan._realistic")
+            return None
+        if found < batch:
+            add("realistic", "batch", "realistic operating batch", found,
+                f"{units.whole(found)} sequences: the largest that meets the limits realistically (the bound's "
+                f"{units.whole(batch)} breaks {binds.split(' (')[0]})", "plan._realistic")
+        batch = found
 
     def rate(chosen):
-        step = realistic.decode_step(model, deployment, batch=batch, len_ctx=len_ctx, terms=chosen, engine=engine,
-                                     scale_out_bandwidth=scale_out, **decode)
+        step = decode_at(batch, chosen)
         if len_in is None:
             return step["tokens_per_s"], step
-        pre = realistic.prefill_time(model, deployment, len_in=len_in, hit_rate=hit, terms=chosen,
-                                     scale_out_bandwidth=scale_out, **prefill)
-        seconds = pre["t_prefill"] + len_out * step["t"] / (batch * tau)
+        seconds = busy(chosen) + len_out * step["t"] / (batch * tau)
         return len_out / seconds * step["engine"], step
 
     value, step = rate(terms)
@@ -1327,6 +1377,17 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
     add("realistic", "tokens_per_s_per_gpu", f"realistic {what}", value / n,
         f"{units.rate(value / n)}: {value / bound:.0%} of the bound's {units.rate(bound / n)}", source)
     add("realistic", "share_of_bound", "realistic / bound", value / bound, f"{value / bound:.0%}", source)
+    latency = under_load(batch)
+    if "ttft" in latency:
+        add("realistic", "ttft_under_load", "realistic time to first token under load", latency["ttft"],
+            f"{units.seconds(latency['ttft'])} at a batch of {units.whole(batch)} (the realistic step in flight, then "
+            f"its prefill on its own GPUs, at least one read of their weights)", "plan.TTFT_UNDER_LOAD, realistic")
+    add("realistic", "tpot_under_load", "realistic time per output token under load", latency["tpot"],
+        f"{units.seconds(latency['tpot'])} at a batch of {units.whole(batch)}"
+        + (" (the realistic step, plus the prompts prefilled meanwhile)" if len_in is not None else ""),
+        "plan.TPOT_UNDER_LOAD, realistic" if len_in is not None else "realistic.decode_step")
+    if binds:
+        add("realistic", "binds", "what binds the realistic batch", binds, binds, "plan._realistic")
     pieces = step["pieces"]
     for term in realistic.TERMS:
         if term not in terms:
@@ -1346,13 +1407,18 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
             detail = (f"; all-to-all {units.seconds(pieces['a2a'])}, TP all-reduces "
                       f"{units.seconds(pieces['tp_all_reduce'])} per step")
         elif term == "engine":
-            detail = f"; factor {step['engine']:.2f}, measured on Chapter 8's dense {deployment.chip.generation} rows"
+            generation = deployment.chip.generation
+            own = generation.split()[0] in measurements.ENGINE_GENERATIONS
+            detail = (f"; factor {step['engine']:.2f}, measured on Chapter 8's dense {generation} rows" if own else
+                      f"; factor {step['engine']:.2f}, BORROWED: Chapter 8 has no comparable dense {generation} row, so "
+                      f"it is the median over every dense row (NVIDIA's)")
         add("realistic", f"term_{term}", f"term: {term}", cost,
             f"costs {cost:.0%} — {realistic.TERM_TITLES[term]}{detail}", source)
     if model.is_moe:
         _against_rows(add, deployment, step, layout=decode.get("layout"), full_hbm=full_hbm,
                       in_flight=len_in is not None)
-    return {"tokens_per_s": value, "share_of_bound": value / bound, "step": step}
+    return {"tokens_per_s": value, "share_of_bound": value / bound, "step": step, "batch": batch, "binds": binds,
+            **latency}
 
 
 def _against_rows(add, deployment, step, *, layout, full_hbm: float, in_flight: bool) -> None:
@@ -1406,12 +1472,20 @@ def _headline(result, *, chip, formats_why, weights, kv, compute, kv_given, bind
                  + f" · matmuls {compute.upper()}" + (f" — {lacks[0]}" if lacks else ""))
     if operating:
         rate = serving if serving is not None else bound
-        text = f"throughput bound {units.rate(rate / n)} per GPU"
+        what = "output tokens/s" + (", prefill included" if serving is not None else "")
+        whole = f"{units.whole(n)}-GPU deployment" if n > 1 else "deployment of 1 GPU"
+        text = (f"throughput bound {units.rate(rate / n)} per GPU = {units.rate(rate)} per {whole} ({what}, batch "
+                f"{units.whole(operating)} across the deployment)")
         if result.realistic is not None:
-            text += (f"; realistic {units.rate(result.realistic['tokens_per_s'] / n)} per GPU "
-                     f"({result.realistic['share_of_bound']:.0%} of the bound)")
+            real = result.realistic
+            text += (f"; realistic {units.rate(real['tokens_per_s'] / n)} per GPU = {units.rate(real['tokens_per_s'])}"
+                     f" per deployment ({real['share_of_bound']:.0%} of the bound"
+                     + (f", at a batch of {units.whole(real['batch'])} that meets the limits realistically"
+                        if real["batch"] != operating else "") + ")")
+        elif any(row.key == "batch" and row.section == "realistic" for row in result.rows):
+            text += "; realistic: no batch meets the limits once the terms the bound leaves out are counted"
         if binds:
-            text += f"; the batch is bound by {binds}"
+            text += f"; the bound's batch is bound by {binds}"
         lines.append(text)
     else:
         row = next((row for row in result.rows if row.key == "batch"), None)

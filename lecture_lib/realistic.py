@@ -113,6 +113,31 @@ T_STEP_APART = Formula(
          "max, this is the bound max(t_compute, t_weights + t_kv)")
 
 
+t_pcompute, t_alone_ = sp.symbols(r"t_{prefill} t_{alone}", positive=True)
+w_dev, bw = sp.symbols(r"W_{dev} BW_{HBM}", positive=True)
+T_PREFILL_ALONE = Formula(
+    t_alone_, sp.Max(t_pcompute / eta_mm, w_dev / (bw * eta_hbm)),
+    source="course (Ch 9, issue 51 §3): one prompt alone on its replica computes its tokens and reads every weight "
+           "its device holds at least once (a forward pass streams each layer's weights through the chip); the "
+           "longer of the two sets the time. roofline.prefill_bound leaves the read out (it bounds a stream of "
+           "prompts, where the read is shared), so a short prompt's time to first token was below what the HBM allows",
+    note="with every efficiency 1 this is the bound plan.py uses for time to first token; a short prompt is "
+         "read-bound: 70 GB of FP8 weights on one H100 take 21 ms however short the prompt")
+
+
+def prefill_alone(*, t_compute, weights_per_device, hbm_bandwidth, matmul_efficiency: float = 1.0,
+                  hbm_efficiency: float = 1.0) -> float:
+    """Seconds for one prompt alone on its replica (:data:`T_PREFILL_ALONE`): its compute (``t_compute`` seconds at
+    peak, over ``matmul_efficiency``) or one read of the ``weights_per_device`` bytes at ``hbm_bandwidth`` (over
+    ``hbm_efficiency``), whichever is longer. Efficiencies 1 give the bound."""
+    values = {"t_{prefill}": validate.scalar("t_compute", t_compute),
+              "W_{dev}": validate.scalar("weights_per_device", weights_per_device, allow_zero=True),
+              "BW_{HBM}": validate.scalar("hbm_bandwidth", hbm_bandwidth),
+              r"\eta_{mm}": validate.scalar("matmul_efficiency", matmul_efficiency, maximum=1.0),
+              r"\eta_{HBM}": validate.scalar("hbm_efficiency", hbm_efficiency, maximum=1.0)}
+    return T_PREFILL_ALONE(**values, allow_zero=("W_{dev}",))
+
+
 def load_imbalance(*, routed_tokens, n_devices: int) -> float:
     """How much longer the busiest of ``n_devices`` expert-parallel devices works than the mean, when
     ``routed_tokens`` token-expert pairs are spread uniformly (:data:`LOAD_IMBALANCE`); 1 for one device."""
@@ -287,8 +312,10 @@ def prefill_time(model, deployment, *, len_in, hit_rate: float = 0.0, terms=None
     The bound (:func:`roofline.prefill_bound`) is compute at peak; here the matmuls run at the GEMM kernels' share,
     attention at the attention kernels' share, the busiest device's expert matmuls set the MoE part, and the
     all-to-all and all-reduces of a chunk of ``tokens_per_device`` prompt tokens per device (SGLang's prefill runs
-    16,384) wait for them. Returns ``{"bound": prefill_bound's dict, "t_prefill", "input_tokens_per_s"}``. The engine
-    factor is not applied here (it is measured on whole requests)."""
+    16,384) wait for them. With ``dense_devices`` / ``expert_devices`` (one request alone on its TP and EP groups,
+    as :func:`roofline.prefill_bound` takes them) the experts run on their group's peak and the prompt takes at least
+    one read of its devices' weights (:data:`T_PREFILL_ALONE`). Returns ``{"bound": prefill_bound's dict,
+    "t_prefill", "input_tokens_per_s"}``. The engine factor is not applied here (it is measured on whole requests)."""
     len_in = validate.scalar("len_in", len_in)
     hit_rate = validate.number("hit_rate", hit_rate, allow_zero=True, maximum=1)
     tokens_per_device = validate.scalar("tokens_per_device", tokens_per_device)
@@ -300,9 +327,11 @@ def prefill_time(model, deployment, *, len_in, hit_rate: float = 0.0, terms=None
     computed = len_in * (1 - hit_rate)
     attention = bound["t_prefill"] - plain["t_prefill"]
     fmt = settings.get("expert_compute_dtype") or settings.get("compute_dtype", "fp8")
-    experts = _expert_compute(model, deployment, computed, fmt)
-    other = plain["t_prefill"] - experts
     n = deployment.n_chips
+    alone = settings.get("dense_devices") is not None or settings.get("expert_devices") is not None
+    expert_share = (settings.get("expert_devices") or n) / n       # one request alone: its EP group's peak
+    experts = _expert_compute(model, deployment, computed, fmt) / expert_share
+    other = plain["t_prefill"] - experts
     imb = 1.0
     if model.is_moe and "imbalance" in on and n > 1:
         chunk = validate.scalar("tokens_per_device", tokens_per_device) * n
@@ -315,4 +344,8 @@ def prefill_time(model, deployment, *, len_in, hit_rate: float = 0.0, terms=None
         comm = communication_time(model, deployment, tokens=chunk, layout=settings.get("layout"),
                                   scale_out_bandwidth=scale_out_bandwidth)
         seconds += comm["total"] * computed / chunk
+    if alone:   # one prompt alone reads its devices' weights once at least (T_PREFILL_ALONE)
+        seconds = prefill_alone(t_compute=seconds, weights_per_device=bound["weights_per_device"],
+                                hbm_bandwidth=deployment.chip.hbm_bandwidth,
+                                hbm_efficiency=k["hbm"])
     return {"bound": bound, "t_prefill": seconds, "input_tokens_per_s": len_in / seconds}

@@ -188,3 +188,47 @@ def test_an_moe_plan_says_how_the_estimate_did_on_chapter_8s_rows_and_names_a_cl
     assert "caveat_memory_tight" not in r1.numbers["realistic"]
     dense = planner.plan("llama-3-70b", "HGX H100", len_in=1000, len_out=1000)
     assert "against_rows" not in dense.numbers["realistic"]
+
+
+# --- issue 51 §3: realistic latencies under load, and a short prompt's weight read ------------------------------
+
+def test_a_short_prompts_time_to_first_token_is_at_least_one_read_of_its_gpus_weights():
+    p = planner.plan("llama-3-70b", "H100", n_chips=2, len_in=100, len_out=300)
+    ttft = p.numbers["requests"]["ttft"]
+    weights = p.numbers["capacity"]["headline_weights_per_gpu"] if "headline_weights_per_gpu" in \
+        p.numbers["capacity"] else p.numbers["capacity"]["tp_weights_per_gpu"]
+    assert ttft == pytest.approx(weights / hardware.get("H100").hbm_bandwidth, rel=1e-9)
+    assert "one read of each GPU's" in p.to_dict()["requests"]["ttft"]["text"]
+    long = planner.plan("llama-3-70b", "H100", n_chips=2, len_in=4000, len_out=300)
+    assert long.numbers["requests"]["ttft"] > weights / hardware.get("H100").hbm_bandwidth
+    assert "its compute" in long.to_dict()["requests"]["ttft"]["text"]
+    # the formula: the longer of compute and one read; efficiencies only lengthen it
+    assert realistic.prefill_alone(t_compute=1e-3, weights_per_device=35e9, hbm_bandwidth=3.35e12) == \
+        pytest.approx(35e9 / 3.35e12)
+    assert realistic.prefill_alone(t_compute=1.0, weights_per_device=35e9, hbm_bandwidth=3.35e12) == 1.0
+    assert realistic.prefill_alone(t_compute=1e-3, weights_per_device=35e9, hbm_bandwidth=3.35e12,
+                                   hbm_efficiency=0.5) == pytest.approx(2 * 35e9 / 3.35e12)
+
+
+def test_the_realistic_estimate_meets_server_limits_with_its_own_batch_and_gives_its_latencies():
+    args = dict(len_in=2000, len_out=500, ttft_target=2.0, tpot_target=0.05)
+    p = planner.plan("llama-3-70b", "HGX H100", **args)
+    real = p.realistic
+    assert real["batch"] < p.numbers["decode"]["batch"]               # the bound's batch breaks TPOT realistically
+    assert real["tpot"] <= 0.05 and real["ttft"] <= 2.0
+    assert p.numbers["realistic"]["batch"] == real["batch"]
+    assert "time per output token" in p.numbers["realistic"]["binds"]
+    assert real["ttft"] > p.numbers["requests"]["ttft_under_load"]     # the realistic latencies exceed the bound's
+    assert "meets the limits realistically" in p.headline[2]
+    offline = planner.plan("llama-3-70b", "HGX H100", len_in=2000, len_out=500)
+    assert offline.realistic["batch"] == offline.numbers["decode"]["batch"]
+    assert offline.numbers["realistic"]["tpot_under_load"] > offline.numbers["requests"]["tpot_under_load"]
+    tight = planner.plan("llama-3-70b", "HGX H100", len_in=2000, len_out=500, tpot_target=0.008)
+    assert tight.numbers["decode"]["batch"] and tight.realistic is None    # meets 8 ms only in the bound
+    assert "none" in tight.to_dict()["realistic"]["batch"]["text"]
+
+
+def test_the_headline_labels_per_gpu_and_per_deployment():
+    p = planner.plan("llama-3-70b", "HGX H100", len_in=1000, len_out=1000)
+    line = p.headline[2]
+    assert "per GPU =" in line and "per 8-GPU deployment" in line and "per deployment" in line

@@ -31,10 +31,11 @@ from . import hardware, models, roofline, validate
 from .catalogue import Catalogue
 from .formula import Formula, simplify, solve
 from .symbols import (B, FLOPs, N_active, T_hold, attn_layers, attn_sparsity, bw_tier,
-                      bytes_kv, bytes_tok, c_hold, c_retrieve, cap_tier, cost_kv, cost_rel,
+                      bytes_kv, bytes_tok, c_hold, c_retrieve, cap_tier, cost_kv, cost_rel, cost_token,
                       flops_attn, head_dim, kv_heads, kv_layers, len_attn, len_cover, len_ctx, len_ctx_star,
                       len_kink, len_pass, mem_bw, mfu_decode, mfu_prefill, mults, price_device, price_input,
-                      price_output, price_step, q_heads, ratio_hw, t, t_compute, t_drain_tier, t_token)
+                      price_output, price_step, q_heads, ratio_hw, t, t_compute, t_drain_tier, t_token,
+                      B_live, B_pool, pool_saving, r_out_in, r_slow, util)
 
 SECONDS_PER_HOUR = 3600
 PER_MILLION = 1e6
@@ -118,6 +119,23 @@ ATTENTION_EQUALS_WEIGHTS = Formula(len_attn, solve(sp.Eq(ATTENTION_FLOPS.rhs, 2 
                                    source="course derivation from E6.5: the context where attention FLOPs "
                                           "equal the weights' 2 N_active")
 
+# Issue 49 §5: what attention's FLOPs do to the output/input price ratio as the context grows. Prices ∝ time per
+# token (E6.4). A prefill token is compute-bound and, counting attention, does 2 N_active + FLOP_attn; a decode token
+# of a batch of B does the same FLOPs but waits for the larger of that and its share of the step's memory reads.
+_FLOPS_PER_TOKEN = 2 * N_active + ATTENTION_FLOPS.rhs
+_PREFILL_TOKEN_TIME = _FLOPS_PER_TOKEN / FLOPs
+_DECODE_TOKEN_TIME = sp.Max(_FLOPS_PER_TOKEN / FLOPs, roofline.T_MEM.rhs / B)
+OUTPUT_INPUT_RATIO = Formula(
+    r_out_in, _DECODE_TOKEN_TIME / _PREFILL_TOKEN_TIME,
+    source="course, from lecture E6.4 (prices ∝ time per token) and E6.5 (attention FLOPs, linear in context): "
+           "decode time / prefill time per token, both at the chip's peak",
+    note="without attention FLOPs (q_heads -> 0) the memory branch grows in proportion to the context without "
+         "limit; with them both times grow linearly and the ratio levels off at OUTPUT_INPUT_LIMIT")
+OUTPUT_INPUT_LIMIT = Formula(
+    r_out_in, sp.limit(roofline.T_MEM.rhs / B / _PREFILL_TOKEN_TIME, len_ctx, sp.oo),
+    source="course: the memory branch of OUTPUT_INPUT_RATIO as len_ctx -> oo: KV bytes read per token of context "
+           "against attention FLOPs per token of context, at the chip's FLOPs per byte")
+
 # =============================================================== E6.6-E6.7 storage tiers
 HOLD_COST = Formula(c_hold, bytes_tok * price_device / cap_tier,
                     source="lecture 01:56:50 (E6.6): the fraction of the device the token occupies x its cost")
@@ -131,6 +149,27 @@ DRAIN_TIME_RULE = Formula(
     T_hold, solve(sp.Eq(RETRIEVE_COST.rhs, T_hold * HOLD_COST.rhs), T_hold)[0],
     source="lecture 02:00:35-02:02:49 (E6.7): hold cost = retrieve cost when T_hold = Cap / BW")
 TIER_DRAIN_TIME = Formula(t_drain_tier, cap_tier / bw_tier, source="lecture 02:01:44: the tier's drain time")
+
+# Issue 49 §5: when a slower, cheaper tier really is cheaper. Chapter 1's cost per token is the step time over the
+# batch (roofline.COST_OF_STEP). A deployment with little traffic has only B_live sequences in flight; served at once,
+# each step reads every weight for them. A slow tier lets requests wait until B_pool are gathered.
+_TIME_PER_SEQUENCE = roofline.T_STEP.rhs / B
+POOLING_SAVING = Formula(
+    pool_saving, _TIME_PER_SEQUENCE.subs(B, B_live) / _TIME_PER_SEQUENCE.subs(B, B_pool),
+    source="course, from lecture E1.1-E1.5 (00:14:31 cost per token, 00:16:16 'Slow Mode'): cost per token at the "
+           "live batch over cost per token at the pooled batch, same chips and price",
+    note="at short context and B_live < B* <= B_pool this is B*/B_live; at or above B* it is 1 (Chapter 1's "
+         "answer: a Slow Mode saves little); long contexts add a per-sequence KV read that no pooling shares")
+FLEET_COST_PER_TOKEN = Formula(
+    cost_token, roofline.COST_PER_TOKEN.rhs / util,
+    source="course: a fleet paid for by the hour but busy a share u of its hours spreads the idle hours over the "
+           "tokens it does serve")
+IDLE_TIER_PRICE = Formula(
+    r_slow, simplify(roofline.COST_PER_TOKEN.rhs / FLEET_COST_PER_TOKEN.rhs),
+    source="course: a token run in hours the fleet would sit idle needs only the busy-hour cost; against the "
+           "standard token's cost (busy-hour cost / u) it can be priced at u times",
+    note="the 50% batch discounts of Anthropic, OpenAI and Google (pricing.py's docstring) match a fleet busy about "
+         "half its hours; a provider may also price below cost, so this reads a possibility, not its books")
 
 
 # ================================================================== numeric helpers (validated)

@@ -274,3 +274,69 @@ register("6.14", Problem(
                       "That uses the FP8 peak; the problem computes in BF16."),
               Mistake(lambda: _remat_per_million(per=1.0),
                       "That is the cost of one token. The question asks per million tokens."))))
+
+
+# --- Issue 49 §5: when a slower tier really is cheaper (pooling low traffic up to the balance batch).
+# 6.15: Llama-3-70B on 8 H100s, FP8 weights, multiplies and KV; 16 sequences of 2,048 tokens in flight, pooled to
+# 512 by a slow tier. The saving is context.POOLING_SAVING: cost per token at the live batch over the pooled one.
+POOL = dict(model="llama-3-70b", chip="H100", chips=8, live=16, pooled=512, context=2048)
+
+
+def _pool_inputs() -> dict:
+    model, chip = models.get(POOL["model"]), hardware.get(POOL["chip"])
+    return dict(N_active=model.params_active, N_total=model.params_total, bytes_param=1,
+                FLOPs=POOL["chips"] * chip.flops["fp8"], mem_bw=POOL["chips"] * chip.hbm_bandwidth,
+                bytes_tok=model.kv_bytes_per_token(1))
+
+
+def _pooling_saving(*, context_len: float | None = None) -> float:
+    length = POOL["context"] if context_len is None else context_len
+    return float(context.POOLING_SAVING(B_live=POOL["live"], B_pool=POOL["pooled"], len_ctx=length,
+                                        allow_zero="len_ctx", **_pool_inputs()))
+
+
+register("6.15", Problem(
+    "Pooling a quiet deployment", "number", _pooling_saving, rtol=0.02, unit="× cheaper per token",
+    mistakes=(Mistake(lambda: _pooling_saving(context_len=0),
+                      "That leaves out the KV cache. Each sequence still reads its own 2,048 tokens of KV every step, "
+                      "and pooling shares none of that."),
+              Mistake(lambda: POOL["pooled"] / POOL["live"],
+                      "That assumes the cost per token falls as 1/B all the way. Past the balance batch the step "
+                      "grows with the batch, so the last sequences added save little."),
+              Mistake(lambda: 1.0,
+                      "That is Chapter 1's answer for a deployment already at its balance batch. Sixteen sequences "
+                      "are far below it: the steps are mostly weight reads.")),
+    wrong_hint="Cost per token is the step time divided by the batch; compute it at 16 and at 512 sequences, with "
+               "the step time the larger of compute and memory (weights plus every sequence's KV)."))
+
+
+# --- Issue 49 §5: what counting attention FLOPs does to the output/input price ratio as the context grows.
+# 6.16: the limit of context.OUTPUT_INPUT_RATIO (context.OUTPUT_INPUT_LIMIT) for Llama-3.1-8B on H100, FP8 KV and
+# FP8 multiplies.
+RATIO_LIMIT = dict(model="llama-3.1-8b", chip="H100", compute="fp8", bytes_kv=1)
+
+
+def _ratio_limit(*, flops_scale: float = 1.0, kv_heads: float | None = None, bytes_kv: float | None = None) -> float:
+    model, chip = models.get(RATIO_LIMIT["model"]), hardware.get(RATIO_LIMIT["chip"])
+    heads = model.n_kv_heads if kv_heads is None else kv_heads
+    width = RATIO_LIMIT["bytes_kv"] if bytes_kv is None else bytes_kv
+    kv_bytes = context.KV_BYTES_ARCHITECTURE(kv_layers=model.n_layers, head_dim=model.d_head, kv_heads=heads,
+                                             bytes_kv=width)
+    return float(context.OUTPUT_INPUT_LIMIT(FLOPs=chip.flops[RATIO_LIMIT["compute"]] * flops_scale,
+                                            mem_bw=chip.hbm_bandwidth, bytes_tok=kv_bytes,
+                                            attn_layers=model.n_layers, head_dim=model.d_head, q_heads=model.n_heads))
+
+
+register("6.16", Problem(
+    "Where the output/input ratio levels off", "number", _ratio_limit, rtol=0.02, unit="×",
+    mistakes=(Mistake(lambda: _ratio_limit(flops_scale=0.5),
+                      "That is half: it counts multiplies per second. The attention FLOPs count 2 per multiply-add, "
+                      "so use the chip's FLOP/s."),
+              Mistake(lambda: _ratio_limit(kv_heads=models.get(RATIO_LIMIT["model"]).n_heads),
+                      "That gives every query head its own keys and values. Llama-3.1-8B shares each KV head among "
+                      "4 query heads (grouped-query attention)."),
+              Mistake(lambda: _ratio_limit(bytes_kv=2),
+                      "That stores the KV cache in BF16; the problem keeps it in FP8, one byte per value.")),
+    wrong_hint="As the context grows, both times per token are dominated by their context terms: a decode token reads "
+               "bytes_tok bytes per context token, a prefill token does 4 n_layers n_Q_heads d_head FLOPs per context "
+               "token. Take the ratio of the two times."))

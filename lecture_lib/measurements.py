@@ -829,15 +829,28 @@ BAND_KINDS = {"decode": ("decode", "serving"), "serving": ("decode", "serving"),
 MIN_BAND_ROWS = 3
 
 
-def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0) -> dict:
+def _vendor(chip) -> str:
+    """"AMD", "Google" or "NVIDIA" by the chip's generation ("custom" for a custom chip without a base preset)."""
+    generation = chip.generation
+    if generation.startswith("CDNA"):
+        return "AMD"
+    if generation.startswith("TPU"):
+        return "Google"
+    return "custom" if generation == "custom" else "NVIDIA"
+
+
+def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0, vendor: str | None = None) -> dict:
     """The share of the bound that comparable published systems reached, for a plan of this class (issue 30 §3).
 
     Rows are those of :data:`BAND_KINDS` ``[kind]`` that may stand in a band (:func:`comparable`), of the same
     class: dense or MoE (``moe``), and memory- or compute-bound (``regime``) at their operating point. Each
     efficiency is measured / the row's bound with ``hbm_fraction`` of HBM usable, the plan's own reserve. With
     fewer than :data:`MIN_BAND_ROWS` such rows the band widens, first to either regime, then to either class,
-    and ``widened`` says so; with none at all ``n`` is 0 and the shares are None. Returns ``{"n", "low", "high",
-    "median", "keys", "models", "class", "widened"}``.
+    and ``widened`` says so; with none at all ``n`` is 0 and the shares are None. ``vendor`` ("NVIDIA", "AMD",
+    "Google"; default None, every vendor) keeps that vendor's chips' rows when at least :data:`MIN_BAND_ROWS` of
+    them are of the plan's class; otherwise the band is every vendor's, and ``borrowed`` says so (an AMD plan held
+    to NVIDIA's engines). Returns ``{"n", "low", "high", "median", "keys", "models", "class", "widened",
+    "borrowed"}``.
     """
     validate.choice("kind", kind, tuple(BAND_KINDS))
     validate.boolean("moe", moe)
@@ -845,6 +858,21 @@ def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0
     fraction = validate.scalar("hbm_fraction", hbm_fraction, maximum=1.0)
     pool = [row for row in MEASUREMENTS if row.kind in BAND_KINDS[kind] and comparable(row)]
     label = f"{'MoE' if moe else 'dense'}, {regime}-bound"
+    borrowed = ""
+    if vendor is not None:
+        validate.choice("vendor", vendor, ("NVIDIA", "AMD", "Google", "custom"))
+        own = [row for row in pool if _vendor(row.deployment.chip) == vendor]
+        own_class = [row for row in own if models.get(row.model).is_moe == moe and row.regime(fraction) == regime]
+        if len(own_class) >= MIN_BAND_ROWS:
+            pool = own
+        else:
+            others = sorted({_vendor(row.deployment.chip) for row in pool} - {vendor})
+            lower = [row.key for row in MEASUREMENTS if row.kind in BAND_KINDS[kind]
+                     and _vendor(row.deployment.chip) == vendor and not comparable(row)]
+            borrowed = (f"borrowed: Chapter 8 has {len(own_class) or 'no'} comparable {vendor} {kind} row"
+                        f"{'' if len(own_class) == 1 else 's'} of this class, so the band is "
+                        f"{' and '.join(others)}'s rows"
+                        + (f" ({', '.join(lower)}: lower limits only, so not in a band)" if lower else ""))
     same_class = [row for row in pool if models.get(row.model).is_moe == moe]
     same = [row for row in same_class if row.regime(fraction) == regime]
     widened = ""
@@ -858,11 +886,11 @@ def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0
     if not same:
         return {"n": 0, "low": None, "high": None, "median": None, "keys": [], "models": [], "class": label,
                 "widened": f"no comparable {kind} row in Chapter 8's dataset (rows whose primary could not be read "
-                           f"and one-token bounds of speculative rows are left out)"}
+                           f"and one-token bounds of speculative rows are left out)", "borrowed": borrowed}
     eff = [row.efficiency_at(fraction) for row in same]
     return {"n": len(eff), "low": min(eff), "high": max(eff), "median": statistics.median(eff),
             "keys": [row.key for row in same], "models": sorted({row.model for row in same}), "class": label,
-            "widened": widened}
+            "widened": widened, "borrowed": borrowed}
 
 
 #: Chip generations the engine factor is measured for apart (their engines and kernels matured at different

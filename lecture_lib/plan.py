@@ -125,6 +125,8 @@ class Plan:
     headline: list = field(default_factory=list)             # the first lines: lengths, formats, throughput
     lengths: dict = field(default_factory=dict)              # {"input", "output", "context", "defaulted"}
     realistic: dict | None = None                            # the realistic estimate, when there is one
+    given_name: str | None = None                            # the model name as given, when a preset was named
+    read_as: str | None = None                               # the preset whose shapes a named model was read as
 
     def decode_step(self, batch: float) -> dict:
         """``roofline.decode_bound`` at ``batch`` with exactly the plan's layout, formats and context (over
@@ -173,7 +175,9 @@ class Plan:
     @property
     def heading(self) -> str:
         """The first line: model, hardware and the request lengths (a default said as one)."""
-        first = f"Plan: {self.title or self.model.name} on {self.deployment.name}"
+        first = (f"Plan: {self.title or self.given_name or self.model.name}"
+                 + (f" (read as {self.read_as}'s shapes)" if self.read_as and not self.title else "")
+                 + f" on {self.deployment.name}")
         return first + (f" · {self.headline[0]}" if self.headline else "")
 
     def text(self) -> str:
@@ -279,12 +283,45 @@ def config_max_context(model) -> int | None:
     return None
 
 
+def _loose(name: str) -> str:
+    """A model name as the presets compare names (case, spaces, hyphens, underscores and dots ignored)."""
+    return models.loose_name(name)
+
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+
+
+def _hub_id_error(model: str) -> str | None:
+    """The error for a Hugging Face model id given as ``model`` ("meta-llama/Llama-3.1-70B", not a file here): the
+    planner reads no network, so it says how to pass the config instead (and the preset, if one has its name)."""
+    if not _HUB_ID.fullmatch(model) or model.endswith(".json") or os.path.exists(model):
+        return None
+    repos = {repo.lower(): name for name, (_, repo) in models.SAME_ARCHITECTURE.items()}
+    tail = model.split("/", 1)[1]
+    preset = repos.get(model.lower())
+    if preset is None:
+        for candidate in (tail, tail.removesuffix("-Instruct"), tail.removesuffix("-instruct")):
+            try:
+                preset = models.get(candidate).name
+                break
+            except (KeyError, ValueError):
+                continue
+    return (f"model {model!r} looks like a Hugging Face model id, and the planner uses no network, so it cannot fetch "
+            f"it: download its config.json (https://huggingface.co/{model}/blob/main/config.json, or "
+            f"`huggingface-cli download {model} config.json --local-dir DIR`; gated repos need your token) and pass "
+            f"that file or its folder" + (f", or use the preset {preset!r}, which has its shapes" if preset else
+                                          f"; the presets are: {', '.join(models.names())}"))
+
+
 def resolve_model(model):
     """``model`` as a :class:`models.Model`: the object, a preset name, or a Hugging Face config.json (a path to
     one, the folder that holds it, its parsed dict or its JSON text: :func:`hf_config.from_hf_config`, which
-    checks every field)."""
+    checks every field). A Hugging Face model id ("org/name") that is not a local path is refused with how to pass
+    its config: the planner uses no network."""
     if isinstance(model, models.Model):
         return model
+    if isinstance(model, str) and _hub_id_error(model):
+        raise ValueError(_hub_id_error(model))
     if _looks_like_config(model):
         if isinstance(model, str) and model.strip().startswith("{"):
             try:
@@ -832,6 +869,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     max_context = config_max_context(model) if isinstance(model, (str, dict, os.PathLike)) else None
     if title is not None and (not isinstance(title, str) or not title.strip()):
         raise ValueError(f"name must be a non-empty string, got {validate._describe(name)}")
+    given_name = model.strip() if isinstance(model, str) and not _looks_like_config(model) else None
     model = resolve_model(model)
     full = resolve_deployment(system, n_systems=n_systems, n_chips=n_chips)
     utilization = validate.scalar("memory_utilization", memory_utilization, maximum=1.0)
@@ -951,8 +989,12 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
 
     # Inputs -------------------------------------------------------------------------------------
     shapes = models.architecture_of(model.name)
+    aliased = given_name is not None and _loose(given_name) != _loose(model.name)
+    if shapes or aliased:   # a name read as a preset's shapes is said in the first line (issue 51 §4)
+        result.given_name, result.read_as = (given_name or model.name), (shapes or model.name)
     add("inputs", "model", "model", model.name,
-        f"{model.name}" + (f" ({shapes}'s architecture: the same shapes)" if shapes else "")
+        (f"{given_name}, read as {model.name} (a name the presets take for it: the same shapes); " if aliased else "")
+        + f"{model.name}" + (f" ({shapes}'s architecture: the same shapes)" if shapes else "")
         + f": {units.count(model.params_total)} params, {units.count(model.params_active)} active"
         + _active_params_why(model), "models.Model.params_total, params_active")
     add("inputs", "deployment", "hardware", deployment.name,
@@ -1279,12 +1321,12 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
         regime = "compute" if at["t_compute"] >= at["t_weights"] + at["t_kv"] else "memory"
         if serving is not None:
             _band(add, "serving", "requests", "output tokens/s, whole deployment (prefill included)", serving,
-                  model=model, regime=regime, fraction=utilization)
+                  model=model, regime=regime, fraction=utilization, chip=chip)
         else:
             _band(add, "latency" if operating == 1 else "decode", "decode", "output tokens/s per GPU", per_gpu,
-                  model=model, regime=regime, fraction=utilization)
+                  model=model, regime=regime, fraction=utilization, chip=chip)
     _band(add, "prefill", "prefill", "input tokens/s per GPU", pre["input_tokens_per_s"] / n, model=model,
-          regime="compute", fraction=utilization)
+          regime="compute", fraction=utilization, chip=chip)
     # Realistic estimate ----------------------------------------------------------------------------
     result.realistic = None
     if operating and pp == 1:
@@ -1468,7 +1510,9 @@ def _headline(result, *, chip, formats_why, weights, kv, compute, kv_given, bind
                 f"--output-len add time to first token and request rates)")
     lines = [said]
     lacks = [part.strip() for part in formats_why.split(";") if "does not compute in" in part]
-    lines.append(f"formats: weights {weights} · KV {kv}" + ("" if kv_given else " (default)")
+    lines.append(f"formats: weights {weights} · KV {kv}"
+                 + ("" if kv_given else " (the planner's default, not read from the checkpoint or your engine: "
+                                        "--kv fp8 if your engine stores an FP8 KV cache)")
                  + f" · matmuls {compute.upper()}" + (f" — {lacks[0]}" if lacks else ""))
     if operating:
         rate = serving if serving is not None else bound
@@ -1545,10 +1589,15 @@ def _per_value(value: float) -> str:
     return f"{value * 8:.4g} bits ({value:.3g} bytes)"
 
 
-def _band(add, kind: str, key: str, what: str, bound: float, *, model, regime: str, fraction: float) -> None:
+def _band(add, kind: str, key: str, what: str, bound: float, *, model, regime: str, fraction: float, chip) -> None:
     """The reality band from Chapter 8's rows of this plan's class (:func:`measurements.reality_band`)."""
-    band = measurements.reality_band(kind=kind, moe=model.is_moe, regime=regime, hbm_fraction=fraction)
-    source = f"measurements.reality_band(kind={kind!r}, moe={model.is_moe}, regime={regime!r})"
+    vendor = measurements._vendor(chip)
+    band = measurements.reality_band(kind=kind, moe=model.is_moe, regime=regime, hbm_fraction=fraction,
+                                     vendor=vendor)
+    source = f"measurements.reality_band(kind={kind!r}, moe={model.is_moe}, regime={regime!r}, vendor={vendor!r})"
+    if band["borrowed"]:
+        add("reality", f"{key}_borrowed", f"{kind} rows: BORROWED from other vendors", band["borrowed"],
+            band["borrowed"], source)
     if not band["n"]:
         add("reality", f"{key}_band", f"{kind} rows: share of the bound reached", band,
             f"no band: {band['widened']}", source)
@@ -1828,7 +1877,10 @@ def main(argv=None) -> int:
     parser = _Parser(prog="python -m lecture_lib.plan", formatter_class=argparse.RawDescriptionHelpFormatter,
                      description="Plan an LLM deployment with the course's bounds (text table, or --json).",
                      epilog=_LENGTHS)
-    parser.add_argument("model", help="a model preset name, a Hugging Face config.json, or the folder holding one")
+    parser.add_argument("model", help=f"a model preset name ({', '.join(models.names())}), a model with a preset's "
+                                      f"shapes ({', '.join(models.SAME_ARCHITECTURE)}), a Hugging Face config.json, "
+                                      f"or the folder holding one (no network: a Hub id like org/name is refused with "
+                                      f"how to download its config.json)")
     parser.add_argument("system", help="a system preset (e.g. 'HGX H100') or a chip name with --gpus")
     parser.add_argument("--price", type=_number("--price"),
                         help="USD per GPU-hour (optional: without it, no cost lines)")

@@ -703,3 +703,45 @@ def test_every_flag_error_names_that_flag(flag):
     out = _cli(model, system if not extra else "H100", *extra, *[part for pair in args.items() for part in pair])
     assert out.returncode == 2, out.stdout[:200]
     assert flag in out.stderr, out.stderr
+
+
+# --- issue 51 §4: names, Hub ids, the KV default and borrowed bands said plainly -----------------------------------
+
+def test_a_name_read_as_a_presets_shapes_is_said_in_the_first_line():
+    r1 = planner.plan("deepseek-r1", "HGX H200", len_ctx=4000)
+    assert "deepseek-r1 (read as deepseek-v3's shapes)" in r1.heading
+    alias = planner.plan("llama-3.1-70b", "HGX H100", len_ctx=4000)
+    assert "llama-3.1-70b (read as llama-3-70b's shapes)" in alias.heading
+    assert "read as llama-3-70b" in alias.to_dict()["inputs"]["model"]["text"]
+    plain = planner.plan("llama-3-70b", "HGX H100", len_ctx=4000)
+    assert "read as" not in plain.heading
+
+
+def test_a_hugging_face_model_id_is_refused_saying_no_network_is_used_and_how_to_pass_a_config():
+    with pytest.raises(ValueError, match="no network") as error:
+        planner.plan("meta-llama/Llama-3.3-70B-Instruct", "H100", len_ctx=1000)
+    assert "config.json" in str(error.value) and "'llama-3.3-70b'" in str(error.value)
+    with pytest.raises(ValueError, match="no network") as error:
+        planner.plan("some-org/unknown-model", "H100", len_ctx=1000)
+    assert "deepseek-v3" in str(error.value)          # the presets are listed
+    result = _cli("meta-llama/Llama-3.1-70B", "H100")
+    assert result.returncode == 2 and "huggingface-cli download" in result.stderr
+    assert "llama-4-maverick" in _cli("--help").stdout   # --help lists the known names
+
+
+def test_the_kv_default_is_said_in_the_first_lines():
+    p = planner.plan("llama-3-70b", "HGX H100", len_ctx=4000)
+    assert "KV bf16 (the planner's default, not read from the checkpoint" in p.headline[1] and "--kv fp8" in p.headline[1]
+    given = planner.plan("llama-3-70b", "HGX H100", len_ctx=4000, kv_dtype="fp8")
+    assert "default" not in given.headline[1]
+
+
+def test_an_amd_plans_reality_band_says_it_borrows_nvidias_rows():
+    p = planner.plan("llama-2-70b", "MI325X platform", len_in=500, len_out=300)
+    got = p.numbers["reality"]
+    assert "NVIDIA" in got["requests_borrowed"] and "mlperf41-llama2-70b-mi300x8" in got["requests_borrowed"]
+    nvidia = planner.plan("llama-2-70b", "HGX H200", len_in=500, len_out=300)
+    assert "requests_borrowed" not in nvidia.numbers["reality"]
+    band = measurements.reality_band(kind="serving", moe=False, regime="memory", vendor="AMD")
+    assert band["borrowed"] and band["n"] == measurements.reality_band(kind="serving", moe=False, regime="memory")["n"]
+    assert "BORROWED" in p.to_dict()["realistic"]["term_engine"]["text"]

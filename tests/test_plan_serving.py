@@ -89,7 +89,7 @@ def test_model_aliases_share_a_presets_shapes_and_the_plan_says_so():
 def test_a_format_the_chip_lacks_is_said_in_the_headline_with_the_kv_beside_the_weights():
     p = planner.plan("llama-3-70b", "HGX H200", weight_dtype="fp4", len_ctx=1000)
     assert "H200 does not compute in FP4" in p.headline[1]
-    assert "weights fp4" in p.headline[1] and "KV bf16 (default)" in p.headline[1]
+    assert "weights fp4" in p.headline[1] and "KV bf16 (the planner's default" in p.headline[1]
     fp8 = planner.plan("llama-3-70b", "HGX H200", kv_dtype="fp8", len_ctx=1000)
     assert "KV fp8 ·" in fp8.headline[1] and "does not compute" not in fp8.headline[1]
 

@@ -33,7 +33,8 @@ import sympy as sp
 
 from . import validate
 from .formula import Formula, simplify, solve
-from .symbols import (B, FLOPs, L_cross, N_active, act_values, bytes_tok, bytes_value, d_model, flops_train, k_seg,
+from .symbols import (B, FLOPs, L_cross, N_active, act_values, bytes_tok, bytes_value, d_model, flops_decode,
+                      flops_train, k_seg, len_ctx,
                       kv_advantage, len_seq, m_act, mem_bw, n_layers, rate_kv, rate_rev, t_kv_read,
                       t_kv_recompute)
 
@@ -814,6 +815,20 @@ KV_ADVANTAGE = Formula(kv_advantage, T_KV_RECOMPUTE.rhs / T_KV_READ.rhs,
                        source="lecture 02:13:27: storing KV 'is generally profitable given where hardwares are'")
 RATE_KV = Formula(rate_kv, 2 * N_active / bytes_tok,
                   source="KV cache: FLOPs saved per byte of KV kept (lecture 02:13:11)")
+
+# Issue 49 §5: a reversible network does not replace the KV cache. Decoding a token at layer l needs the keys and
+# values of every EARLIER token at layer l, which are projections of those tokens' layer-l inputs. Inverting a layer
+# rebuilds its inputs from its outputs, for all tokens at once (attention mixes them), so without a cache the earlier
+# tokens' inputs must be rebuilt at every decode step: one inverse pass (a forward pass's FLOPs) per earlier token.
+FLOPS_DECODE_CACHED = Formula(flops_decode, 2 * N_active,
+                              source="lecture E6.4: a decode token with a KV cache, weight FLOPs only "
+                                     "(attention's own FLOPs, E6.5, are the same either way and left out)")
+FLOPS_DECODE_REVERSIBLE = Formula(flops_decode, 2 * N_active * (1 + len_ctx),
+                                  source="course, from lecture 02:10:36-02:13:27: the new token's forward pass plus "
+                                         "an inversion of every layer for each of the len_ctx earlier tokens",
+                                  note="the same FLOPs as recomputing the cache from token IDs (E6.6's remat row) "
+                                       "every step, so reversibility buys nothing here; it would also have to keep "
+                                       "each earlier token's two top-layer streams")
 RATE_REV = Formula(rate_rev, simplify((FLOPS_RECOMPUTE.rhs - FLOPS_STANDARD.rhs)
                                          / ((ACT_STANDARD.rhs - ACT_REVERSIBLE.rhs) / _TOKENS)),
                    source="RevNet: extra FLOPs spent per byte of activation memory saved (lecture 02:13:11)",

@@ -2,7 +2,10 @@
 Formulas in the chapter) and practised (a problem with a hidden solution): the copies an all-to-all keeps on the
 sending GPU (Ch2, 2.15), one routed expert's own roofline (Ch2, 2.16), experts whose count does not divide the GPUs
 (Ch2, 2.17), recomputing KV at a realistic MFU (Ch6, 6.14), hop latency in a training pipeline (Ch4, 4.14),
-and what pipelining does to the KV per GPU when the global batch, not the micro-batch, is held fixed (Ch4, 4.13)."""
+and what pipelining does to the KV per GPU when the global batch, not the micro-batch, is held fixed (Ch4, 4.13);
+RL whose rollouts decode and whose training trains (Ch5, 5.14), the equal-cost rule with three bills and one knob
+(Ch5, 5.15), when a slower tier is really cheaper (Ch6, 6.15), what attention's FLOPs do to the output/input price
+ratio (Ch6, 6.16) and why a reversible network cannot stand in for the KV cache (Ch7, 7.14)."""
 
 from pathlib import Path
 
@@ -157,3 +160,70 @@ def test_three_bills_one_knob_doubles_the_pretraining_tokens():
     assert ids.index("cell-17") < ids.index("three-bills-intro") < ids.index("count-heading") < ids.index("cell-19")
     assert _cells("05")["count-heading"].startswith("## 4 · Count the inference tokens")
     assert "Think first" in text and "50/25/25" not in text and "Twice" not in text
+
+
+def test_a_slow_tier_saves_by_pooling_only_below_the_balance_batch():
+    """Ch6 §4 (context.POOLING_SAVING, IDLE_TIER_PRICE): with no KV, pooling a live batch below B* to one at or above
+    it saves B*/B_live, and nothing once the live batch is at B*; each sequence's KV read is not shared. Problem 6.15:
+    Llama-3-70B on 8 H100s (FP8), 16 sequences of 2,048 tokens pooled to 512: 10.0x (18.7x without the KV, 32x if
+    cost fell as 1/B all the way)."""
+    from lecture_lib import context
+
+    llama, h100 = models.get("llama-3-70b"), hardware.get("H100")
+    serving = dict(N_active=llama.params_active, N_total=llama.params_total, bytes_param=1,
+                   FLOPs=8 * h100.flops["fp8"], mem_bw=8 * h100.hbm_bandwidth, bytes_tok=llama.kv_bytes_per_token(1))
+    b_star = roofline.BALANCE_BATCH(**{k: serving[k] for k in ("N_active", "N_total", "bytes_param", "FLOPs", "mem_bw")})
+    no_kv = dict(len_ctx=0, allow_zero="len_ctx", **serving)
+    assert context.POOLING_SAVING(B_live=16, B_pool=512, **no_kv) == pytest.approx(b_star / 16)
+    assert context.POOLING_SAVING(B_live=600, B_pool=2400, **no_kv) == pytest.approx(1)
+    assert context.IDLE_TIER_PRICE(util=0.5) == pytest.approx(0.5)
+    assert PROBLEMS["6.15"].expected() == pytest.approx(10.02, rel=1e-3)
+    assert checks.check("6.15", 10.0).correct
+    assert "leaves out the KV cache" in checks.check("6.15", b_star / 16).message
+    assert "1/B all the way" in checks.check("6.15", 32).message
+    assert "Chapter 1's answer" in checks.check("6.15", 1).message
+    ids, text = _markdown_before("06", "slow-tier-intro", "slow-tier-lesson")
+    assert ids.index("cell-30") < ids.index("slow-tier-intro") < ids.index("cell-31")   # end of §4, before §5
+    assert "Think first" in text and "hundred times cheaper" not in text
+
+
+def test_attention_flops_level_off_the_output_input_ratio():
+    """Ch6 §6 (context.OUTPUT_INPUT_RATIO, OUTPUT_INPUT_LIMIT): counting attention FLOPs, the ratio tends to the chip's
+    FLOPs per byte times KV bytes over attention FLOPs per token of context, n_KV bytes_KV / (2 n_Q) for GQA; without
+    them it grows without limit. Problem 6.16: Llama-3.1-8B on H100, FP8: 590.7 x 8 / 64 = 73.8."""
+    from lecture_lib import context
+    from lecture_lib.symbols import B, FLOPs, len_ctx, q_heads
+
+    memory_branch = roofline.T_MEM.rhs / B / ((2 * roofline.N_active + context.ATTENTION_FLOPS.rhs) / FLOPs)
+    assert sp.simplify(sp.limit(memory_branch, len_ctx, sp.oo) - context.OUTPUT_INPUT_LIMIT.rhs) == 0
+    assert sp.limit(memory_branch.subs(q_heads, 0), len_ctx, sp.oo) == sp.oo
+    h100 = hardware.get("H100")
+    assert PROBLEMS["6.16"].expected() == pytest.approx(h100.flops["fp8"] / h100.hbm_bandwidth * 8 / 64)
+    assert PROBLEMS["6.16"].expected() == pytest.approx(73.84, rel=1e-3)
+    assert "counts multiplies" in checks.check("6.16", 36.92).message
+    assert "grouped-query" in checks.check("6.16", 295.4).message
+    assert "BF16" in checks.check("6.16", 147.7).message
+    ids, text = _markdown_before("06", "ratio-attn-intro", "ratio-attn-lesson")
+    assert ids.index("cell-36") < ids.index("ratio-attn-intro") < ids.index("cell-37")  # end of §6, before §7
+    assert "Think first" in text and "1/16" not in text
+
+
+def test_a_reversible_network_cannot_rebuild_other_tokens_kv_cheaply():
+    """Ch7 §7 (reversible.FLOPS_DECODE_REVERSIBLE): without a cache every earlier token is inverted at every step,
+    1 + len_ctx forward passes per generated token, the remat row's work; its time over reading the cache is
+    KV_ADVANTAGE. Problem 7.14: Llama-3-70B at 32,768 tokens -> 32,769x."""
+    from lecture_lib import reversible as rv
+    from lecture_lib.symbols import FLOPs, len_ctx
+
+    assert sp.simplify(rv.FLOPS_DECODE_REVERSIBLE.rhs / rv.FLOPS_DECODE_CACHED.rhs - (1 + len_ctx)) == 0
+    extra = (rv.FLOPS_DECODE_REVERSIBLE.rhs - rv.FLOPS_DECODE_CACHED.rhs) / len_ctx
+    assert sp.simplify(extra - rv.T_KV_RECOMPUTE.rhs * FLOPs) == 0
+    assert PROBLEMS["7.14"].expected() == pytest.approx(32_769)
+    assert checks.check("7.14", 32_769).correct
+    assert "for free" in checks.check("7.14", 1).message
+    assert "one inversion of the new token's" in checks.check("7.14", 2).message
+    assert "reversible training" in checks.check("7.14", 4 / 3).message
+    ids, text = _markdown_before("07", "rev-kv-intro", "rev-kv-lesson")
+    assert ids.index("cell-48") < ids.index("rev-kv-intro") < ids.index("cell-49")      # §7, after the KV trade
+    assert "Think first" in text and "Only the new token's" not in text
+    assert "other* tokens" in _cells("07")["rev-kv-lesson"]

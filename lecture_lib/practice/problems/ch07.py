@@ -288,3 +288,30 @@ register('7.13', Problem(
             'a': 'A KV cache costs memory: bytes_tok for every token of context.',
             'c': 'A RevNet runs an extra forward pass: 8·N instead of 6·N FLOPs per token.',
             'd': "It keeps activation memory constant in depth, rebuilding each layer's input on the way back."}))
+
+
+# --- Issue 49 §5: why a reversible network cannot stand in for the KV cache.
+# 7.14: a reversible Llama-3-70B keeps no KV cache; decoding one token with 32,768 tokens of context rebuilds every
+# earlier token's layer inputs by inversion: FLOPS_DECODE_REVERSIBLE / FLOPS_DECODE_CACHED = 1 + len_ctx.
+REV_DECODE = dict(model="llama-3-70b", context=32_768)
+
+
+def _rev_decode_ratio() -> float:
+    n_active = models.get(REV_DECODE["model"]).params_active
+    return float(rv.FLOPS_DECODE_REVERSIBLE(N_active=n_active, len_ctx=REV_DECODE["context"])
+                 / rv.FLOPS_DECODE_CACHED(N_active=n_active))
+
+
+register("7.14", Problem(
+    "A reversible network without a KV cache", "number", _rev_decode_ratio, rtol=0.02, unit="× the FLOPs",
+    mistakes=(Mistake(lambda: 1.0,
+                      "That assumes inversion rebuilds the cache for free. Inverting a layer rebuilds the new token's "
+                      "own inputs; the cache holds the keys and values of the earlier tokens."),
+              Mistake(lambda: 2.0,
+                      "That is one inversion of the new token's layers. Every earlier token needs its own inversion, "
+                      "at every step."),
+              Mistake(lambda: float(rv.FLOPS_RECOMPUTE.rhs / rv.FLOPS_STANDARD.rhs),
+                      "That is the extra forward pass of reversible training (8N against 6N). Decoding looks back "
+                      "at other tokens, which training's backward pass does not.")),
+    wrong_hint="Count forward passes per generated token: the new token's own, plus one inversion (a forward pass's "
+               "FLOPs) for each earlier token whose keys and values are needed."))

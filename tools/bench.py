@@ -6,10 +6,15 @@ way people move them in a real JupyterLab + Chromium, beside a label-only floor 
 (tools/bench_moves.py: keys 0.15 s apart, a held key, drags, dropdowns; stale paints). Not part of
 `make test`.
 
+(4b) quick flicks and dropdown walks (tools/bench_flicks.py, issue 48: 12 real pointer moves 35 ms apart to the far
+end of each slider's track and back, ArrowDown on each dropdown): each gesture's longest freeze, the p90 over them,
+stale and backward paints, against the goals (longest <= 250 ms, p90 <= 150 ms, 0 stale).
+
 (5) the lab's goals on this machine (issue 50; ``BENCH_LAB_FULL=1`` adds the full mode, ``BENCH_LAB_ONLY=1`` runs
 only this section).
 
-``BENCH_QUICK=1 make bench`` skips (2) and (3) and moves the controls of chapters 1, 4 and 5 only:
+``BENCH_QUICK=1 make bench`` skips (2) and (3), moves the controls of chapters 1, 4 and 5 only and flicks the sampled
+controls of tests/test_flicks.py only:
 about 5 minutes on the course's 2-core machine. ``BENCH_SLOWEST=N`` lists each notebook's N slowest moves under
 its row (which control, which kind, painted ahead or by the kernel). ``BENCH_ONE_AT_A_TIME=1`` adds the older
 measurement of tools/bench_browser.py (one key press at a time, each waited for, and the naive
@@ -122,6 +127,19 @@ def browser_times() -> None:
         bench_browser.run(report)
 
 
+def flick_times() -> None:
+    if not Path("/usr/bin/chromium").exists():
+        report("== flicks: skipped (no /usr/bin/chromium) ==")
+        return
+    import bench_flicks
+
+    quick = os.environ.get("BENCH_QUICK", "") not in ("", "0")
+    report("== quick flicks and dropdown walks, in a real JupyterLab + Chromium (issue 48 goals: longest freeze "
+           f"<= {bench_flicks.GOAL_LONGEST:.0f} ms, p90 <= {bench_flicks.GOAL_P90:.0f} ms, 0 stale paints)"
+           + (": the sampled controls (BENCH_QUICK)" if quick else ": every slider and dropdown of every chapter") + " ==")
+    bench_flicks.run(report, sample=quick)
+
+
 def lab_goals() -> None:
     """Issue 50's goals for the lab (Chapter 11), strict: what tests/test_measure.py holds only loosely."""
     from notebook_runs import run
@@ -161,6 +179,7 @@ def main() -> None:
         notebook_times()
         explorer_times()
     browser_times()
+    flick_times()
 
 
 if __name__ == "__main__":

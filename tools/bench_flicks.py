@@ -114,8 +114,19 @@ def gesture_figures(moves: list[dict], paints: list[dict], hands: list[dict], en
     moves = sorted(m["at"] for m in moves)
     shown = sorted((p for p in paints if p.get("painted") is not None), key=lambda p: p["at"])
     stale = sum(1 for p in paints if p.get("stale"))
+    # backward: a frame of a position the hand held earlier than the position of a frame already painted
+    backward, newest, wrong = 0, float("-inf"), set()
+    for n, paint in enumerate(shown):
+        state = paint.get("state") or {}
+        ages = [h["at"] for h in hands if h["at"] <= paint["at"] and state.get(h["control"]) == h["position"]]
+        age = max(ages) if ages else float("-inf")      # none: the position the gesture started from
+        if age < newest and not paint.get("stale"):
+            backward += 1
+            wrong.add(n)
+        newest = max(newest, age)
     longest, behind_since, settle = 0.0, None, None
-    events = [(t, 0, None) for t in moves] + [(p["at"], 1, p) for p in shown if not p.get("stale")]
+    events = [(t, 0, None) for t in moves] + [(p["at"], 1, p) for n, p in enumerate(shown)
+                                                if not p.get("stale") and n not in wrong]
     for at, kind, paint in sorted(events, key=lambda e: (e[0], e[1])):
         if kind == 0:
             if behind_since is None:
@@ -129,17 +140,9 @@ def gesture_figures(moves: list[dict], paints: list[dict], hands: list[dict], en
     if missed:
         longest = max(longest, end - behind_since)
     if moves and not missed:
-        after = [p["painted"] for p in shown if p["at"] >= moves[-1] and not p.get("stale") and not p.get("lagging")]
+        after = [p["painted"] for n, p in enumerate(shown) if p["at"] >= moves[-1] and not p.get("stale")
+                 and not p.get("lagging") and n not in wrong]
         settle = after[0] - moves[-1] if after else 0.0
-    # backward: a frame of a position the hand held earlier than the position of a frame already painted
-    backward, newest = 0, float("-inf")
-    for paint in shown:
-        state = paint.get("state") or {}
-        ages = [h["at"] for h in hands if h["at"] <= paint["at"] and state.get(h["control"]) == h["position"]]
-        age = max(ages) if ages else float("-inf")      # none: the position the gesture started from
-        if age < newest and not paint.get("stale"):
-            backward += 1
-        newest = max(newest, age)
     return {"freeze": longest, "missed": missed, "stale": stale, "backward": backward, "settle": settle,
             "changes": len(moves), "paints": len(shown)}
 

@@ -166,9 +166,8 @@ def profile(name: str, slider_index: int, presses: int, report=print) -> None:
 
 def profile_gesture(name: str, label: str, kind: str, *, cprofile: bool = False, report=print) -> None:
     """One flick (or one dropdown walk) of tools/bench_flicks.py, its timeline in the page and the kernel."""
-    from playwright.sync_api import sync_playwright
-
     import bench_flicks
+    from playwright.sync_api import sync_playwright
 
     with bs.LabServer() as server, sync_playwright() as playwright:
         browser = bs.launch_browser(playwright, full=True)

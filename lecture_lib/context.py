@@ -159,7 +159,8 @@ POOLING_SAVING = Formula(
     source="course, from lecture E1.1-E1.5 (00:14:31 cost per token, 00:16:16 'Slow Mode'): cost per token at the "
            "live batch over cost per token at the pooled batch, same chips and price",
     note="at short context and B_live < B* <= B_pool this is B*/B_live; at or above B* it is 1 (Chapter 1's "
-         "answer: a Slow Mode saves little); long contexts add a per-sequence KV read that no pooling shares")
+         "answer: a Slow Mode saves little); long contexts add a per-sequence KV read that no pooling shares; "
+         "the saving is chip-time per token, money only if the chip-time freed is put to other work")
 FLEET_COST_PER_TOKEN = Formula(
     cost_token, roofline.COST_PER_TOKEN.rhs / util,
     source="course: a fleet paid for by the hour but busy a share u of its hours spreads the idle hours over the "

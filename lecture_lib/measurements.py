@@ -351,7 +351,11 @@ class Measurement:
                 pre = realistic.prefill_time(models.get(self.model), self.deployment, len_in=self.len_in,
                                              terms=chosen, **shared)
                 out["prefill"] = pre
-                seconds = pre["t_prefill"] + self.len_out * step["t"] / (batch * self.tokens_per_step)
+                out["prefill_wait"] = realistic.prefill_wait_factor(
+                    models.get(self.model), self.deployment, layout=self.bound_layout, batch=batch,
+                    len_out=self.len_out, tokens_per_step=self.tokens_per_step, terms=chosen)
+                seconds = (pre["t_prefill"] * out["prefill_wait"]
+                           + self.len_out * step["t"] / (batch * self.tokens_per_step))
                 value = self.len_out / seconds * factor / self.divisor
             elif self.kind == "latency":
                 value = step["tokens_per_s"] / batch * factor
@@ -920,7 +924,6 @@ def engine_efficiency(generation: str | None = None) -> float:
 #: The share either way the realistic estimate aims to land within (issue 51: ±35 %).
 REALISTIC_TOLERANCE = 0.35
 
-_ADP_BALANCE = "https://nvidia.github.io/TensorRT-LLM/blogs/tech_blog/blog10_ADP_Balance_Strategy.html"
 _MEMORY_TIGHT = ("memory-tight: the FP8 weights take {share} of each H100's 80 GB, and the estimate gives all the rest "
                  "to KV and runs the largest batch that fits. The runtime's reserve beside the weights (activations for "
                  "max_num_tokens, CUDA graphs, MoE workspaces) is not on the page, and on an 80 GB GPU it cuts the "
@@ -932,18 +935,9 @@ _GB200_COLUMN = ("the same table's B200 column is {ratio} this GB200 column, whi
                  "not state (engine build, MoE backend or batch)")
 #: Why the realistic estimate misses the rows it misses by more than :data:`REALISTIC_TOLERANCE`: each cause is a
 #: reason found, not a term fitted to the row (issue 51 §4). A row here must be outside the band and a row outside
-#: the band must be here (tests/test_reality.py); a new term that brings one in removes it.
+#: the band must be here (tests/test_reality.py); a new term that brings one in removes it (realistic's
+#: ``dp_prefill_wait`` brought TensorRT-LLM's two in-flight-batched DeepSeek-R1 rows in: 1.51 and 1.48 before).
 REALISTIC_MISSES = {
-    "trtllm-dsr1-b200-maxtput": (
-        "in-flight batching with attention DP (TensorRT-LLM's guide runs prefill and decode on the same 8 GPUs): in "
-        "every step the MoE all-to-all waits for the slowest rank, and a rank that prefills a prompt holds all of "
-        "them ('the iteration time is dominated by the slowest rank', TensorRT-LLM's ADP Balance post, "
-        + _ADP_BALANCE + "). The estimate spreads prefill evenly over the ranks; how unevenly the prompts landed is "
-        "not published. DeepSeek's and SGLang's rows of the same model, with prefill and decode disaggregated, "
-        "land within ±35%"),
-    "trtllm-dsr1-h200-maxtput": (
-        "in-flight batching with attention DP, as the B200 row of the same guide: every rank waits for the one "
-        "that prefills (" + _ADP_BALANCE + "); the disaggregated DeepSeek and SGLang rows land within ±35%"),
     "trtllm-v1-llama-4-scout-gb200x1": _GB200_COLUMN.format(ratio="1.37x"),
     "trtllm-v1-qwen3-30b-a3b-gb200x1": _GB200_COLUMN.format(ratio="1.48x"),
     "trtllm-v1-qwen3-30b-a3b-b200x1": (

@@ -1369,11 +1369,15 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
     limits = {key: value for key, value in (limits or {}).items() if value is not None}
     busy_cache = {}
 
-    def busy(chosen):
+    def busy(chosen, b=None):
+        """A request's share of prefill time, every GPU on prompts; with DP-attention ranks of an MoE model, times
+        the wait for the rank prefilling the most (realistic.DP_PREFILL_WAIT) at batch ``b``."""
         if chosen not in busy_cache:
             busy_cache[chosen] = realistic.prefill_time(model, deployment, len_in=len_in, hit_rate=hit, terms=chosen,
                                                         scale_out_bandwidth=scale_out, **prefill)["t_prefill"]
-        return busy_cache[chosen]
+        return busy_cache[chosen] * realistic.prefill_wait_factor(
+            model, deployment, layout=decode.get("layout"), batch=batch if b is None else b, len_out=len_out,
+            tokens_per_step=tau, terms=chosen)
 
     def decode_at(b, chosen):
         return realistic.decode_step(model, deployment, batch=b, len_ctx=len_ctx, terms=chosen, engine=engine,
@@ -1384,8 +1388,8 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
         stretch = step["engine"]                   # the engine factor: a share of the rate, so a stretch of time
         out = {"tpot": step["t"] / tau / stretch}
         if len_in is not None:
-            out["tpot"] = TPOT_UNDER_LOAD(t_step=step["t"] / stretch, tau=tau, B=b, t_busy=busy(chosen) / stretch,
-                                          L_out=len_out)
+            out["tpot"] = TPOT_UNDER_LOAD(t_step=step["t"] / stretch, tau=tau, B=b,
+                                          t_busy=busy(chosen, b) / stretch, L_out=len_out)
             alone = realistic.prefill_time(model, deployment, len_in=len_in, hit_rate=hit, terms=chosen,
                                            scale_out_bandwidth=scale_out, **prefill, **(group or {}))["t_prefill"]
             out["ttft"] = TTFT_UNDER_LOAD(t_alone=alone / stretch, t_step=step["t"] / stretch)
@@ -1445,6 +1449,10 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
             detail = (f"; {pieces['tokens_per_expert']:.0f} tokens per expert, tiles {pieces['tile_efficiency']:.0%} "
                       f"full" + (", weights streamed at a small matmul's bandwidth"
                                  if pieces["small_matmul_reads"] else ""))
+        elif term == "dp_prefill_wait" and value != without:
+            factor = realistic.prefill_wait_factor(model, deployment, layout=decode.get("layout"), batch=batch,
+                                                   len_out=len_out, tokens_per_step=tau, terms=terms)
+            detail = f"; the busiest rank prefills ×{factor:.1f} the mean prompts per step"
         elif term == "communication":
             detail = (f"; all-to-all {units.seconds(pieces['a2a'])}, TP all-reduces "
                       f"{units.seconds(pieces['tp_all_reduce'])} per step")
@@ -1457,13 +1465,12 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
         add("realistic", f"term_{term}", f"term: {term}", cost,
             f"costs {cost:.0%} — {realistic.TERM_TITLES[term]}{detail}", source)
     if model.is_moe:
-        _against_rows(add, deployment, step, layout=decode.get("layout"), full_hbm=full_hbm,
-                      in_flight=len_in is not None)
+        _against_rows(add, step, full_hbm=full_hbm)
     return {"tokens_per_s": value, "share_of_bound": value / bound, "step": step, "batch": batch, "binds": binds,
             **latency}
 
 
-def _against_rows(add, deployment, step, *, layout, full_hbm: float, in_flight: bool) -> None:
+def _against_rows(add, step, *, full_hbm: float) -> None:
     """How the realistic estimate did on Chapter 8's published MoE figures (:func:`measurements.realistic_table`),
     and, where this plan is of a class it misses, why (:data:`measurements.REALISTIC_MISSES`)."""
     table = measurements.realistic_table()
@@ -1483,13 +1490,6 @@ def _against_rows(add, deployment, step, *, layout, full_hbm: float, in_flight: 
             f"estimate gives all the rest (at the plan's HBM share) to KV and runs the largest batch that fits; an "
             f"engine's reserve beside the weights (activations, graphs, MoE workspaces) cuts that batch, and on Chapter "
             f"8's memory-tight H100 MoE rows the estimate ran 1.7–2.3× high (measurements.REALISTIC_MISSES)")))
-    chosen = roofline.resolve_layout(layout)
-    if in_flight and deployment.n_chips > 1 and chosen is not None and chosen.attention_tp == 1:
-        caveats.append(("dp_attention", (
-            "DP attention with prefill and decode on the same GPUs: every step's all-to-all waits for the slowest "
-            "rank, and a rank that prefills holds all of them; the estimate spreads prefill evenly, and on TensorRT-"
-            "LLM's in-flight-batched DeepSeek-R1 rows it ran 1.5× high (disaggregated prefill avoids it; "
-            + measurements._ADP_BALANCE + ")")))
     for key, text in caveats:
         add("realistic", f"caveat_{key}", "this plan is of a class the estimate misses", None, text,
             "measurements.REALISTIC_MISSES")

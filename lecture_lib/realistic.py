@@ -17,6 +17,9 @@ tenth. This module puts back, one at a time, what a real step pays (issue 51 §4
   the skew real routers add over uniform routing where no load balancer runs (:data:`ROUTING_SKEW`).
 - ``small_matmuls``: each expert's matmul pads the tokens it gets to whole tiles of :data:`TILE_ROWS` rows
   (:data:`TILE_EFFICIENCY`).
+- ``dp_prefill_wait``: with DP attention and prompts prefilled in flight beside the decode (no disaggregation), every
+  MoE layer's all-to-all makes each rank wait for the slowest, so each step's prefill costs what the rank with the
+  most new prompts does, not the mean (:data:`DP_PREFILL_WAIT`, TensorRT-LLM's ADP Balance post).
 - ``engine``: what remains (scheduling, sampling, kernel launches, batches below the largest that fits), one
   factor measured on Chapter 8's *dense* rows (:func:`measurements.engine_efficiency`), never on the MoE rows
   the estimate is held against.
@@ -27,19 +30,22 @@ or a notebook can show what each one costs.
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 
 from . import collectives, models, moe, roofline, validate
 from .formula import Formula
 
 #: The terms the realistic estimate adds to the bound, in the order a plan prints them.
-TERMS = ("attention_apart", "kernels", "communication", "imbalance", "small_matmuls", "engine")
+TERMS = ("attention_apart", "kernels", "communication", "imbalance", "small_matmuls", "dp_prefill_wait", "engine")
 TERM_TITLES = {
     "attention_apart": "attention runs apart from the matmuls (its FLOPs or its KV reads add to theirs)",
     "kernels": "kernels at the share of peak the best published ones reach",
     "communication": "all-to-all and TP all-reduces not overlapped",
     "imbalance": "the busiest expert-parallel device sets each MoE layer",
     "small_matmuls": "small per-expert matmuls padded to whole tiles",
+    "dp_prefill_wait": "DP-attention ranks wait for the one prefilling the most prompts (MoE, in-flight batching)",
     "engine": "engine overhead measured on Chapter 8's dense rows",
 }
 
@@ -136,6 +142,80 @@ def prefill_alone(*, t_compute, weights_per_device, hbm_bandwidth, matmul_effici
               r"\eta_{mm}": validate.scalar("matmul_efficiency", matmul_efficiency, maximum=1.0),
               r"\eta_{HBM}": validate.scalar("hbm_efficiency", hbm_efficiency, maximum=1.0)}
     return T_PREFILL_ALONE(**values, allow_zero=("W_{dev}",))
+
+
+_ADP_BALANCE = ("nvidia.github.io/TensorRT-LLM/blogs/tech_blog/blog10_ADP_Balance_Strategy.html: with attention DP "
+                "and in-flight batching, 'some ranks may be processing computationally intensive context phases while "
+                "others execute generation phases ... the iteration time is dominated by the slowest rank' (read 2026-12)")
+k_arrival = sp.Symbol("k", integer=True, positive=True)
+lam_ranks, n_ranks = sp.symbols(r"\lambda n_{ranks}", positive=True)
+m_max, wait = sp.symbols(r"M_{max} W_{DP}", positive=True)
+#: The expected largest of ``n_ranks`` independent Poisson(λ) counts: E[max] = Σ_k≥1 (1 − P(X ≤ k−1)^n), with the
+#: Poisson CDF P(X ≤ k−1) = Γ(k, λ) / Γ(k). With n = 1 it is λ itself. Evaluated term by term
+#: (:func:`dp_prefill_wait`), the summand lambdified from this one expression.
+EXPECTED_MAX_ARRIVALS = sp.Sum(1 - (sp.uppergamma(k_arrival, lam_ranks) / sp.gamma(k_arrival)) ** n_ranks,
+                               (k_arrival, 1, sp.oo))
+DP_PREFILL_WAIT = Formula(
+    wait, m_max / lam_ranks,
+    source="course derivation (Ch 9, issue 51 §4) of the mechanism in " + _ADP_BALANCE + ". In steady state each of "
+           "n DP-attention ranks starts λ = (B / n)·τ / L_out new requests per step, arrivals taken as Poisson; the "
+           "MoE all-to-all holds every rank until the slowest is done, so a step's prefill work is the busiest rank's "
+           "M_max = E[max of n Poisson(λ)] (EXPECTED_MAX_ARRIVALS) prompts, not the mean λ",
+    note="1 for one rank; large when prompts are rare per step (λ ≪ 1: most steps one rank prefills and the others "
+         "wait). Not for disaggregated prefill (DeepSeek's, SGLang's rows), TP attention (every rank takes the same "
+         "prompt) or dense DP replicas (nothing synchronises them). Arrivals in synchronised waves (identical lengths "
+         "all started together) would wait less")
+_SUMMAND = None
+#: Above this many arrivals per rank per step the sum is replaced by the Gaussian tail bound (:data:`LOAD_IMBALANCE`),
+#: cheaper by up to thousands of terms and an upper estimate of it (at λ = 50 on 8 ranks: ×1.29 the mean against the
+#: sum's ×1.21), shrinking toward it as λ grows.
+LARGE_RATE = 50
+
+
+def expected_max_arrivals(*, rate, n: int) -> float:
+    """E[max of ``n`` Poisson(``rate``) counts] (:data:`EXPECTED_MAX_ARRIVALS`), summed until the terms vanish."""
+    global _SUMMAND
+    rate = validate.scalar("rate", rate, maximum=validate.COUNT_LIMIT)
+    n = validate.integer("n", n, maximum=10**7)
+    if _SUMMAND is None:
+        _SUMMAND = sp.lambdify((k_arrival, lam_ranks, n_ranks), EXPECTED_MAX_ARRIVALS.function, modules="mpmath")
+    if n == 1:
+        return rate
+    if rate > LARGE_RATE:   # Poisson(λ) is Gaussian here: the largest of n is LOAD_IMBALANCE's λ (1 + sqrt(2 ln n / λ))
+        return rate * load_imbalance(routed_tokens=rate * n, n_devices=n)
+    top = int(rate + 12 * rate ** 0.5 + 12 * (1 + math.log(n)) + 10)
+    return float(sum(_SUMMAND(k, rate, n) for k in range(1, top + 1)))
+
+
+def dp_prefill_wait(*, batch, n_ranks: int, len_out, tokens_per_step: float = 1.0) -> float:
+    """How many times the mean prefill work per step the busiest of ``n_ranks`` DP-attention ranks does, when
+    ``batch`` sequences decode across them and each request emits ``len_out`` tokens, ``tokens_per_step`` a step
+    (:data:`DP_PREFILL_WAIT`); 1 for one rank."""
+    batch = validate.scalar("batch", batch, maximum=validate.COUNT_LIMIT)
+    n = validate.integer("n_ranks", n_ranks, maximum=10**7)
+    len_out = validate.scalar("len_out", len_out, maximum=validate.COUNT_LIMIT)
+    tau = validate.scalar("tokens_per_step", tokens_per_step, maximum=64)
+    rate = batch / n * tau / len_out
+    return DP_PREFILL_WAIT(**{"M_{max}": expected_max_arrivals(rate=rate, n=n), r"\lambda": rate})
+
+
+def prefill_wait_factor(model, deployment, *, layout, batch, len_out, tokens_per_step: float = 1.0,
+                        terms=None) -> float:
+    """:func:`dp_prefill_wait` where it applies (an MoE model, DP-attention ranks under ``layout``, the term on), else
+    1: the factor on a request's share of prefill time when prompts are prefilled in flight beside the decode."""
+    model = models.resolve(model)
+    if not isinstance(deployment, collectives.Deployment):
+        raise ValueError(f"deployment must be a collectives.Deployment, got {validate._describe(deployment)}")
+    validate.scalar("batch", batch, maximum=validate.COUNT_LIMIT)
+    validate.scalar("len_out", len_out, maximum=validate.COUNT_LIMIT)
+    validate.scalar("tokens_per_step", tokens_per_step, maximum=64)
+    chosen = roofline.resolve_layout(layout)
+    if "dp_prefill_wait" not in _terms(terms) or not model.is_moe or chosen is None or chosen.attention_tp is None:
+        return 1.0
+    ranks = deployment.n_chips // chosen.attention_tp
+    if ranks <= 1:
+        return 1.0
+    return dp_prefill_wait(batch=batch, n_ranks=ranks, len_out=len_out, tokens_per_step=tokens_per_step)
 
 
 def load_imbalance(*, routed_tokens, n_devices: int) -> float:

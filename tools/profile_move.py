@@ -164,7 +164,7 @@ def profile(name: str, slider_index: int, presses: int, report=print) -> None:
             browser.close()
 
 
-def profile_gesture(name: str, label: str, kind: str, *, cprofile: bool = False, report=print) -> None:
+def profile_gesture(name: str, label: str, kind: str, *, cprofile: bool = False, nth: int = 0, report=print) -> None:
     """One flick (or one dropdown walk) of tools/bench_flicks.py, its timeline in the page and the kernel."""
     import bench_flicks
     from playwright.sync_api import sync_playwright
@@ -184,11 +184,11 @@ def profile_gesture(name: str, label: str, kind: str, *, cprofile: bool = False,
             session.page.evaluate("() => { window.__moveLog.length = 0; }")
             session.execute_in_kernel("_pm_log.clear()" + ("; " + PROFILE_ON if cprofile else ""))
             if kind == "flick":
-                slider = next(s for s in sliders if s.label.startswith(label))
+                slider = [s for s in sliders if s.label.startswith(label)][nth]
                 report(f"{name}: flick of {slider.describe()}")
                 bench_flicks.flick(session, slider)
             else:
-                select = session.page.locator(".lecture-explorer .widget-dropdown").filter(has_text=label).locator("select").first
+                select = session.page.locator(".lecture-explorer .widget-dropdown").filter(has_text=label).locator("select").nth(nth)
                 report(f"{name}: dropdown {label!r}: " + bench_flicks.walk(session, select))
             time.sleep(2.0)
             if cprofile:
@@ -220,6 +220,7 @@ def main(argv=None) -> int:
     parser.add_argument("--flick", metavar="LABEL", help="one quick flick of the slider whose label starts with LABEL")
     parser.add_argument("--walk", metavar="LABEL", help="one dropdown walk of the dropdown labelled LABEL")
     parser.add_argument("--cprofile", action="store_true", help="with --flick or --walk: cProfile in the kernel")
+    parser.add_argument("--nth", type=int, default=0, help="with --flick or --walk: which of the controls so labelled")
     args = parser.parse_args(argv)
     if args.no_ahead:
         os.environ["LECTURE_AHEAD"] = "0"
@@ -228,7 +229,8 @@ def main(argv=None) -> int:
         print(f"not profiled: {reason}")
         return 1
     if args.flick or args.walk:
-        profile_gesture(args.notebook, args.flick or args.walk, "flick" if args.flick else "walk", cprofile=args.cprofile)
+        profile_gesture(args.notebook, args.flick or args.walk, "flick" if args.flick else "walk", cprofile=args.cprofile,
+                        nth=args.nth)
     else:
         profile(args.notebook, args.slider, args.presses)
     return 0

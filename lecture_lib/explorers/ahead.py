@@ -26,6 +26,13 @@ positions first; every position further along whose axes have the same limits sh
 across a rescale of the axes stays ahead of the kernel). A dropdown's options are predicted the same
 way, unless another control follows it (an observer of its own).
 
+A quick flick (issue 48) must never wait long behind a prediction, so a round gives way: before each step it lets
+every message already waiting for the kernel be handled first (a real move voids it then), and within
+:data:`GESTURE_SECONDS` of a real move (a drag or a held key under way, whose next move is due any moment) it
+predicts only the control moved last and draws no background (a full redraw and a PNG, 40-600 ms on the course's
+2-core machine under load, that the next move would wait for and void). The round it plans once the hand has been
+still that long draws them.
+
 Only the live figure (``lecture_lib.explorers.live_figure``) takes predictions; ``LECTURE_AHEAD=0`` turns
 them off (``tools/bench_browser.py`` measures both ways).
 """
@@ -50,6 +57,8 @@ BATCH = 6                   # frames per message: the page gets the nearest ones
 TRACK_BUDGET = 0.03         # s per prediction, at most, for predicting the whole track of the control in hand
 BACKGROUND_BUDGET = 0.08    # s for a full redraw (axes, text, PNG), at most, for predicting new axes
 MAX_REACH = 1000            # no slider has more stops than this; a larger reach predicts nothing more
+GESTURE_SECONDS = 0.25      # a real move this recent: a gesture under way (flick moves come 35 ms apart, keys 150 ms)
+YIELD_SECONDS = 0.002       # a round that gave way to waiting messages looks again this much later
 
 
 def enabled() -> bool:
@@ -170,11 +179,17 @@ class Lookahead:
         self._asked = False                     # a view asked for every frame since the round planned
         self._hand_moved = False                # ... or the hand moved to another control
         self.cost = 0.0                         # s per prediction, a running mean (the first one is tried)
+        self.moved_at = float("-inf")           # time.monotonic() of the last real move's redraw (schedule)
 
-    def plan(self) -> list[tuple[str, str, float, bool]]:
+    def in_gesture(self) -> bool:
+        """Whether a real move came less than :data:`GESTURE_SECONDS` ago: the hand is still moving."""
+        return time.monotonic() - self.moved_at < GESTURE_SECONDS
+
+    def plan(self, gesture: bool = False) -> list[tuple[str, str, float, bool]]:
         """(control name, key, value, may bring a background) for every prediction: the control in
         hand along its track (:data:`HAND_REACH`), the slider moved last :data:`REACH` steps either way
-        (a key held down, or pressed back and forth), the others one; nearest first."""
+        (a key held down, or pressed back and forth), the others one; nearest first. With ``gesture`` (a
+        drag or a held key under way) only the control moved last, and without new backgrounds."""
         controls = self.explorer.controls
         names = sorted(controls, key=lambda name: (name != self.in_hand, name != self.last_moved))
         found = []
@@ -182,9 +197,11 @@ class Lookahead:
             control = controls[name]
             if isinstance(control, widgets.Dropdown) and followed(control, self.explorer):
                 continue
+            if gesture and name != self.last_moved:
+                continue
             held = name == self.in_hand
             reach = (HAND_REACH if self.cost <= TRACK_BUDGET else REACH) if held else REACH if name == self.last_moved else 1
-            drawn = held and self.background_cost() <= BACKGROUND_BUDGET
+            drawn = held and not gesture and self.background_cost() <= BACKGROUND_BUDGET
             # a position where a link would move another control too is the kernel's (Explorer.moves_others)
             found += [(name, k, v, drawn) for k, v in neighbours(control, reach)
                       if not self.explorer.moves_others(name, v)]
@@ -231,6 +248,7 @@ class Lookahead:
         """After a redraw (a real move): void every pending prediction and start a new round after
         :data:`DELAY_SECONDS`. Moves coalesce: one timer at a time."""
         self.generation += 1
+        self.moved_at = time.monotonic()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -255,6 +273,11 @@ class Lookahead:
 
     def _step(self, loop, generation: int, work) -> None:
         if generation != self.generation:       # a real move: its redraw starts the next round
+            return
+        from .base import _shell_messages_waiting
+
+        if _shell_messages_waiting():           # a move (or anything else) waits for the kernel: it goes first
+            loop.call_later(YIELD_SECONDS, self._step, loop, generation, work)
             return
         work = None if self.explorer._scheduled else self._advance(work)    # a redraw is due: it starts the next
         if work is None:
@@ -298,6 +321,10 @@ class Lookahead:
         self._flush(work)
         if self._asked:
             self._start_later(self._loop)
+        elif work.get("gesture") and self._timer is None and self._loop is not None:
+            # planned while the hand moved: once it has been still for GESTURE_SECONDS, the whole plan
+            quiet = max(0.0, self.moved_at + GESTURE_SECONDS - time.monotonic())
+            self._timer = self._loop.call_later(quiet, self._start, self._loop, self.generation)
         return None
 
     def _planned(self, work):
@@ -318,7 +345,9 @@ class Lookahead:
                 self._sent[name] = (others, set())
             if self._kept.get(name, (None,))[0] != others:
                 self._kept[name] = (others, {})
-        return {"plan": [p for p in self.plan() if p[1] not in self._sent[p[0]][1]], "state": state, "entries": [],
+        gesture = self.in_gesture()
+        return {"plan": [p for p in self.plan(gesture) if p[1] not in self._sent[p[0]][1]], "state": state,
+                "entries": [], "gesture": gesture,
                 "backgrounds": work["backgrounds"] if work is not None else {}}   # with the same axes: one shared
 
     def _flush(self, work) -> None:

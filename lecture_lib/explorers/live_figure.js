@@ -126,8 +126,10 @@ function render({ model, el }) {
     : new DataView(buffer.buffer || buffer, buffer.byteOffset || 0, buffer.byteLength);
 
   // Every frame carries the controls' positions it was computed for (lecture_lib.explorers.ahead.key): the
-  // page paints it only while the controls are still there, so a kernel frame that arrives after the
-  // learner moved on (a drag, a held key) is dropped, never painted over a newer picture.
+  // page paints it while the controls are still there, or, while the hand moves on (a quick flick, a held key),
+  // when the hand held its positions more recently than those of the picture on screen: the picture follows the
+  // hand a step behind instead of standing still until the kernel catches up (issue 48), and never goes back to a
+  // position older than one already shown. Any other frame is dropped.
   const models = new Map();          // control model id -> its model (null while it is fetched)
   // a position as lecture_lib.explorers.ahead.key writes it: a number as JavaScript prints it (12 digits), or
   // for a control moved by index the label there
@@ -139,6 +141,24 @@ function render({ model, el }) {
   });
   let shownState = null;      // the positions the picture on screen was computed for
   box.__lectureFresh = () => !shownState || matches(shownState);     // read by tests/browser_support.py
+  // The hand's history, on one clock that ticks whenever a watched control moves: when each control last left
+  // each position. A frame whose positions the controls have left is as recent as the earliest of those leavings;
+  // the picture on screen is as recent as shownAge (a frame of the controls' own positions: now).
+  let clock = 0, shownAge = -Infinity;
+  const left = new Map(), lastKey = new Map();        // control id -> Map(position -> clock), control id -> position
+  const age = (state) => {
+    let oldest = Infinity;
+    for (const [id, key] of Object.entries(state.positions)) {
+      const m = models.get(id);
+      if (!m || position(m, state.attrs[id]) === key) continue;
+      const at = left.has(id) ? left.get(id).get(key) : undefined;
+      if (at === undefined) return -Infinity;          // a position not held since the page watched: unknown age
+      oldest = Math.min(oldest, at);
+    }
+    return oldest;
+  };
+  // a frame the page may paint: the controls' own positions, or newer than the picture on screen
+  const acceptable = (state) => !state || matches(state) || age(state) > shownAge;
 
   const paint = (frame, view, predicted, state, backdrop = null) => {
     const dpr = Math.min(3, Math.max(1, window.devicePixelRatio || 1));
@@ -149,13 +169,17 @@ function render({ model, el }) {
     box.dataset.frame = String(++frames);
     if (predicted) box.dataset.ahead = String(++predictedFrames);
     shownState = state;
-    // stale: painted for controls that have moved on since (tests/test_browser.py counts these: never);
+    const fresh = state ? matches(state) : true;
+    const lagging = !fresh && age(state) > shownAge;      // a step behind the hand, newer than what it replaces
+    shownAge = fresh ? clock + 0.5 : age(state);
+    // stale: painted for controls that have moved on since, and not newer than the picture it replaced
+    // (tests/test_browser.py counts these: never);
     // behind: a kernel frame painted while the model holds a newer background than the one under it
-    const stale = state ? !matches(state) : false;
+    const stale = !fresh && !lagging;
     const held = model.get('background');
     const behind = !predicted && Boolean(held && held.byteLength) && held !== backdropData;
     box.dispatchEvent(new CustomEvent('lecture-frame', { bubbles: true,
-      detail: { ahead: predicted, stale, behind, state: state ? state.positions : null } }));
+      detail: { ahead: predicted, stale, lagging, behind, state: state ? state.positions : null } }));
   };
 
   // Frames computed ahead in the kernel (lecture_lib.explorers.ahead): when a control lands on a position
@@ -188,7 +212,19 @@ function render({ model, el }) {
     models.set(id, null);
     const control = await model.widget_manager.get_model(id);
     models.set(id, control);
-    const listener = () => jump(id, control, attr);
+    lastKey.set(id, position(control, attr));
+    const listener = () => {
+      const now = position(control, attr), before = lastKey.get(id);
+      if (now !== before) {
+        if (!left.has(id)) left.set(id, new Map());
+        left.get(id).set(before, ++clock);
+        lastKey.set(id, now);
+      }
+      // the hand's value changed (read by tools/bench_flicks.py: a paint older than one already painted is backward)
+      box.dispatchEvent(new CustomEvent('lecture-hand', { bubbles: true,
+        detail: { control: id, position: position(control, attr) } }));
+      jump(id, control, attr);
+    };
     control.on('change:' + attr, listener);
     unhook.push(() => control.off('change:' + attr, listener));
   };
@@ -197,7 +233,7 @@ function render({ model, el }) {
   const paintFrame = () => {
     const frame = model.get('frame'), state = frameState(frame);
     if (state) for (const id of Object.keys(state.positions)) watch(id, state.attrs[id]);
-    if (state && !matches(state)) {              // superseded: keep the newer picture, and its readout
+    if (state && !acceptable(state)) {           // superseded: keep the newer picture, and its readout
       readoutMode = 'drop'; pendingReadout = null; return;
     }
     readoutMode = 'accept';
@@ -321,7 +357,7 @@ function render({ model, el }) {
   // the text alternative comes with its frame: a superseded frame's would describe a picture never shown
   const describe = () => {
     const state = frameState(model.get('frame'));
-    if (state && !matches(state)) return;
+    if (state && !matches(state) && !(age(state) >= shownAge)) return;     // its frame was painted, or will be
     const text = model.get('alt'); img.alt = text; img.title = text;
   };
 

@@ -969,7 +969,10 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
                 refused = str(error)
             if auto:
                 chosen, fit_layout, degrees, layout_notes = _cheapest_tp(
-                    model, deployment, refused=refused, len_ctx=len_ctx, batch=batch, latency_target=latency_target,
+                    model, deployment, refused=refused, len_ctx=len_ctx, batch=batch,
+                    # a time-per-output-token limit searches the widths as a step limit (its prefill share aside)
+                    latency_target=latency_target if latency_target is not None or limits["tpot_target"] is None
+                    else limits["tpot_target"] * tau,
                     bytes_w=bytes_w, bytes_e=bytes_e, kv_dtype=kv_dtype,
                     settings=dict(weight_dtype=bytes_w, expert_weight_dtype=bytes_e, compute_dtype=compute,
                                   expert_compute_dtype=expert_compute_dtype, attention_dtype=attention_dtype,
@@ -1344,7 +1347,10 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
 
     # Headline: the first lines a reader sees --------------------------------------------------------
     result.lengths = {"input": len_in, "output": len_out, "context": len_ctx, "defaulted": lengths_defaulted}
-    result.headline = _headline(result, chip=chip, formats_why=formats_why, weights=_fmt(weight_dtype, weights_named),
+    shown = _fmt(weight_dtype, weights_named) + (
+        f" (routed experts {_fmt(expert_weight_dtype, experts_named)})" if expert_weight_dtype is not None
+        and _fmt(expert_weight_dtype, experts_named) != _fmt(weight_dtype, weights_named) else "")
+    result.headline = _headline(result, chip=chip, formats_why=formats_why, weights=shown,
                                 kv=_fmt(kv_dtype), compute=compute, kv_given=kv_dtype_given, binds=binds,
                                 operating=operating, serving=serving, n=n,
                                 bound=(at["tokens_per_s"] if operating else None))

@@ -227,8 +227,9 @@ def test_the_realistic_estimate_meets_server_limits_with_its_own_batch_and_gives
     offline = planner.plan("llama-3-70b", "HGX H100", len_in=2000, len_out=500)
     assert offline.realistic["batch"] == offline.numbers["decode"]["batch"]
     assert offline.numbers["realistic"]["tpot_under_load"] > offline.numbers["requests"]["tpot_under_load"]
-    tight = planner.plan("llama-3-70b", "HGX H100", len_in=2000, len_out=500, tpot_target=0.008)
-    assert tight.numbers["decode"]["batch"] and tight.realistic is None    # meets 8 ms only in the bound
+    tight = planner.plan("llama-3-70b", "HGX H100", len_in=2000, len_out=500, tpot_target=0.006)
+    assert tight.numbers["decode"]["batch"] and tight.realistic is None    # meets 6 ms only in the bound
+    assert tight.numbers["inputs"]["parallel"]["tp"] == 8     # a TPOT limit searches the TP widths as a step limit
     assert "none" in tight.to_dict()["realistic"]["batch"]["text"]
 
 

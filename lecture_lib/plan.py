@@ -1458,7 +1458,8 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
         elif term == "dp_prefill_wait" and value != without:
             factor = realistic.prefill_wait_factor(model, deployment, layout=decode.get("layout"), batch=batch,
                                                    len_out=len_out, tokens_per_step=tau, terms=terms)
-            detail = f"; the busiest rank prefills ×{factor:.1f} the mean prompts per step"
+            detail = (f"; the busiest rank prefills ×{factor:.1f} the mean prompts per step (prefill disaggregated "
+                      f"from decode, as DeepSeek and SGLang serve, avoids it: --without dp_prefill_wait)")
         elif term == "communication":
             detail = (f"; all-to-all {units.seconds(pieces['a2a'])}, TP all-reduces "
                       f"{units.seconds(pieces['tp_all_reduce'])} per step")

@@ -21,7 +21,7 @@ import sympy as sp
 
 from . import collectives, validate
 from .formula import Formula, simplify, solve
-from .symbols import (B, B_star, FLOPs, FLOPs_attn, FLOPs_expert, L_moe, N_active, N_body, N_dense, N_emb, N_expert,
+from .symbols import (B, B_star, alpha_acc, c_draft, n_draft, rho_step, spec_speedup, FLOPs, FLOPs_attn, FLOPs_expert, L_moe, N_active, N_body, N_dense, N_emb, N_expert,
                       N_fixed, N_read, N_total, batch_ratio, bytes_expert, bytes_param, bytes_tok, c_kv, c_weights,
                       cost_token, d_model, flops_attn, hbm_capacity, hit, k_active, kv_heads, len_ctx, len_ctx_star,
                       len_in, mem_bw, mfu, mults, n_chips, n_ep, n_experts, n_redundant, n_shards, n_touched, n_tp,
@@ -230,6 +230,50 @@ DECODE_THROUGHPUT = Formula(
     throughput, B * tau / t_step,
     source="lecture 00:26:56 (E1.8) with tau accepted tokens per sequence per step "
            "(the second Fast Mode lever, lecture 00:01:35)")
+SPEC_TOKENS = Formula(
+    tau, (1 - alpha_acc ** (n_draft + 1)) / (1 - alpha_acc),
+    source="Leviathan, Kalman and Matias 2023, Fast Inference from Transformers via Speculative Decoding "
+           "(arXiv 2211.17192), eq. 1: the expected tokens one step keeps when gamma drafts are each accepted with "
+           "probability alpha, independently, until the first rejection (the target's own token always counts)",
+    note="1 at gamma = 0; tends to 1 / (1 - alpha) however deep the draft", domain=alpha_acc < 1)
+SPEC_SPEEDUP = Formula(
+    spec_speedup, SPEC_TOKENS.rhs * sp.Max(1, rho_step)
+    / (sp.Max(1, (n_draft + 1) * rho_step) + n_draft * c_draft * sp.Max(1, rho_step)),
+    source="Leviathan et al. 2023 (arXiv 2211.17192) Theorem 3.8, (1 - alpha^(gamma+1)) / ((1 - alpha)(gamma c + 1)), "
+           "with the verifying step's cost from the roofline: gamma + 1 tokens per sequence multiply the compute time "
+           "(T_COMPUTE_VERIFY): in units of the plain step's memory time t_mem a verifying step costs max(1, (gamma + 1) rho), "
+           "a plain step max(1, rho) and a draft pass c times a plain step, rho = t_compute / t_mem",
+    note="rho -> 0 (memory-bound) gives the paper's improvement factor; 1 at gamma = 0", domain=alpha_acc < 1)
+
+
+def best_draft_depth(*, acceptance, draft_cost, compute_ratio=0.0, max_depth: int = 16) -> dict:
+    """How many tokens speculative decoding should draft per step: the gamma in 0..``max_depth`` that maximises
+    :data:`SPEC_SPEEDUP` (Leviathan et al. 2023, arXiv 2211.17192, section 3.5 does the same search).
+
+    ``acceptance`` is the chance each drafted token is accepted (0 <= alpha < 1), ``draft_cost`` the time of one
+    draft forward pass over one plain target step (c >= 0), ``compute_ratio`` the plain step's compute time over
+    its memory time (rho >= 0; below 1 the step is memory-bound and verifying extra tokens is free until
+    (gamma + 1) rho reaches 1). Returns ``depth`` (the best gamma), ``speedup`` and ``tokens_per_step`` there,
+    and ``speedups``, the whole curve over gamma = 0..max_depth (a NumPy array, index = gamma).
+    """
+    alpha = validate.scalar("acceptance", acceptance, allow_zero=True)
+    if alpha >= 1:
+        raise ValueError(f"acceptance must be below 1 (every draft accepted has no best depth), got {acceptance!r}")
+    cost = validate.scalar("draft_cost", draft_cost, allow_zero=True)
+    rho = validate.scalar("compute_ratio", compute_ratio, allow_zero=True)
+    depth = validate.integer("max_depth", max_depth, minimum=1, maximum=256)
+    gammas = np.arange(depth + 1, dtype=float)
+    zero = ("alpha_acc", "n_draft", "c_draft", "rho_step")     # no drafts, a free draft, a free verify: all meaningful
+    named = {"alpha_acc": "acceptance", "c_draft": "draft_cost", "rho_step": "compute_ratio"}
+    speedups = np.asarray(SPEC_SPEEDUP(alpha_acc=alpha, n_draft=gammas, c_draft=cost, rho_step=rho, allow_zero=zero,
+                                       called_as=named), dtype=float)
+    speedups = np.broadcast_to(speedups, gammas.shape).copy()
+    best = int(np.argmax(speedups))
+    return {"depth": best, "speedup": float(speedups[best]),
+            "tokens_per_step": float(SPEC_TOKENS(alpha_acc=alpha, n_draft=best, allow_zero=("alpha_acc", "n_draft"))),
+            "speedups": speedups}
+
+
 T_ATTENTION = Formula(
     t_compute, B * n_verify * flops_attn / FLOPs,
     source="course (Ch8): attention FLOPs (QK and AV) of every processed token, at its context")

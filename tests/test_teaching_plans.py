@@ -143,12 +143,12 @@ def test_every_bash_command_runs_into_a_scratch_course(tmp_path, capsys):
 def test_the_weekly_quizzes_release_only_the_problems_named(tmp_path):
     course = tmp_path / "course"
     assert exercises.main(["nbgrader-source", str(ROOT / "quizzes"), str(course), "--exchange", str(tmp_path / "x"),
-                           "--chapter", "99", "--problems", "1.103,2.105,3.105,4.104,5.104,6.103,7.103,8.104,10.104"]) == 0
+                           "--chapter", "99", "--problems", "1.103,2.105,3.105,4.104,5.104,6.103,7.103,8.105,9.103,10.104"]) == 0
     import nbformat
 
     final = nbformat.read(course / "source" / "final" / "99_final_exam.ipynb", as_version=4)
     assert [p.problem_id for p in exercises.problems(final)] == \
-        ["1.103", "2.105", "3.105", "4.104", "5.104", "6.103", "7.103", "8.104", "10.104"]
+        ["1.103", "2.105", "3.105", "4.104", "5.104", "6.103", "7.103", "8.105", "9.103", "10.104"]
     assert sorted(path.name for path in (course / "source").iterdir()) == ["final"]
 
 

@@ -698,6 +698,24 @@ def deepseek_decode_share() -> Prediction:
                       giveaways=("Wide-EP MoE decode gets least", "dense models more than wide-EP MoE"))
 
 
+def dp_critical_batch() -> Prediction:
+    """Ch9: the tokens per GPU per step above which 8-way data-parallel training on one HGX H100 node hides its
+    BF16 gradient all-reduce (ring, NVLink) behind the backward pass."""
+    from lecture_lib import collectives, hardware
+
+    def critical() -> float:
+        h100 = hardware.get("H100")
+        return collectives.dp_critical_batch(dp=8, flops=h100.flops["bf16"], link_bandwidth=h100.scale_up_bandwidth)
+
+    return Prediction("critical tokens per GPU, DP 8 on one HGX H100 node (BF16 gradients)", critical,
+                      "tokens per GPU", example="e.g. 100",
+                      source="the course's H100 preset (BF16 FLOP/s, NVLink bandwidth) in collectives.DP_CRITICAL_BATCH",
+                      note="The parameter count cancels: the all-reduce and the backward pass both grow with N, so "
+                           "any model gives the same answer. The scaling book rounds the many-replica limit, "
+                           "FLOPs / W, to about 2,200; a ring of 8 moves only 7/8 of the array, hence 7/8 of it.",
+                      giveaways=("7/8 of 2,199",))
+
+
 def layout_capacity() -> Prediction:
     """Ch10: how many times more DeepSeek-V3 sequences fit on one HGX H200 at 8,192 tokens of context
     under DP attention + EP than under plain tensor parallelism (the course's planner)."""
@@ -719,6 +737,6 @@ FACTORIES = {
     "flash_drain_minutes": flash_drain_minutes,
     "cipher_avalanche": cipher_avalanche, "network_avalanche": network_avalanche, "crossing_depth": crossing_depth,
     "batch1_share": batch1_share, "deepseek_decode_share": deepseek_decode_share,
-    "layout_capacity": layout_capacity,
+    "dp_critical_batch": dp_critical_batch, "layout_capacity": layout_capacity,
 }
 """Every chapter's prediction, by name (the tests walk it)."""

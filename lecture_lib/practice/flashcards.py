@@ -43,13 +43,16 @@ GUID_NAMESPACE = "lecture_lib"
 KINDS = ("formula", "number", "concept")
 
 CHAPTER_MODULES = {1: ("roofline",), 2: ("moe",), 3: ("pipeline",), 4: ("pipeline_memory",),
-                   5: ("scaling",), 6: ("context",), 7: ("reversible",), 8: ("collectives", "topology", "training_layout"), 10: (),
-                   11: ()}
-"""Which library modules hold each chapter's formulas (Chapter 10, the planner, and Chapter 11, the lab after Chapter 1,
+                   5: ("scaling",), 6: ("context",), 7: ("reversible",), 8: (),
+                   9: ("collectives", "topology", "training_layout"), 10: (), 11: ()}
+"""Which library modules hold each chapter's formulas (Chapter 8's are all in :mod:`lecture_lib.roofline`, see
+:data:`CHAPTER_FORMULAS`; Chapter 10, the planner, and Chapter 11, the lab after Chapter 1,
 which measures with Chapter 1's formulas, add none: their cards are key numbers and concepts)."""
 
 CHAPTER_FORMULAS = {8: {"roofline": ("EXPECTED_EXPERTS", "PARAMS_READ", "T_WEIGHTS_READ", "T_COMPUTE_VERIFY",
-                                     "DECODE_THROUGHPUT", "T_ATTENTION", "T_PREFILL", "BATCH_THAT_FITS")}}
+                                     "DECODE_THROUGHPUT", "SPEC_TOKENS", "SPEC_SPEEDUP", "T_ATTENTION", "T_PREFILL",
+                                     "BATCH_THAT_FITS")},
+                    9: {"roofline": ("WEIGHTS_PER_DEVICE", "KV_REPLICATION", "KV_PER_DEVICE", "T_WEIGHTS_PER_DEVICE")}}
 """Formulas a later chapter added to an earlier chapter's module: they go to the later chapter's
 sub-deck (and not to the module's own chapter)."""
 
@@ -200,6 +203,15 @@ def _ratio(value: float) -> str:
     return f"≈ {value:,.0f}" if value >= 10 else f"≈ {value:.2g}"
 
 
+def _plain_step_ratio(batch: int) -> float:
+    """rho = t_compute / t_mem of Llama-3-70B's plain decode step on one H200 (FP8 weights and KV, 4,096 tokens)."""
+    from lecture_lib import collectives, roofline
+
+    plain = roofline.decode_bound(_model("llama-3-70b"), collectives.deployment(_chip("H200"), n_chips=1), batch=batch,
+                                  len_ctx=4096, weight_dtype="fp8", kv_dtype="fp8")
+    return plain["t_compute"] / (plain["t_weights"] + plain["t_kv"])
+
+
 def _key_numbers() -> tuple[KeyNumber, ...]:
     from lecture_lib import collectives, context, moe, pipeline, reversible, roofline, scaling
 
@@ -262,7 +274,14 @@ def _key_numbers() -> tuple[KeyNumber, ...]:
                   lambda: roofline.expected_experts(n_experts=_model("deepseek-v3").n_routed_experts,
                                                     k=_model("deepseek-v3").experts_per_token, tokens=64),
                   lambda v: f"≈ {v:.0f}", lambda: _model("deepseek-v3").source),
-        KeyNumber("h100-dp-critical", 8, "H100 over NVLink, 8-way data parallel, bf16 gradients: tokens per GPU "
+        KeyNumber("spec-depth-batch1", 8, "Llama-3-70B decoding one sequence on one H200 (FP8, 4,096 tokens): how many "
+                  "tokens speculative decoding should draft per step when each is accepted with probability 0.8 and "
+                  "a draft pass costs 5% of a step",
+                  lambda: float(roofline.best_draft_depth(acceptance=0.8, draft_cost=0.05,
+                                                          compute_ratio=_plain_step_ratio(1))["depth"]),
+                  lambda v: f"{v:.0f} draft tokens",
+                  lambda: "Leviathan et al. 2023, arXiv 2211.17192; lecture_lib.roofline.best_draft_depth"),
+        KeyNumber("h100-dp-critical", 9, "H100 over NVLink, 8-way data parallel, bf16 gradients: tokens per GPU "
                   "above which the gradient all-reduce hides behind the backward pass",
                   lambda: collectives.dp_critical_batch(dp=8, flops=_chip("H100").flops["bf16"],
                                                         link_bandwidth=_chip("H100").scale_up_bandwidth),
@@ -477,8 +496,25 @@ def _lab_read_answer() -> str:
             "uses.")
 
 
+def _tp_batch_answer() -> str:
+    from lecture_lib import collectives
+
+    h100 = _chip("H100")
+    width = collectives.tp_critical_d_ff(tp=8, flops=h100.flops["bf16"], link_bandwidth=h100.scale_up_bandwidth,
+                                         matrices=3)
+    return ("Data parallelism's all-reduce carries the gradients, a fixed size, while its backward pass grows with the "
+            "tokens: enough tokens per device always hide it. Tensor parallelism's all-reduce carries the B × d_model "
+            "activations, which grow with the batch exactly as its matmuls do, so B cancels and only the MLP's width "
+            f"decides: at TP 8 over H100 NVLink a BF16 gated MLP must be wider than {width:,.0f} (a DeepSeek-V3 expert "
+            "is 2,048).")
+
+
 def _concepts() -> tuple[Concept, ...]:
     return (
+        Concept("tp-batch-cancels", 9, "Why can no batch size make tensor parallelism pay for a thin MLP, when a "
+                "big enough batch always makes data parallelism pay?", _tp_batch_answer,
+                "lecture_lib/collectives.py TP_CRITICAL_D_FF and DP_CRITICAL_BATCH; "
+                "notebooks/09_communication_and_training_layouts.ipynb §2"),
         Concept("lab-read-probe", 11, "Why does the lab measure bandwidth with a read-only pass, not a copy, to "
                 "predict a decode step at batch 1?", _lab_read_answer,
                 "lecture_lib/measure.py read_bandwidth; notebooks/11_lab_roofline_on_your_machine.ipynb §1"),

@@ -10,7 +10,7 @@ import dataclasses
 
 import sympy as sp
 
-from lecture_lib import collectives, hardware, measurements, models, roofline, topology, training_layout
+from lecture_lib import collectives, hardware, measurements, models, roofline
 from lecture_lib import symbols as _symbols
 
 from ..registry import Mistake, Problem, register
@@ -63,13 +63,6 @@ def _absorbed_ratio() -> float:
     return roofline.attention_flops(m, 8192, absorbed=True) / roofline.attention_flops(m, 8192)
 
 
-def _tp_all_reduce(per_layer: int = 2, ring_factor: bool = True) -> float:
-    m = models.get("llama-3-70b")
-    exact = collectives.tp_all_reduce_time(m, tp=8, batch_tokens=64, bytes_per_value=2,
-                                           link_bandwidth=hardware.get("H100").scale_up_bandwidth)
-    return exact * per_layer / 2 * (1 if ring_factor else 8 / 7)
-
-
 CLOSEST_CANDIDATES = ("deepseek-decode-h800", "sglang-prefill-96xh100", "trtllm-llama405b-fp8-h200-2k",
                       "trtllm-llama70b-h200-batch1")
 
@@ -117,62 +110,15 @@ register("8.7", Problem(
     "Absorbed MLA: how many more attention FLOPs?", "number", _absorbed_ratio, rtol=0.02,
     wrong_hint="Absorbed, every head's query meets the 576-wide latent key and the 512-wide latent value."))
 register("8.8", Problem(
-    "Tensor-parallel all-reduces for one step", "number", _tp_all_reduce, rtol=0.02, unit="seconds",
-    mistakes=(Mistake(lambda: _tp_all_reduce(per_layer=1),
-                      "That is one all-reduce per layer; a Megatron layer has two (after attention, after the MLP)."),
-              Mistake(lambda: _tp_all_reduce(ring_factor=False),
-                      "Nearly: a ring all-reduce over N GPUs moves (N − 1)/N of the array twice, not all of it."),
-              Mistake(lambda: _tp_all_reduce() / 2,
-                      "An all-reduce is a reduce-scatter and then an all-gather: twice an all-gather's time."))))
-register("8.9", Problem(
     "Which figure comes closest to its bound?", "choice", _closest, options=CLOSEST_CANDIDATES,
     alternates={"trtllm-llama70b-h200-batch1": ("batch 1", "batch-1", "llama 70b batch 1"),
                 "deepseek-decode-h800": ("deepseek decode",), "sglang-prefill-96xh100": ("sglang prefill",),
                 "trtllm-llama405b-fp8-h200-2k": ("405b", "llama 405b")},
     wrong_hint="Compute measured / bound for each; one of them has no all-to-all and no tensor-parallel "
                "all-reduce on its critical path."))
-register("8.10", Problem(
+register("8.9", Problem(
     "The other step form", "number", _kv_added_ratio, rtol=0.02,
     wrong_hint="Compute both step times with roofline.decode_step, once with step_form='kv_added'."))
-
-
-def _tp_critical_width(matrices: int = 3, ring_factor: bool = True) -> float:
-    h100 = hardware.get("H100")
-    width = collectives.tp_critical_d_ff(tp=8, flops=h100.flops["bf16"], link_bandwidth=h100.scale_up_bandwidth,
-                                         matrices=matrices)
-    return width if ring_factor else width * 8 / 7
-
-
-#: Node egress of an HGX H100: 8 GPUs x 400 Gb/s InfiniBand (scaling book gpus.md), the per-node level.
-H100_NODE_EGRESS = 8 * 50e9
-
-
-def _dp_across_nodes(flops_per_token: int = 4, bandwidth: float = H100_NODE_EGRESS) -> float:
-    h100 = hardware.get("H100")
-    # The critical batch is inversely proportional to the FLOPs per parameter per token overlapping the sync.
-    return collectives.dp_critical_batch(dp=32, flops=h100.flops["bf16"], link_bandwidth=bandwidth) * 4 / flops_per_token
-
-
-register("8.11", Problem(
-    "Where tensor parallelism stops paying", "number", _tp_critical_width, rtol=0.02, unit="d_ff values",
-    mistakes=(Mistake(lambda: _tp_critical_width(matrices=2),
-                      "That width is for a plain two-matrix MLP. A gated MLP has three matrices of "
-                      "d_model × d_ff, so it does 1.5× the FLOPs for the same all-reduce."),
-              Mistake(lambda: _tp_critical_width(ring_factor=False),
-                      "Nearly: a ring all-reduce over 8 GPUs moves 7/8 of the array twice, not all of it."),
-              Mistake(lambda: _tp_critical_width() / 8,
-                      "That is the width of one GPU's shard, d_ff / TP. The question asks for the whole MLP's d_ff."))))
-register("8.12", Problem(
-    "Tokens per GPU for data-parallel training across nodes", "number", _dp_across_nodes, rtol=0.02,
-    unit="tokens per GPU",
-    mistakes=(Mistake(lambda: _dp_across_nodes(flops_per_token=6),
-                      "That counts the whole 6 N FLOPs per token. The gradient all-reduce can only overlap the "
-                      "backward pass, 4 N per token."),
-              Mistake(lambda: _dp_across_nodes(flops_per_token=2),
-                      "That is the forward pass. The all-reduce overlaps the backward pass, 4 N FLOPs per token."),
-              Mistake(lambda: _dp_across_nodes(bandwidth=hardware.get("H100").scale_out_bandwidth),
-                      "After the in-node reduce-scatter each GPU sends only 1/8 of the gradients over its own NIC, "
-                      "so the rate that counts is the node's 8 × 50 GB/s."))))
 
 
 # --- Problems on the primary-source rows (issue 21) ------------------------------------------------
@@ -194,7 +140,7 @@ def _mi300x_generous_bound(dtype: str = "fp8") -> float:
                                  kv_dtype=dtype)["tokens_per_s"]
 
 
-register("8.13", Problem(
+register("8.10", Problem(
     "What multi-token prediction leaves on the table", "number", _mtp_share, rtol=0.03,
     unit="of the bound",
     mistakes=(Mistake(lambda: _mtp_share(MTP_DRAFT_LAYERS),
@@ -202,7 +148,7 @@ register("8.13", Problem(
                       "own next token: up to four per step."),
               Mistake(lambda: _mtp_share(1),
                       "That is the share of the one-token-per-step bound; with MTP the ceiling is higher."))))
-register("8.14", Problem(
+register("8.11", Problem(
     "Llama 2 70B on eight MI300X: the most generous bound", "number", _mi300x_generous_bound, rtol=0.03,
     unit="tokens per second",
     mistakes=(Mistake(lambda: _mi300x_generous_bound(dtype="bf16"),
@@ -211,73 +157,37 @@ register("8.14", Problem(
                       "That is one GPU's share; the MLPerf figure is for the whole platform of eight."))))
 
 
-# --- Problems on collective latency, topology and training layouts (issue 21 §2.5-2.7) -----------------
+# --- Choosing speculative decoding's depth (issue 49 §5) --------------------------------------------------------
 
-def _tp_latency_405b(per_layer: int = 2, latency: bool = True, steps_per_all_reduce=None) -> float:
-    m = models.get("llama-3-405b")
-    base, hop = collectives.nccl_latency("nvlink", "LL")
-    kw = dict(tp=8, batch_tokens=1, bytes_per_value=2, link_bandwidth=hardware.get("H200").scale_up_bandwidth)
-    if not latency:
-        return collectives.tp_all_reduce_time(m, **kw) * per_layer / 2
-    if steps_per_all_reduce is not None:    # a wrong step count: base + steps x hop per all-reduce
-        return collectives.tp_all_reduce_time(m, **kw) + 2 * m.n_layers * (base + steps_per_all_reduce * hop)
-    return collectives.tp_all_reduce_time(m, **kw, hop_latency=hop, base_latency=base) * per_layer / 2
+SPEC_ACCEPTANCE = 0.8      # chance each drafted token is accepted
+SPEC_DRAFT_COST = 0.05     # one draft pass over one plain target step
+SPEC_SEQUENCES = 64
 
 
-def _ring_over_switch(n: int = 16) -> float:
-    ring = topology.collective_time("alltoall", topology="ring", dims=n, bytes_total=1.0, link_bandwidth=1.0)
-    switch = topology.collective_time("alltoall", topology="switch", dims=n, bytes_total=1.0, link_bandwidth=2.0)
-    return ring / switch
+def _spec_compute_ratio() -> float:
+    """rho = t_compute / t_mem of Llama-3-70B's plain step on one H200 (FP8 weights and KV, 4,096 tokens)."""
+    h200 = collectives.deployment(hardware.get("H200"), n_chips=1)
+    plain = roofline.decode_bound(models.get("llama-3-70b"), h200, batch=SPEC_SEQUENCES, len_ctx=4096,
+                                  weight_dtype="fp8", kv_dtype="fp8")
+    return plain["t_compute"] / (plain["t_weights"] + plain["t_kv"])
 
 
-def _v5p_x_opt(matrices: int = 3, axes_ratio: float = 2.0) -> float:
-    return training_layout.X_OPT(B_tok=2**20, n_chip=256, n_mats=matrices, d_ff=28_672, bw_fsdp=axes_ratio, bw_tp=1)
+def _spec_depth(compute: bool = True, cost: bool = True) -> float:
+    best = roofline.best_draft_depth(acceptance=SPEC_ACCEPTANCE, draft_cost=SPEC_DRAFT_COST if cost else 0.0,
+                                     compute_ratio=_spec_compute_ratio() if compute else 0.0)
+    return float(best["depth"])
 
 
-register("8.15", Problem(
-    "Latency of the tensor-parallel all-reduces at batch 1", "number", _tp_latency_405b, rtol=0.02, unit="seconds",
-    mistakes=(Mistake(lambda: _tp_latency_405b(latency=False),
-                      "That is the bandwidth term alone: tens of µs. Each all-reduce also pays NCCL's launch "
-                      "latency and a per-step latency for each of its 2 (N − 1) ring steps."),
-              Mistake(lambda: _tp_latency_405b(per_layer=1),
-                      "A Megatron layer all-reduces twice: after attention and after the MLP."),
-              Mistake(lambda: _tp_latency_405b(steps_per_all_reduce=7),
-                      "A ring all-reduce is a reduce-scatter (N − 1 steps) and then an all-gather (N − 1 more)."))))
-register("8.16", Problem(
-    "AllToAll on a ring against a switch", "number", _ring_over_switch, rtol=0.01,
-    mistakes=(Mistake(lambda: 16 / 4,
-                      "That is the many-device limit N/4. Keep the switch's exact (N − 1)/N² for 16 devices."),
-              Mistake(lambda: 1.0,
-                      "Same egress does not mean same time: on a ring a chunk for a chip k places away crosses "
-                      "k links, and every one of them carries it."))))
-register("8.17", Problem(
-    "How much FSDP on a TPU v5p slice?", "number", _v5p_x_opt, rtol=0.02, unit="chips on the FSDP axis",
-    mistakes=(Mistake(lambda: _v5p_x_opt(matrices=2),
-                      "That is the book's two-matrix MLP. Llama's gated MLP has three matrices to gather, which "
-                      "pushes the optimum toward less FSDP."),
-              Mistake(lambda: _v5p_x_opt(axes_ratio=1.0),
-                      "FSDP spans two of the three mesh axes, so its bandwidth per chip is twice TP's: W_X = 2 W_Y."),
-              Mistake(lambda: 256 / _v5p_x_opt(),
-                      "That is Y, the tensor-parallel degree. The question asks for X."))))
-
-
-# --- A layout problem (issue 21 §2.4): what one GPU of DeepSeek's decode unit holds --------------------
-
-#: DeepSeek's decode unit: "Routed Expert EP144, MLA/Shared Expert DP144", "32 redundant routed experts".
-DEEPSEEK_DECODE_LAYOUT = roofline.Layout(attention_tp=1, redundant_experts=32)
-
-
-def _deepseek_weights_per_gpu(layout=DEEPSEEK_DECODE_LAYOUT) -> float:
-    unit = collectives.deployment(hardware.get_system("HGX H800"), n_systems=18)
-    return roofline.device_memory(_deepseek(), unit, layout=layout, weight_dtype="fp8")["weights"]
-
-
-register("8.18", Problem(
-    "What one GPU of DeepSeek's decode unit holds", "number", _deepseek_weights_per_gpu, rtol=0.01, unit="bytes",
-    mistakes=(Mistake(lambda: _deepseek_weights_per_gpu(layout=None),
-                      "That spreads every weight evenly over the 144 GPUs, as if they were one big chip. Under DP "
-                      "attention each GPU holds its own full copy of MLA, the dense layers, the shared expert, the "
-                      "router, the embeddings and the head."),
-              Mistake(lambda: _deepseek_weights_per_gpu(layout=roofline.Layout(attention_tp=1)),
-                      "Nearly: the unit also holds 32 redundant routed experts per layer, (256 + 32) / 144 = 2 "
-                      "experts per GPU in each MoE layer."))))
+register("8.12", Problem(
+    "How many tokens should speculative decoding draft?", "number", _spec_depth, rtol=0.01, unit="draft tokens",
+    mistakes=(Mistake(lambda: _spec_depth(compute=False),
+                      "That depth would be right at one sequence, where verifying extra tokens is free. At 64 "
+                      "sequences the verifying step turns compute-bound after a few drafts: take rho from the "
+                      "roofline (t_compute over t_weights + t_kv) and put it in the formula."),
+              Mistake(lambda: _spec_depth(compute=False, cost=False),
+                      "That is the largest depth allowed: with free drafts and a free verify, deeper always keeps "
+                      "more tokens. Each draft pass costs 5% of a step."),
+              Mistake(lambda: roofline.best_draft_depth(acceptance=SPEC_ACCEPTANCE, draft_cost=SPEC_DRAFT_COST,
+                                                        compute_ratio=_spec_compute_ratio())["speedup"],
+                      "That is the speed-up at the best depth. The question asks for the depth itself: how many "
+                      "tokens to draft."))))

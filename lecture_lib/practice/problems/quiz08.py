@@ -1,4 +1,6 @@
-"""Chapter 8's quiz and exam questions (quizzes/08_roofline_vs_reality_quiz.ipynb): problems 8.101-8.106.
+"""Chapter 8's quiz and exam questions (quizzes/08_roofline_vs_reality_quiz.ipynb): problems 8.101, 8.105 and
+8.107-8.110 (8.102-8.104 and 8.106, on collectives, moved to Chapter 9's bank as 9.101-9.104 when issue 49 split the
+chapter; their ids are not reused).
 
 Released only through nbgrader (``nbgrader-source quizzes``); most numbers vary per student. Every expected value
 is computed from the library, as in ``ch08.py``.
@@ -13,29 +15,10 @@ from lecture_lib import collectives, hardware, models, roofline
 from ..registry import Mistake, Problem, Vary, register
 
 
-def _nvlink() -> float:
-    return hardware.get("H100").scale_up_bandwidth
-
-
 def _experts_touched(batch: int = 16) -> float:
     deepseek = models.get("deepseek-v3")
     return float(roofline.EXPECTED_EXPERTS(n_experts=deepseek.n_routed_experts, k_active=deepseek.experts_per_token,
                                            B=batch))
-
-
-def _all_reduce(n_ring: int = 8, *, kind=None) -> float:
-    formula = kind or collectives.ALL_REDUCE
-    return float(formula(bytes_msg=1e9, n_ring=n_ring, bw_link=_nvlink()))
-
-
-def _ep_width(ep: int = 8) -> float:
-    return float(collectives.ep_critical_d_ff(ep=ep, flops=hardware.get("H100").flops["fp8"], link_bandwidth=_nvlink(),
-                                              bytes_per_value=1))
-
-
-def _reduce_against_gather() -> str:
-    ratio = sp.simplify(collectives.ALL_REDUCE.rhs / collectives.ALL_GATHER.rhs)
-    return {sp.Integer(1): "a", sp.Integer(2): "b", sp.Rational(1, 2): "d"}.get(ratio, "c")
 
 
 def _batch_one_reads() -> str:
@@ -50,38 +33,69 @@ def _batch_one_reads() -> str:
     return "b" if to_total < 0.1 else "c"
 
 
-def _small_all_reduce(message: float = 2e6) -> float:
-    base, hop = collectives.nccl_latency()
-    return float(collectives.collective_latency_time("allreduce", bytes_total=message, n_devices=8,
-                                                     link_bandwidth=_nvlink(), hop_latency=hop, base_latency=base))
-
-
 BATCH = Vary("batch", "the batch (tokens in the step)", 16, (4, 8, 32, 64), "tokens")
-RING = Vary("n_ring", "the GPUs in the ring", 8, (2, 4, 16, 32), "GPUs")
-EP = Vary("ep", "the expert-parallel degree", 8, (4, 16, 32, 64), "GPUs")
-MESSAGE = Vary("message", "the message size", 2e6, (5e5, 1e6, 5e6, 1e7, 3e7), "bytes")
-
 register("8.101", Problem(
     "DeepSeek-V3's experts touched by a small batch", "number", _experts_touched, rtol=0.02, unit="experts",
     variants=(BATCH,),
     mistakes=(Mistake(lambda batch=16: float(min(batch * 8, 256)),
                       "That assumes no two tokens share an expert; some do, by chance."),)))
-register("8.102", Problem(
-    "A ring all-reduce of 1 GB", "number", _all_reduce, rtol=0.02, unit="seconds", variants=(RING,),
-    mistakes=(Mistake(lambda n_ring=8: _all_reduce(n_ring, kind=collectives.ALL_GATHER),
-                      "That is an all-gather; an all-reduce is a reduce-scatter and then an all-gather."),)))
-register("8.103", Problem(
-    "How wide must an expert be to hide its all-to-all?", "number", _ep_width, rtol=0.02, unit="d_ff",
-    variants=(EP,),
-    wrong_hint="collectives.ep_critical_d_ff(ep=..., flops=..., link_bandwidth=..., bytes_per_value=1)."))
-register("8.104", Problem(
-    "All-reduce against all-gather", "choice", _reduce_against_gather, options=("a", "b", "c", "d"),
-    nudges={"a": "An all-reduce is a reduce-scatter followed by an all-gather.",
-            "c": "The ring's size cancels: compare collectives.ALL_REDUCE with collectives.ALL_GATHER."}))
 register("8.105", Problem(
     "What DeepSeek-V3 reads at batch 1", "choice", _batch_one_reads, options=("a", "b", "c", "d"),
     nudges={"b": "One token touches only its 8 routed experts per layer (roofline.PARAMS_READ at B = 1)."}))
-register("8.106", Problem(
-    "A small all-reduce with latency", "number", _small_all_reduce, rtol=0.02, unit="seconds", variants=(MESSAGE,),
-    mistakes=(Mistake(lambda message=2e6: _all_reduce(8) * message / 1e9,
-                      "That is the bandwidth term alone; small messages also pay NCCL's per-step latency."),)))
+
+
+def _spec_depth(acceptance: float = 0.8) -> float:
+    return float(roofline.best_draft_depth(acceptance=acceptance, draft_cost=0.05)["depth"])
+
+
+def _cache_lift(hit_rate: float = 0.6) -> float:
+    from lecture_lib.symbols import hit
+
+    cold, warm = roofline.T_PREFILL.rhs.subs(hit, 0), roofline.T_PREFILL.rhs.subs(hit, sp.nsimplify(hit_rate))
+    return float(sp.simplify(cold / warm))
+
+
+def _plain_step_ratio(batch: int) -> float:
+    h200 = collectives.deployment(hardware.get("H200"), n_chips=1)
+    plain = roofline.decode_bound(models.get("llama-3-70b"), h200, batch=batch, len_ctx=4096, weight_dtype="fp8",
+                                  kv_dtype="fp8")
+    return plain["t_compute"] / (plain["t_weights"] + plain["t_kv"])
+
+
+def _depth_at_a_big_batch() -> str:
+    def depth(batch):
+        return roofline.best_draft_depth(acceptance=0.8, draft_cost=0.05, compute_ratio=_plain_step_ratio(batch))["depth"]
+
+    one, many = depth(1), depth(128)
+    if many == 0:
+        return "d"
+    return "a" if many > one else ("b" if many == one else "c")
+
+
+def _absorbed_share(context: int = 16384) -> float:
+    deepseek = models.get("deepseek-v3")
+    return roofline.attention_flops(deepseek, context, absorbed=True) / (2 * deepseek.params_active)
+
+
+ACCEPTANCE = Vary("acceptance", "the acceptance rate", 0.8, (0.6, 0.7, 0.85, 0.9))
+HIT = Vary("hit_rate", "the prefix-cache hit rate", 0.6, (0.3, 0.4, 0.7, 0.8))
+CONTEXT = Vary("context", "the context length", 16384, (2048, 4096, 65536), "tokens")
+
+register("8.107", Problem(
+    "How deep to draft at batch 1", "number", _spec_depth, rtol=0.01, unit="draft tokens", variants=(ACCEPTANCE,),
+    wrong_hint="roofline.best_draft_depth(acceptance=..., draft_cost=0.05): at one sequence rho is about 0."))
+register("8.108", Problem(
+    "What a prefix cache lifts", "number", _cache_lift, rtol=0.02, variants=(HIT,),
+    mistakes=(Mistake(lambda hit_rate=0.6: hit_rate, "That is the hit rate itself, not how much it lifts the bound."),
+              Mistake(lambda hit_rate=0.6: 1 / hit_rate, "Divide by the share of tokens still to compute, 1 − h."))))
+register("8.109", Problem(
+    "Drafting at a big batch", "choice", _depth_at_a_big_batch, options=("a", "b", "c", "d"),
+    nudges={"a": "At 128 sequences verifying γ + 1 tokens each multiplies the step's compute time: look at ρ.",
+            "b": "The acceptance rate is the same, but the verifying step is not free any more at 128 sequences."}))
+register("8.110", Problem(
+    "Absorbed attention against the weights", "number", _absorbed_share, rtol=0.02, unit="of 2 N_active",
+    variants=(CONTEXT,),
+    mistakes=(Mistake(lambda context=16384: roofline.attention_flops(models.get("deepseek-v3"), context)
+                      / (2 * models.get("deepseek-v3").params_active),
+                      "That is the un-absorbed form prefill runs. Decode kernels attend in the 512-wide latent."),)))
+

@@ -108,6 +108,7 @@ NOT_DATA = {
     "practice.progress.record": "check()'s notebook hook: never raises by design (tests/test_progress.py), like checks.check",
     "explorers.predict.cover": "a widget over Prediction objects and other widgets (tests/test_reveals_and_readouts.py)",
     "practice.grading.configure": "writes nbgrader's configuration object (tests/test_graded_work.py)",
+    "practice.notebook_client": "wraps a kernel client's channels (tests/test_notebook_client.py)",
     "practice.grading.recorded_answer": "reads a notebook cell's outputs (tests/test_graded_work.py)",
     "practice.grading.verdict_outputs": "builds a check cell's outputs from a verdict (tests/test_graded_work.py)",
     "practice.sandbox.command": "wraps a kernel's command for bwrap; the sandbox's tests run it (tests/test_sandbox.py)",

@@ -3,8 +3,8 @@
 Covers and reveal details were ipywidgets ``Output`` areas captured with ``with``: nbclient then sends a comm message on
 the shell channel for every output it routes there, while it awaits the cell's reply on that socket, and on a busy
 machine the reply's wake-up is lost until the cell's timeout (lecture_lib/explorers/capture.py says how). They are now
-:class:`capture.KernelOutput`, filled by the kernel itself. ``test_chapters_with_covers_never_stall_under_load`` runs
-the chapters the stall was seen in, under a CPU load of two busy loops, in ``make test-class``."""
+:class:`capture.KernelOutput`, filled by the kernel itself. tests/test_stress.py runs
+every chapter, nbgrader's autograde and Voila under a CPU load of two busy loops, in ``make test-class``."""
 
 from __future__ import annotations
 
@@ -68,29 +68,3 @@ def test_the_library_never_captures_with_a_plain_output():
         if path.name != "capture.py" and "widgets.Output(" in path.read_text():
             offenders.append(str(path.relative_to(ROOT)))
     assert not offenders, f"use capture.KernelOutput (headless runs stall otherwise): {offenders}"
-
-
-STRESSED = ["03_pipeline_parallelism.ipynb", "05_rl_overtraining_beyond_chinchilla.ipynb"]
-RUNS = 4
-LIMIT = 60
-
-
-@pytest.mark.stress
-@pytest.mark.parametrize("name", STRESSED)
-def test_chapters_with_covers_never_stall_under_load(name):
-    import nbformat
-    from nbclient import NotebookClient
-
-    load = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    times = []
-    try:
-        for _ in range(RUNS):
-            notebook = nbformat.read(ROOT / "notebooks" / name, as_version=4)
-            started = time.monotonic()
-            NotebookClient(notebook, timeout=LIMIT, kernel_name="python3",
-                           resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
-            times.append(time.monotonic() - started)
-    finally:
-        for process in load:
-            process.kill()
-    assert max(times) < LIMIT, f"{name}: a run waited out a cell's {LIMIT} s timeout: {times}"

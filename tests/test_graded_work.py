@@ -472,6 +472,23 @@ def test_a_recorded_expression_cannot_stall_the_grader():
     assert status == "invalid" and time.monotonic() - started < grading.EXPRESSION_SECONDS + 10
 
 
+def test_the_judges_memory_is_held_under_its_stated_bound():
+    """Whatever reading back or judging an answer asks for, the forked judge gets at most EXPRESSION_MEMORY of
+    address space: a 3 GiB request fails in the child, the grader gets a verdict, and no child grew past the bound."""
+    import resource
+
+    problem = checks.PROBLEMS["1.4"]
+
+    def greedy():
+        hoard = [bytearray(256 * 2**20) for _ in range(12)]       # 3 GiB, page by page
+        return "correct", str(len(hoard))
+
+    status, message = checks._outcome_within(problem, None, grading.EXPRESSION_SECONDS, work=greedy,
+                                             memory_bytes=grading.EXPRESSION_MEMORY)
+    assert status == "invalid", message
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024 <= grading.EXPRESSION_MEMORY
+
+
 def test_the_sandbox_hides_the_answer_key_and_the_grader_hands_in_the_numbers(tmp_path):
     from lecture_lib.practice import sandbox
 

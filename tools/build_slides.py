@@ -269,7 +269,7 @@ def build(output: Path, selected: list[str] | None = None, *, vendor: Path = VEN
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=REPO / "slides")
-    parser.add_argument("--chapters", nargs="*", help="chapter number prefixes, e.g. 01 02 (default: 01-09)")
+    parser.add_argument("--chapters", nargs="*", help="chapter number prefixes, e.g. 01 02 (default: every chapter and the lab, 01-11)")
     parser.add_argument("--vendor", type=Path, default=VENDOR,
                         help="folder with node_modules/{reveal.js,requirejs,jquery} (default build/slides-vendor, "
                              "filled by npm on first use)")

@@ -41,11 +41,13 @@ import numpy as np
 from . import hardware, roofline, validate
 
 __all__ = ["MODES", "Plan", "Profile", "Stat", "blas_info", "decode_times", "example_profile", "load_profile", "machine_report",
-           "free_cores", "measured_knee", "peak_flops", "predicted_times", "profile", "read_bandwidth", "torch_profile",
-           "torch_status"]
+           "free_cores", "measured_knee", "peak_flops", "predicted_times", "profile", "profile_path", "read_bandwidth",
+           "torch_decode_times", "torch_plan", "torch_predicted", "torch_profile", "torch_status"]
 
 FORMAT = "lecture-lab-profile/1"
 DEFAULT_PROFILE = "~/.lecture_lib/my_machine.json"
+#: Where :meth:`Profile.save` and :func:`load_profile` go instead of :data:`DEFAULT_PROFILE` (see :func:`profile_path`).
+PROFILE_ENV = "LECTURE_PROFILE"
 MB = 1e6
 BYTES_FP32 = 4
 #: The lab's transformer-shaped layer: d_model and the MLP's inner width (2.75 x d_model, a multiple of 256,
@@ -558,9 +560,10 @@ class Profile:
                 "chip": self.chip_json()}
 
     def save(self, path=None) -> str:
-        """Write the profile as JSON (what an instructor collects) to ``path``, by default :data:`DEFAULT_PROFILE`
-        (beside the course's progress file, outside the checkout); returns the path written."""
-        path = os.path.expanduser(os.fspath(DEFAULT_PROFILE if path is None else path))
+        """Write the profile as JSON (what an instructor collects) to ``path``, by default :func:`profile_path`
+        (``~/.lecture_lib/my_machine.json``, beside the course's progress file, unless ``$LECTURE_PROFILE`` says
+        otherwise or a test is running); returns the path written."""
+        path = profile_path() if path is None else os.path.expanduser(os.fspath(path))
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             json.dump(self.as_dict(), handle, indent=1)
@@ -609,8 +612,31 @@ _EXAMPLE = json.loads(
 # --- end of example profile ---
 
 
-def load_profile(source) -> Profile:
-    """A profile saved by :meth:`Profile.save` (a path) or its parsed dict; a ``ValueError`` says what is wrong."""
+_TEST_FOLDER: list = []
+
+
+def profile_path() -> str:
+    """Where :meth:`Profile.save` writes and :func:`load_profile` reads when given no path: ``$LECTURE_PROFILE`` when
+    set; under pytest (``PYTEST_CURRENT_TEST`` set, as in every kernel a test starts) a file in a temporary folder of
+    this process, so that tests and their Run All never write the learner's own profile; else :data:`DEFAULT_PROFILE`
+    (``~/.lecture_lib/my_machine.json``, beside the course's progress file)."""
+    chosen = os.environ.get(PROFILE_ENV, "").strip()
+    if chosen:
+        return os.path.expanduser(chosen)
+    if os.environ.get("PYTEST_CURRENT_TEST"):
+        if not _TEST_FOLDER:
+            import tempfile
+
+            _TEST_FOLDER.append(tempfile.mkdtemp(prefix="lecture-lab-profile-"))
+        return os.path.join(_TEST_FOLDER[0], "my_machine.json")
+    return os.path.expanduser(DEFAULT_PROFILE)
+
+
+def load_profile(source=None) -> Profile:
+    """A profile saved by :meth:`Profile.save` (a path; by default :func:`profile_path`) or its parsed dict; a
+    ``ValueError`` says what is wrong."""
+    if source is None:
+        source = profile_path()
     if isinstance(source, (str, os.PathLike)):
         try:
             with open(os.path.expanduser(os.fspath(source)), encoding="utf-8") as handle:
@@ -762,69 +788,263 @@ def profile(mode: str = "quick", *, name: str = "my machine", threads="auto",
 
 # ============================================================================ a GPU, through PyTorch
 
+TORCH_FORMATS = {"bf16": "bfloat16", "fp32": "float32", "fp16": "float16"}
+TORCH_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8": 1}
+#: The GPU's decode stack: Llama-2-7B's width (d_model 4096, arxiv.org/abs/2307.09288 Table 1 gives 4096) with the lab's
+#: 2.75x MLP (11,264), so that one layer is 205 M weights and a step is a few large matrix products, not hundreds of
+#: small ones whose launch overhead (a few microseconds each) would hide the memory time being measured.
+GPU_D_MODEL, GPU_D_FF = 4096, 11264
+GPU_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+#: 2 GB of bf16 weights: 40x an H100's 50 MB L2 cache (NVIDIA's H100 whitepaper, 2022), so every step reads from HBM.
+GPU_WEIGHT_MB = 2048
+FP8_ROWS = 16              # torch._scaled_mm's fp8 kernels want every dimension a multiple of 16
+
+
+def torch_plan(*, fmt: str = "bf16", weight_mb: float = GPU_WEIGHT_MB, batches=GPU_BATCHES) -> str:
+    """One sentence: what :func:`torch_profile` measures on a GPU (what the lab prints where it cannot run it)."""
+    layer = (4 * GPU_D_MODEL**2 + 3 * GPU_D_MODEL * GPU_D_FF) * TORCH_BYTES[fmt]
+    layers = max(1, round(weight_mb * MB / layer))
+    return (f"the matmul peak in {fmt} (and fp8 on a GPU that has fp8 matrix units), the read bandwidth of the GPU's "
+            f"memory, and one decode step of {layers} transformer-shaped layers (d_model {GPU_D_MODEL:,}, "
+            f"{weight_mb * MB / 1e9:.1f} GB of random {fmt} weights) at batch {min(batches):,} to {max(batches):,}, "
+            f"each timed between device synchronisations and held against Chapter 1's roofline drawn from the first "
+            f"two figures (roofline.decode_step)")
+
+
 def torch_status() -> str:
-    """One sentence: whether PyTorch is installed here and which accelerator it sees (CUDA, Apple's MPS, none)."""
+    """Whether PyTorch is installed here and which accelerator it sees (CUDA, Apple's MPS, none), and what the lab
+    measures on a GPU (:func:`torch_plan`)."""
     try:
         import torch
     except ImportError:
-        return ("PyTorch is not installed, so no GPU is measured. With it (and a CUDA or Apple-silicon GPU), "
-                "torch_profile() times a bf16 matmul (and fp8 where the GPU has it) and a read of the GPU's memory.")
+        return ("PyTorch is not installed, so no GPU is measured. With PyTorch and a CUDA or Apple-silicon GPU, "
+                f"torch_profile() would time {torch_plan()}.")
     if torch.cuda.is_available():
-        return f"PyTorch {torch.__version__} sees CUDA GPU {torch.cuda.get_device_name(0)}."
+        return (f"PyTorch {torch.__version__} sees CUDA GPU {torch.cuda.get_device_name(0)}; torch_profile() times "
+                f"{torch_plan()}.")
     mps = getattr(torch.backends, "mps", None)
     if mps is not None and mps.is_available():
-        return f"PyTorch {torch.__version__} sees Apple's MPS GPU."
-    return f"PyTorch {torch.__version__} is installed but sees no GPU; torch_profile(device='cpu') runs on the CPU."
+        return f"PyTorch {torch.__version__} sees Apple's MPS GPU; torch_profile() times {torch_plan()}."
+    return (f"PyTorch {torch.__version__} is installed but sees no GPU, so no GPU is measured. With a CUDA or "
+            f"Apple-silicon GPU, torch_profile() would time {torch_plan()}; torch_profile(device='cpu') runs the same "
+            f"code on the CPU.")
 
 
-TORCH_FORMATS = {"bf16": "bfloat16", "fp32": "float32", "fp16": "float16"}
-
-
-def torch_profile(device: str | None = None, *, fmt: str = "bf16", size: int = 2048, read_mb: float = 1024,
-                  repeats: int = 5) -> dict:
-    """The same two figures on a PyTorch device: matmul FLOP/s in ``fmt`` (bf16, fp16 or fp32; plus fp8 via
-    ``torch._scaled_mm`` on a CUDA GPU that has it) and read bandwidth (``amax`` over ``read_mb`` MB).
-    ``device`` defaults to CUDA, then MPS; ``"cpu"`` runs on the CPU (how the course tests this path).
-    Returns ``{"device", "flops": {fmt: Stat}, "bandwidth": Stat}``; ``RuntimeError`` without PyTorch."""
-    try:
-        import torch
-    except ImportError:
-        raise RuntimeError(torch_status()) from None
-    validate.choice("fmt", fmt, list(TORCH_FORMATS))
-    size = validate.integer("size", size, minimum=16, maximum=16384)
-    read_mb = validate.scalar("read_mb", read_mb, maximum=MAX_MB)
-    repeats = validate.integer("repeats", repeats, maximum=50)
+def _torch_device(torch, device):
     if device is None:
         device = ("cuda" if torch.cuda.is_available() else
                   "mps" if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
                   else None)
         if device is None:
             raise RuntimeError(torch_status())
-    validate.choice("device", device, ["cuda", "mps", "cpu"])
+    return validate.choice("device", device, ["cuda", "mps", "cpu"])
 
-    def sync():
-        if device == "cuda":
-            torch.cuda.synchronize()
-        elif device == "mps":
-            torch.mps.synchronize()
+
+def _torch_sync(torch, device: str) -> Callable[[], None]:
+    """A function that waits until ``device`` has finished all queued work: GPU kernels run asynchronously, so a
+    clock read without it times the launch, not the work."""
+    if device == "cuda":
+        return torch.cuda.synchronize
+    if device == "mps":
+        return torch.mps.synchronize
+    return lambda: None
+
+
+def _torch_free_bytes(torch, device: str) -> float | None:
+    if device == "cuda":
+        with contextlib.suppress(Exception):
+            return float(torch.cuda.mem_get_info()[0])
+        return None
+    if device == "mps":
+        with contextlib.suppress(Exception):
+            return float(torch.mps.recommended_max_memory() - torch.mps.driver_allocated_memory())
+        return None
+    return _memory()[1]
+
+
+def _torch_fp8_ok(torch, device: str) -> bool:
+    """Whether ``torch._scaled_mm`` multiplies fp8 (e4m3) matrices on ``device`` (NVIDIA Hopper and Ada and later;
+    some PyTorch builds on the CPU): tried on a 16 x 16 product."""
+    if not (hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm")):
+        return False
+    try:
+        a = torch.ones((FP8_ROWS, FP8_ROWS), device=device).to(torch.float8_e4m3fn)
+        one = torch.ones((), device=device)
+        torch._scaled_mm(a, a.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        return True
+    except Exception:                                # noqa: BLE001 - any failure means "no fp8 here"
+        return False
+
+
+def torch_decode_times(device: str | None = None, *, fmt: str = "bf16", batches=GPU_BATCHES,
+                       weight_mb: float = GPU_WEIGHT_MB, repeats: int = 5, d_model: int = GPU_D_MODEL,
+                       d_ff: int = GPU_D_FF, notes: list | None = None) -> dict:
+    """Time one decode step on a PyTorch device: :func:`decode_times`'s layer stack (q, k, v, o and a gated MLP's
+    gate, up and down) with ``weight_mb`` MB of random weights in ``fmt`` ("bf16", "fp16", "fp32", or "fp8": e4m3
+    weights and activations through ``torch._scaled_mm`` with bf16 outputs, where the device has it).
+
+    Every step is followed by a device synchronisation inside the timed region, and one warm-up step runs first.
+    fp8 products pad the batch to a multiple of 16 rows (what the fp8 kernels accept); the padded rows' FLOPs are
+    not counted. Returns :func:`decode_times`'s dict (``bytes_param`` 2 for bf16, 1 for fp8) plus ``device`` and
+    ``fmt``. Too little free device memory for ``weight_mb``: fewer MB (said in ``notes``), or a ``MemoryError``."""
+    try:
+        import torch
+    except ImportError:
+        raise RuntimeError(torch_status()) from None
+    validate.choice("fmt", fmt, list(TORCH_BYTES))
+    given = np.atleast_1d(validate.number("batches", batches, maximum=MAX_BATCH))
+    if given.ndim != 1 or np.any(given != np.round(given)):
+        raise ValueError(f"batches must be whole numbers from 1 to {MAX_BATCH}, got {batches!r}")
+    batches = sorted({int(b) for b in given})
+    weight_mb = validate.scalar("weight_mb", weight_mb, maximum=64000)
+    repeats = validate.integer("repeats", repeats, maximum=50)
+    d_model = validate.integer("d_model", d_model, minimum=16, maximum=65536)
+    d_ff = validate.integer("d_ff", d_ff, minimum=16, maximum=262144)
+    if fmt == "fp8" and (d_model % FP8_ROWS or d_ff % FP8_ROWS):
+        raise ValueError(f"d_model and d_ff must be multiples of {FP8_ROWS} for fp8, got {d_model} and {d_ff}")
+    device = _torch_device(torch, device)
+    notes = [] if notes is None else notes
+    if fmt == "fp8" and not _torch_fp8_ok(torch, device):
+        raise RuntimeError(f"fmt: this {device} device (PyTorch {torch.__version__}) has no fp8 matrix product "
+                           f"(torch._scaled_mm); fp8 needs an NVIDIA Hopper, Ada or later GPU")
+    bytes_param = TORCH_BYTES[fmt]
+    per_layer = (4 * d_model * d_model + 3 * d_model * d_ff) * bytes_param
+    wanted = weight_mb * MB
+    free = _torch_free_bytes(torch, device)
+    if free is not None and wanted > MEMORY_SHARE * free:
+        if MEMORY_SHARE * free < per_layer:
+            raise MemoryError(f"weight_mb: only {free / MB:,.0f} MB of {device} memory is free, less than one "
+                              f"{per_layer / MB:,.0f} MB layer; free some memory or choose a smaller d_model")
+        notes.append(f"{device} decode weights: asked for {wanted / MB:,.0f} MB, but only {free / MB:,.0f} MB is "
+                     f"free; used {MEMORY_SHARE * free / MB:,.0f} MB instead.")
+        wanted = MEMORY_SHARE * free
+    n_layers = max(1, round(wanted / per_layer))
+    store = torch.float8_e4m3fn if fmt == "fp8" else getattr(torch, TORCH_FORMATS[fmt])
+    generator = torch.Generator(device="cpu").manual_seed(0)
+
+    def weight(rows, cols):          # variance 1/rows keeps activations near 1 through the layers
+        w = (torch.rand((rows, cols), generator=generator) - 0.5) * math.sqrt(12 / rows)
+        if fmt == "fp8":             # _scaled_mm wants its second operand column-major: store W^T, pass its .t()
+            return w.t().contiguous().to(device=device).to(store).t()
+        return w.to(device=device, dtype=store)
+
+    try:
+        layers = [(weight(d_model, 3 * d_model), weight(d_model, d_model), weight(d_model, 2 * d_ff),
+                   weight(d_ff, d_model)) for _ in range(n_layers)]
+    except (MemoryError, getattr(torch, "OutOfMemoryError", MemoryError),
+            getattr(torch.cuda, "OutOfMemoryError", MemoryError)):
+        raise MemoryError(f"weight_mb: could not allocate {n_layers * per_layer / MB:,.0f} MB of weights on {device}; "
+                          f"ask for fewer MB (weight_mb=...)") from None
+    n_params = sum(w.numel() for layer in layers for w in layer)
+    one = torch.ones((), device=device)
+
+    def product(x, w):
+        if fmt != "fp8":
+            return x @ w
+        return torch._scaled_mm(x.to(torch.float8_e4m3fn), w, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
+    def step(x):
+        for w_qkv, w_o, w_gu, w_down in layers:
+            qkv = product(x, w_qkv)
+            x = product(qkv[:, :d_model].contiguous(), w_o)
+            gu = product(x, w_gu)
+            x = product(gu[:, :d_ff].contiguous(), w_down)
+        return x
+
+    sync = _torch_sync(torch, device)
+    act = torch.bfloat16 if fmt == "fp8" else store
+    medians, fastest, slowest = [], [], []
+    with torch.inference_mode():
+        for index, batch in enumerate(batches):
+            rows = -(-batch // FP8_ROWS) * FP8_ROWS if fmt == "fp8" else batch
+            x = torch.randn((rows, d_model), generator=generator).to(device=device, dtype=act)
+            sync()
+
+            def run(x=x):
+                step(x)
+                sync()
+
+            seconds = sorted(_time(run, repeats, warm_up=True))
+            medians.append(float(np.median(seconds)))
+            fastest.append(seconds[0])
+            slowest.append(seconds[-1])
+    layers.clear()                                   # free the device's memory for the next format
+    return {"batches": batches, "seconds": medians, "fastest": fastest, "slowest": slowest, "n_params": n_params,
+            "bytes_param": bytes_param, "len_ctx": 0, "kv_bytes_per_token": 0.0, "device": device, "fmt": fmt,
+            "n_layers": n_layers, "d_model": d_model}
+
+
+def torch_profile(device: str | None = None, *, fmt: str = "bf16", size: int = 4096, read_mb: float = 1024,
+                  repeats: int = 5, batches=GPU_BATCHES, weight_mb: float = GPU_WEIGHT_MB, d_model: int = GPU_D_MODEL,
+                  d_ff: int = GPU_D_FF, fp8: bool = True) -> dict:
+    """The lab on a PyTorch device: matmul FLOP/s in ``fmt`` (bf16, fp16 or fp32; plus fp8 through
+    ``torch._scaled_mm`` where the device has it and ``fp8``), read bandwidth (``amax`` over ``read_mb`` MB), and
+    :func:`torch_decode_times` at ``batches`` in each of those formats (none when ``batches`` is empty).
+    ``device`` defaults to CUDA, then MPS; ``"cpu"`` runs the same code on the CPU (how the course tests it).
+
+    Returns ``{"device", "flops": {fmt: Stat}, "bandwidth": Stat, "decode": {fmt: dict}, "notes": [...]}``; hold a
+    decode run against its roofline with :func:`torch_predicted`. ``RuntimeError`` without PyTorch or a device."""
+    try:
+        import torch
+    except ImportError:
+        raise RuntimeError(torch_status()) from None
+    validate.choice("fmt", fmt, list(TORCH_FORMATS))
+    size = validate.integer("size", size, minimum=16, maximum=16384)
+    read_mb = validate.scalar("read_mb", read_mb, maximum=64000)
+    repeats = validate.integer("repeats", repeats, maximum=50)
+    device = _torch_device(torch, device)
+    sync = _torch_sync(torch, device)
+    notes: list = []
 
     def timed(function):
         def run():
             function()
             sync()
+        sync()
         return _time(run, repeats)
 
     dtype = getattr(torch, TORCH_FORMATS[fmt])
     a = torch.rand((size, size), device=device, dtype=dtype)
     b = torch.rand((size, size), device=device, dtype=dtype)
-    result = {"device": device, "flops": {fmt: _rate_stat(2.0 * size**3, timed(lambda: a @ b), "FLOP/s")}}
-    if device == "cuda" and hasattr(torch, "float8_e4m3fn") and hasattr(torch, "_scaled_mm"):
-        with contextlib.suppress(Exception):          # only Hopper/Ada and later have fp8 matrix units
-            a8 = a.to(torch.float8_e4m3fn)
-            b8 = b.t().contiguous().t().to(torch.float8_e4m3fn)
-            one = torch.ones((), device=device)
-            result["flops"]["fp8"] = _rate_stat(2.0 * size**3, timed(
-                lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)), "FLOP/s")
-    data = torch.ones(int(read_mb * MB) // 2, device=device, dtype=torch.bfloat16)
+    result = {"device": device, "flops": {fmt: _rate_stat(2.0 * size**3, timed(lambda: a @ b), "FLOP/s")},
+              "decode": {}, "notes": notes}
+    formats = [fmt]
+    if fp8 and device != "mps" and _torch_fp8_ok(torch, device):
+        n8 = -(-size // FP8_ROWS) * FP8_ROWS
+        a8 = a[:n8, :n8].to(torch.float8_e4m3fn)
+        b8 = b[:n8, :n8].t().contiguous().t().to(torch.float8_e4m3fn)
+        one = torch.ones((), device=device)
+        result["flops"]["fp8"] = _rate_stat(2.0 * n8**3, timed(
+            lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)), "FLOP/s")
+        formats.append("fp8")
+        a8 = b8 = None
+    elif fp8:
+        notes.append(f"fp8: this {device} device has no fp8 matrix product here (NVIDIA Hopper, Ada and later do).")
+    a = b = None                                     # free the device's memory for the reads and the decode steps
+    free = _torch_free_bytes(torch, device)
+    if free is not None and read_mb * MB > MEMORY_SHARE * free:
+        notes.append(f"read bandwidth: asked for {read_mb:,.0f} MB, but only {free / MB:,.0f} MB is free; used "
+                     f"{MEMORY_SHARE * free / MB:,.0f} MB instead.")
+        read_mb = MEMORY_SHARE * free / MB
+    data = torch.ones(max(1, int(read_mb * MB) // 2), device=device, dtype=torch.bfloat16)
     result["bandwidth"] = _rate_stat(data.numel() * 2, timed(lambda: data.amax()), "B/s")
+    data = None
+    if len(np.atleast_1d(batches)):
+        for each in formats:
+            result["decode"][each] = torch_decode_times(device, fmt=each, batches=batches, weight_mb=weight_mb,
+                                                        repeats=repeats, d_model=d_model, d_ff=d_ff, notes=notes)
     return result
+
+
+def torch_predicted(result: Mapping, fmt: str = "bf16") -> dict:
+    """Chapter 1's roofline for :func:`torch_profile`'s decode run in ``fmt``: :func:`predicted_times` (so
+    :func:`lecture_lib.roofline.decode_step`) with the device's measured ``fmt`` peak and read bandwidth, and the
+    weights' bytes per parameter (2 for bf16, 1 for fp8)."""
+    if not isinstance(result, Mapping) or "decode" not in result or "flops" not in result:
+        raise ValueError(f"result must be torch_profile()'s dict, got {str(result)[:80]!r}")
+    if fmt not in result["decode"]:
+        raise ValueError(f"fmt must be one of the formats whose decode steps were timed, {list(result['decode'])}, "
+                         f"got {fmt!r}")
+    d = result["decode"][fmt]
+    return predicted_times(batches=d["batches"], n_params=d["n_params"], flops=result["flops"][fmt].median,
+                           mem_bw=result["bandwidth"].median, bytes_param=d["bytes_param"])

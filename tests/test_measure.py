@@ -1,4 +1,4 @@
-"""Chapter 10's lab: measuring this machine (lecture_lib.measure), drawing it (explorers.lab), and the machine as a
+"""Chapter 11's lab: measuring this machine (lecture_lib.measure), drawing it (explorers.lab), and the machine as a
 chip (hardware.register_chip).
 
 The goals of issue 50 are held here with wide tolerances, because the tests share a busy 2-core machine with
@@ -7,15 +7,21 @@ other work; ``make bench`` (tools/bench.py, "lab" section) reports them against 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from lecture_lib import hardware, measure, roofline
 from lecture_lib.roofline import T_COMPUTE, T_WEIGHTS
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "11_lab_roofline_on_your_machine.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -202,22 +208,137 @@ def test_the_progress_bar_moves_forward_to_the_end():
 
 # --- PyTorch, where installed -------------------------------------------------------------------------------------
 
-def test_without_pytorch_the_lab_says_what_it_would_measure():
+def test_without_pytorch_the_lab_says_what_it_would_measure(monkeypatch):
+    """Issue 50 §5: no PyTorch (simulated here by hiding it) -> one sentence naming every figure the GPU path would
+    take, and the GPU functions raise that sentence instead of failing on an import."""
+    monkeypatch.setitem(sys.modules, "torch", None)          # `import torch` now raises ImportError
     sentence = measure.torch_status()
-    if importlib.util.find_spec("torch") is None:
-        assert "not installed" in sentence and "bf16" in sentence
+    assert "not installed" in sentence
+    for words in ("bf16", "fp8", "read bandwidth", "decode step", "batch 1 to 1,024", "synchronisation",
+                  "roofline.decode_step"):
+        assert words in sentence, words
+    for call in (measure.torch_profile, measure.torch_decode_times):
         with pytest.raises(RuntimeError, match="not installed"):
-            measure.torch_profile()
-    else:
-        assert "PyTorch" in sentence
+            call()
+    assert "batch 1 to 1,024" in measure.torch_plan() and "d_model 4,096" in measure.torch_plan()
 
 
-def test_the_pytorch_path_runs_on_the_cpu_device():
+def _small_torch_run(**options):
+    """The GPU path at a size the CPU device runs in a second: 8 MB of weights, d_model 128."""
+    small = {"fmt": "fp32", "size": 128, "read_mb": 8, "repeats": 2, "batches": (1, 4, 16, 64), "weight_mb": 8,
+             "d_model": 128, "d_ff": 352}
+    return measure.torch_profile("cpu", **{**small, **options})
+
+
+def test_the_gpu_path_runs_on_pytorchs_cpu_device_and_predicts_with_chapter_1():
     pytest.importorskip("torch")
-    got = measure.torch_profile("cpu", fmt="fp32", size=256, read_mb=16, repeats=2)
-    assert got["device"] == "cpu" and got["flops"]["fp32"].median > 1e8 and got["bandwidth"].median > 1e8
-    bf16 = measure.torch_profile("cpu", fmt="bf16", size=128, read_mb=4, repeats=2)
-    assert bf16["flops"]["bf16"].median > 0
+    got = _small_torch_run()
+    assert got["device"] == "cpu" and got["flops"]["fp32"].median > 1e7 and got["bandwidth"].median > 1e7
+    d = got["decode"]["fp32"]
+    assert d["batches"] == [1, 4, 16, 64] and d["bytes_param"] == 4 and d["fmt"] == "fp32"
+    assert d["n_params"] == d["n_layers"] * (4 * 128 * 128 + 3 * 128 * 352)
+    assert d["n_layers"] == round(8e6 / ((4 * 128 * 128 + 3 * 128 * 352) * 4))
+    assert all(f <= m <= s for f, m, s in zip(d["fastest"], d["seconds"], d["slowest"]))
+    predicted = measure.torch_predicted(got, "fp32")
+    expected = roofline.decode_step(batch=np.asarray(d["batches"], dtype=float), n_active=d["n_params"],
+                                    n_total=d["n_params"], flops=got["flops"]["fp32"].median,
+                                    mem_bw=got["bandwidth"].median, bytes_param=4, len_ctx=0, bytes_tok=0)
+    assert np.allclose(predicted["t"], expected["t"])
+    with pytest.raises(ValueError, match="fmt"):
+        measure.torch_predicted(got, "bf16")
+    bf16 = measure.torch_decode_times("cpu", fmt="bf16", batches=(1, 8), weight_mb=4, repeats=2, d_model=128, d_ff=352)
+    assert bf16["bytes_param"] == 2 and bf16["n_params"] * 2 == pytest.approx(4e6, rel=0.3)
+
+
+def test_the_gpu_path_synchronises_the_device_around_every_timed_step(monkeypatch):
+    """A GPU runs kernels asynchronously: without a synchronisation inside the timed region the clock reads the
+    launch. Every repeat (and the warm-up) must end with one."""
+    pytest.importorskip("torch")
+    calls = []
+    monkeypatch.setattr(measure, "_torch_sync", lambda torch, device: lambda: calls.append(device))
+    measure.torch_decode_times("cpu", fmt="fp32", batches=(1, 2, 4), weight_mb=2, repeats=3, d_model=64, d_ff=176)
+    # per batch: one before the clock starts, then the warm-up and 3 repeats each end with one
+    assert len(calls) == 3 * (1 + 1 + 3) and set(calls) == {"cpu"}
+
+
+def test_the_gpu_path_refuses_what_it_cannot_run(monkeypatch):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(ValueError, match="fmt"):
+        measure.torch_decode_times("cpu", fmt="int4")
+    with pytest.raises(ValueError, match="device"):
+        measure.torch_decode_times("tpu")
+    with pytest.raises(ValueError, match="batches"):
+        measure.torch_decode_times("cpu", batches=[0.5])
+    if not torch.cuda.is_available() and not (torch.backends.mps.is_available()):
+        with pytest.raises(RuntimeError, match="no GPU"):
+            measure.torch_profile()
+    # too little memory for the weights asked: a smaller stack, said in the notes; less than one layer: an error
+    monkeypatch.setattr(measure, "_torch_free_bytes", lambda torch, device: 10e6)
+    notes = []
+    got = measure.torch_decode_times("cpu", fmt="fp32", batches=(1, 2), weight_mb=64, repeats=1, d_model=64,
+                                     d_ff=176, notes=notes)
+    assert got["n_params"] * 4 <= 0.4 * 10e6 * 1.2 and "only 10 MB is free" in notes[0]
+    with pytest.raises(MemoryError, match="less than one"):
+        measure.torch_decode_times("cpu", fmt="fp32", batches=(1,), weight_mb=64, d_model=2048, d_ff=5632)
+
+
+def test_fp8_runs_where_the_device_has_it_and_says_so_where_not():
+    torch = pytest.importorskip("torch")
+    if measure._torch_fp8_ok(torch, "cpu"):
+        got = measure.torch_decode_times("cpu", fmt="fp8", batches=(1, 16, 17), weight_mb=2, repeats=1, d_model=64,
+                                         d_ff=176)
+        assert got["bytes_param"] == 1 and len(got["seconds"]) == 3
+    else:
+        with pytest.raises(RuntimeError, match="no fp8"):
+            measure.torch_decode_times("cpu", fmt="fp8", batches=(1,), weight_mb=2, d_model=64, d_ff=176)
+        assert any(note.startswith("fp8:") for note in _small_torch_run(batches=())["notes"])
+
+
+# --- the learner's own profile is never written by a test -----------------------------------------------------------
+
+def test_the_profile_goes_where_lecture_profile_says(monkeypatch, tmp_path, smoke):
+    monkeypatch.setenv("LECTURE_PROFILE", str(tmp_path / "elsewhere.json"))
+    assert measure.profile_path() == str(tmp_path / "elsewhere.json")
+    assert smoke.save() == str(tmp_path / "elsewhere.json")
+    assert measure.load_profile().summary()["balance_batch"] == pytest.approx(smoke.balance_batch())
+    monkeypatch.delenv("LECTURE_PROFILE")
+    assert measure.profile_path().startswith(tempfile.gettempdir())       # a test: never the learner's file
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    assert measure.profile_path() == os.path.expanduser("~/.lecture_lib/my_machine.json")
+
+
+def _home_profile():
+    """The learner's profile file as it stands: (size, modification time), or None when there is none. (The progress
+    file beside it has its own guard, tested with the checker.)"""
+    path = os.path.expanduser(measure.DEFAULT_PROFILE)
+    return (os.stat(path).st_size, os.stat(path).st_mtime_ns) if os.path.exists(path) else None
+
+
+def test_a_test_run_and_its_kernels_leave_the_learners_profile_alone(smoke, tmp_path):
+    """Issue 50: tests, and the Run All of the lab that they start in a kernel, write the profile to a temporary
+    place. The lab's own save cell runs here in a child process with a home folder of its own, the way a kernel
+    started by a test inherits the environment; then once more as a learner's (no test running) to show the home
+    folder is where it would otherwise have gone."""
+    before = _home_profile()
+    saved = smoke.save()
+    assert not saved.startswith(os.path.expanduser("~/.lecture_lib")) and os.path.exists(saved)
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    save_cell = next("".join(c["source"]) for c in notebook["cells"]
+                     if c["cell_type"] == "code" and "mine.save()" in "".join(c["source"]))
+    save_line = next(line for line in save_cell.splitlines() if "mine.save()" in line)
+    script = ("from lecture_lib import measure\nmine = measure.example_profile()\n" + save_line)
+    for inside_a_test in (True, False):
+        home = tmp_path / ("test" if inside_a_test else "learner")
+        home.mkdir()
+        env = {k: v for k, v in os.environ.items() if k != "LECTURE_PROFILE"}
+        env["HOME"] = str(home)
+        if not inside_a_test:
+            env.pop("PYTEST_CURRENT_TEST", None)
+        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120,
+                             check=False)
+        assert run.returncode == 0, run.stderr
+        assert (home / ".lecture_lib" / "my_machine.json").exists() is (not inside_a_test), run.stdout
+    assert _home_profile() == before
 
 
 @pytest.mark.slow

@@ -789,6 +789,7 @@ FORMULA_BASELINES = {
     "roofline.BALANCE_BATCH_WITH_KV": {"mem_bw": 4.0}, "roofline.BATCH_THAT_FITS": {"hbm_capacity": 16.0},
     "roofline.T_PREFILL": {"hit": 0.5}, "scaling.TOKENS_FOR_LOSS": {"L_loss": 4.0},
     "roofline.T_PREFILL_MIXED": {"hit": 0.5, "N_active": 16.0}, "roofline.BATCH_THAT_FITS_PER_DEVICE": {"hbm_capacity": 64.0},
+    "roofline.SPEC_TOKENS": {"alpha_acc": 0.8}, "roofline.SPEC_SPEEDUP": {"alpha_acc": 0.8, "rho_step": 0.2},   # alpha < 1
 }
 
 

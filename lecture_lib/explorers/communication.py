@@ -26,7 +26,7 @@ TOKENS = (256, 512, 1024, 2048, 4096, 8192, 16384)
 REPLICAS = (2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
-def link_bandwidth(chip, link: str) -> float:
+def _link_bandwidth(chip, link: str) -> float:
     """One device's one-way bandwidth on the level the all-reduce is judged at (bytes/s)."""
     if link == LINKS[0]:
         return chip.scale_up_bandwidth
@@ -68,7 +68,7 @@ class CriticalBatchExplorer(base.Explorer):
         model = models.get(values["model"])
         chip = hardware.get(values["chip"])
         dp, tokens = int(values["dp"]), float(values["tokens"])
-        bandwidth = link_bandwidth(chip, values["link"])
+        bandwidth = _link_bandwidth(chip, values["link"])
         flops = chip.flops["bf16"]
         n = float(model.params_total)
         compute = collectives.DP_COMPUTE(b_dev=self.grid, N_total=n, FLOPs=flops)

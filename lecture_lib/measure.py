@@ -42,7 +42,7 @@ from . import hardware, roofline, validate
 
 __all__ = ["MODES", "Plan", "Profile", "Stat", "blas_info", "decode_times", "example_profile", "load_profile", "machine_report",
            "free_cores", "measured_knee", "peak_flops", "predicted_times", "profile", "profile_path", "read_bandwidth",
-           "torch_decode_times", "torch_plan", "torch_predicted", "torch_profile", "torch_status"]
+           "torch_decode_times", "torch_device", "torch_plan", "torch_predicted", "torch_profile", "torch_status"]
 
 FORMAT = "lecture-lab-profile/1"
 DEFAULT_PROFILE = "~/.lecture_lib/my_machine.json"
@@ -828,6 +828,18 @@ def torch_status() -> str:
     return (f"PyTorch {torch.__version__} is installed but sees no GPU, so no GPU is measured. With a CUDA or "
             f"Apple-silicon GPU, torch_profile() would time {torch_plan()}; torch_profile(device='cpu') runs the same "
             f"code on the CPU.")
+
+
+def torch_device() -> str | None:
+    """The GPU PyTorch would measure here: "cuda", "mps", or None (no PyTorch, or no GPU it can use)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    return "mps" if mps is not None and mps.is_available() else None
 
 
 def _torch_device(torch, device):

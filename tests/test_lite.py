@@ -168,3 +168,26 @@ def test_lite_notebooks_install_the_library_first_and_every_link_resolves_in_the
                 resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target.split("#")[0]))
                 assert resolved in files, (name, target)
     assert links >= 10, "the chapters and exercises link to each other"
+
+
+def test_the_lab_says_in_the_site_that_it_measures_nothing_in_the_browser(tmp_path):
+    """Issue 50: Pyodide cannot time the learner's CPU (no working threads, NumPy compiled to WebAssembly). The site's
+    copy of the lab says so right under the install cell and shows the course machine's saved profile there; the
+    first link to the lab in another notebook (the start page's chapter table) says it too."""
+    import nbformat
+
+    build_lite = _build_lite_module()
+    build_lite.write_lite_files(tmp_path)
+    labs = sorted(tmp_path.glob("*_lab_*.ipynb"))
+    assert labs, "the lab is on the site"
+    for path in labs:
+        cells = nbformat.read(path, as_version=4).cells
+        assert cells[2].get("id") == build_lite.LAB_NOTE_ID and "measures nothing in the browser" in cells[2].source
+        code = "\n".join(cell.source for cell in cells if cell.cell_type == "code")
+        # the measuring cell falls back to the saved profile under Pyodide instead of timing the browser
+        assert 'sys.platform == "emscripten"' in code and "measure.example_profile()" in code
+    start = nbformat.read(tmp_path / "00_start_here.ipynb", as_version=4)
+    mentions = [cell.source for cell in start.cells if cell.cell_type == "markdown" and "_lab_" in cell.source]
+    assert build_lite.LAB_LINK_NOTE in mentions[0] and sum(build_lite.LAB_LINK_NOTE in m for m in mentions) == 1
+    exercise = nbformat.read(next((tmp_path / "exercises").glob("*_lab_*.ipynb")), as_version=4)
+    assert not any(cell.get("id") == build_lite.LAB_NOTE_ID for cell in exercise.cells)

@@ -294,6 +294,25 @@ def test_fp8_runs_where_the_device_has_it_and_says_so_where_not():
         assert any(note.startswith("fp8:") for note in _small_torch_run(batches=())["notes"])
 
 
+def test_the_lab_reports_a_gpu_run_against_its_roofline_without_needing_pytorch():
+    """The GPU report is plain arithmetic on torch_profile()'s dict: a made-up H100-like run (989 TFLOP/s bf16, 3.35
+    TB/s: NVIDIA's H100 SXM datasheet) whose steps sit exactly on the roofline reads 1.00x everywhere."""
+    from lecture_lib.explorers import lab
+
+    def stat(value, unit):
+        return measure.Stat(value, value * 0.98, value * 1.01, unit, (value * 0.98, value, value * 1.01))
+
+    batches = [1, 16, 256, 1024]
+    n_params = 5 * (4 * 4096**2 + 3 * 4096 * 11264)
+    t = [max(2 * n_params * b / 989e12, n_params * 2 / 3.35e12) for b in batches]
+    result = {"device": "cuda", "flops": {"bf16": stat(989e12, "FLOP/s")}, "bandwidth": stat(3.35e12, "B/s"),
+              "notes": [], "decode": {"bf16": {"batches": batches, "seconds": t, "fastest": t, "slowest": t,
+                                               "n_params": n_params, "bytes_param": 2, "n_layers": 5}}}
+    assert np.allclose(measure.torch_predicted(result)["t"], t)
+    page = lab.gpu_report_html(result)
+    assert page.count("1.00×") == 4 and "predicted B* 295" in page and "bf16 decode steps" in page
+
+
 # --- the learner's own profile is never written by a test -----------------------------------------------------------
 
 def test_the_profile_goes_where_lecture_profile_says(monkeypatch, tmp_path, smoke):

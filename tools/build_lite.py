@@ -5,7 +5,8 @@ What goes in, all from PyPI and the npm registry (no other host):
 
 * the chapters (``notebooks/``) and the exercise notebooks (``exercises/``) as the site's files, each
   starting with a note and a ``%pip install lecture-lib`` cell (the tab's Python has no course library
-  until then), with links re-pointed to the site's layout (chapters at the top, ``exercises/``) and
+  until then; the lab, which times the computer it runs on, first says that it measures nothing in the
+  browser and shows the course machine's saved measurements instead, and the first link to it elsewhere says so), with links re-pointed to the site's layout (chapters at the top, ``exercises/``) and
   links to what the site does not hold (solutions, docs) reduced to their text;
 * ``pypi/``: the wheels piplite installs from with no package index: ``lecture-lib`` itself (its
   runtime needs are only numpy, sympy, matplotlib, pillow and ipywidgets) and the pure-Python
@@ -186,6 +187,24 @@ LITE_EXERCISES_BANNER = (
     "Download) to keep your work.\n\n</div>")
 
 
+# The lab (notebooks/NN_lab_*.ipynb) times the computer it runs on; in the browser that would be Pyodide, not the
+# learner's CPU. Its site copy says so under the install cell, and its notebook shows the course machine's saved profile there.
+LAB_NAME = re.compile(r"\d+_lab_[\w-]*\.ipynb")
+LAB_NOTE_ID = "lite-lab-note"
+LAB_NOTE = (
+    "<div style=\"border-left:4px solid #d62728;padding:6px 12px;background:#fff5f5\">\n\n"
+    "**This lab measures nothing in the browser.** It is made to time *your* computer, and this tab's Python cannot: "
+    "Pyodide, the Python JupyterLite runs, has no working threads (Pyodide's documentation, \"Pyodide Python "
+    "compatibility\": `threading` imports but does not work) and its NumPy is compiled to WebAssembly, so a timing "
+    "here would describe the browser, not your CPU. Run All still works: the cells use the course machine's saved "
+    "measurements (`measure.example_profile()`), so you can follow the lab and try its problems. To measure your own "
+    "machine, download this notebook (File → Download) and run it in JupyterLab on your computer (`make lab`)."
+    "\n\n</div>")
+LAB_LINK_NOTE = ("*In this browser copy of the course the lab measures nothing (the browser's Python cannot time "
+                 "your CPU); it walks through the course machine's saved measurements instead. Run it in JupyterLab "
+                 "to measure your own computer.*")
+
+
 def lite_path(repo_path: str) -> str | None:
     """Where a repository file sits among the site's files (``notebooks/01_x.ipynb`` -> ``01_x.ipynb``,
     ``exercises/01_x.ipynb`` -> ``exercises/01_x.ipynb``); None for a file the site does not hold."""
@@ -226,16 +245,25 @@ def lite_notebook(notebook, repo_path: str):
     from lecture_lib.practice import exercises
 
     copied = copy.deepcopy(notebook)
+    is_lab = repo_path.startswith("notebooks/") and LAB_NAME.fullmatch(posixpath.basename(repo_path)) is not None
+    told = is_lab
     for cell in copied.cells:
         if cell.get("id") == exercises.BANNER_ID:     # the repository's banner points at solutions/
             cell.source = LITE_EXERCISES_BANNER
         elif cell.cell_type == "markdown":
             cell.source = lite_links(cell.source, repo_path)
+            if not told and LAB_NAME.search(cell.source):    # the first mention of the lab says what it does here
+                cell.source = cell.source.rstrip() + "\n\n" + LAB_LINK_NOTE
+                told = True
     note = nbformat.v4.new_markdown_cell(INSTALL_NOTE)
     note["id"] = INSTALL_NOTE_ID
     install = nbformat.v4.new_code_cell(INSTALL_CELL)
     install["id"] = INSTALL_ID
     copied.cells[:0] = [note, install]
+    if is_lab:
+        lab_note = nbformat.v4.new_markdown_cell(LAB_NOTE)
+        lab_note["id"] = LAB_NOTE_ID
+        copied.cells.insert(2, lab_note)               # right under the install cell, above the title
     return copied
 
 

@@ -14,7 +14,7 @@ import time
 import numpy as np
 from matplotlib.ticker import FuncFormatter
 
-from lecture_lib import measure, units
+from lecture_lib import hardware, measure, roofline, units
 
 from . import plots
 from .plots import COLORS
@@ -183,6 +183,38 @@ def class_table(profiles) -> str:
                     f"<td>{'beyond the batches measured' if not math.isfinite(knee) else f'{knee:,.1f}'}</td></tr>")
     return ("<table><tr><th>machine</th><th>float32 peak</th><th>read bandwidth</th><th>predicted B*</th>"
             "<th>measured knee</th></tr>" + "".join(rows) + "</table>")
+
+
+def gpu_report_html(result) -> str:
+    """HTML for :func:`lecture_lib.measure.torch_profile`'s result: each format's peak and the read bandwidth with
+    their spread, the predicted B* (Chapter 1's :func:`lecture_lib.roofline.balance_batch` on the device as a chip)
+    beside the measured knee, then every decode step against the roofline drawn from those figures."""
+    bandwidth = result["bandwidth"]
+    rows = [(f"peak, {fmt}", stat, units.flops) for fmt, stat in result["flops"].items()]
+    rows.append(("read bandwidth", bandwidth, units.bandwidth))
+    head = "".join(f"<tr><td>{html.escape(label)}</td><td><b>{fmt(stat.median)}</b> (from {fmt(stat.low)} to "
+                   f"{fmt(stat.high)}, {len(stat.samples)} repeats)</td></tr>" for label, stat, fmt in rows)
+    chip = hardware.custom_chip(name=f"this {result['device']} device", hbm_capacity=80e9,
+                                hbm_bandwidth=bandwidth.median,
+                                flops={fmt: stat.median for fmt, stat in result["flops"].items()})
+    parts = [f"<table>{head}</table>"]
+    for fmt, d in result["decode"].items():
+        predicted = measure.torch_predicted(result, fmt)
+        star = roofline.balance_batch(chip, weight_bytes=d["bytes_param"], compute_dtype=fmt)
+        knee = measure.measured_knee(d["batches"], d["seconds"])
+        lines = []
+        for index, batch in enumerate(d["batches"]):
+            side = "memory" if predicted["t_mem"][index] >= predicted["t_compute"][index] else "compute"
+            lines.append(f"<tr><td>{batch:,}</td><td>{units.seconds(d['seconds'][index])}</td>"
+                         f"<td>{units.seconds(predicted['t'][index])}</td>"
+                         f"<td>{d['seconds'][index] / predicted['t'][index]:.2f}×</td><td>{side}</td></tr>")
+        parts.append(f"<p><b>{fmt} decode steps</b>: {d['n_layers']} layers, {units.count(d['n_params'])} weights "
+                     f"({units.bytes_(d['n_params'] * d['bytes_param'])}); predicted B* {star:,.0f}, measured knee "
+                     f"{'beyond the batches measured' if not math.isfinite(knee) else f'{knee:,.0f}'}</p>"
+                     "<table><tr><th>batch</th><th>measured step</th><th>roofline</th><th>measured / roofline</th>"
+                     "<th>bound by</th></tr>" + "".join(lines) + "</table>")
+    notes = "".join(f"<li>{html.escape(note)}</li>" for note in result.get("notes", []))
+    return "".join(parts) + (f"<p><b>Notes</b></p><ul>{notes}</ul>" if notes else "")
 
 
 def measure_with_bar(mode: str = "quick", **options):

@@ -1,4 +1,4 @@
-"""Chapter 8: a communication roofline, and deployments larger than one scale-up domain.
+"""Chapter 9: a communication roofline, and deployments larger than one scale-up domain.
 
 Collective times on a **switched** scale-up domain (an NVSwitch node or rack: every device reaches every
 other at its full egress), run as the ring algorithm over N devices, each sending at W bytes/s in one

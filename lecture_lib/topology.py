@@ -1,4 +1,4 @@
-"""Chapter 8: where the devices of a collective sit: a switched node, a ring, or a 2-D/3-D torus.
+"""Chapter 9: where the devices of a collective sit: a switched node, a ring, or a 2-D/3-D torus.
 
 :mod:`lecture_lib.collectives` times collectives on a **switched** domain (an NVSwitch node or NVL72 rack),
 where every device reaches every other one in one hop at its full egress. A TPU slice is a **torus**: each

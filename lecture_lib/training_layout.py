@@ -1,4 +1,4 @@
-"""Chapter 8: a roofline for training layouts: FSDP (ZeRO-3), tensor parallelism, both, and pipeline stages.
+"""Chapter 9: a roofline for training layouts: FSDP (ZeRO-3), tensor parallelism, both, and pipeline stages.
 
 Each layout splits one MLP layer's work over the chips and pays its own collectives. Following the scaling
 book ("How to Parallelize a Transformer for Training", training.md §"Combining FSDP and tensor

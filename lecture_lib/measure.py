@@ -802,6 +802,12 @@ FP8_ROWS = 16              # torch._scaled_mm's fp8 kernels want every dimension
 
 def torch_plan(*, fmt: str = "bf16", weight_mb: float = GPU_WEIGHT_MB, batches=GPU_BATCHES) -> str:
     """One sentence: what :func:`torch_profile` measures on a GPU (what the lab prints where it cannot run it)."""
+    validate.choice("fmt", fmt, list(TORCH_BYTES))
+    weight_mb = validate.scalar("weight_mb", weight_mb, maximum=64000)
+    given = np.atleast_1d(validate.number("batches", batches, maximum=MAX_BATCH))
+    if given.ndim != 1 or given.size == 0:
+        raise ValueError(f"batches must be a non-empty list of batch sizes, got {batches!r}")
+    batches = [int(b) for b in given]
     layer = (4 * GPU_D_MODEL**2 + 3 * GPU_D_MODEL * GPU_D_FF) * TORCH_BYTES[fmt]
     layers = max(1, round(weight_mb * MB / layer))
     return (f"the matmul peak in {fmt} (and fp8 on a GPU that has fp8 matrix units), the read bandwidth of the GPU's "

@@ -129,6 +129,7 @@ NOT_DATA = {
     "hardware.register_chip": "changes the session's chip registry, which other tests read; tests/test_measure.py",
     "hardware.forget_chip": "changes the session's chip registry, which other tests read; tests/test_measure.py",
     "measure.torch_profile": "needs PyTorch (not a test dependency); tests/test_measure.py runs it where installed",
+    "measure.torch_decode_times": "needs PyTorch (not a test dependency); tests/test_measure.py runs it where installed",
 }
 
 # Parameters where None is a documented value although the parameter has no default.
@@ -348,7 +349,7 @@ def _explicit():
         "measurements.reality_band": dict(kind="serving", moe=False, regime="memory"),
         "plan.flag_message": dict(message="len_ctx must be > 0"),
         "plan.quantized_format": dict(value="int4-g64"),
-        # Chapter 10's lab: measurements small enough to repeat for every bad value.
+        # The lab's (numbered 11): measurements small enough to repeat for every bad value.
         "measure.profile": dict(mode="smoke", threads=1),
         "measure.decode_times": dict(batches=(1, 4), weight_mb=16, repeats=1),
         "measure.peak_flops": dict(dtype="float32", size=128, repeats=2),
@@ -356,6 +357,7 @@ def _explicit():
         "measure.measured_knee": dict(batches=[1, 2, 4, 8], seconds=[0.01, 0.01, 0.012, 0.024]),
         "measure.predicted_times": dict(batches=[1.0, 64.0], n_params=64e6, flops=1.6e11, mem_bw=2.5e10),
         "measure.load_profile": dict(source=_lab_profile()),
+        "measure.torch_predicted": dict(result=_gpu_run(), fmt="bf16"),
     }
 
 
@@ -363,6 +365,16 @@ def _lab_profile():
     from lecture_lib import measure
 
     return measure.example_profile().as_dict()
+
+
+def _gpu_run():
+    """A made-up measure.torch_profile() result (the lab's GPU run; no PyTorch needed to read one)."""
+    from lecture_lib import measure
+
+    stat = measure.Stat(1e12, 0.9e12, 1.1e12, "FLOP/s", (0.9e12, 1e12, 1.1e12))
+    return {"device": "cuda", "flops": {"bf16": stat}, "bandwidth": measure.Stat(3e12, 2.9e12, 3.1e12, "B/s"),
+            "notes": [], "decode": {"bf16": {"batches": [1, 16, 256], "seconds": [1e-3, 1e-3, 1.2e-3],
+                                             "n_params": 1e9, "bytes_param": 2}}}
 
 
 def _deployment8():

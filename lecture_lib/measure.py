@@ -296,6 +296,21 @@ def _time(function: Callable[[], object], repeats: int, *, warm_up: bool = True)
 DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
+def _fit_or_warn(name: str, mb: float, notes: list | None = None, minimum_mb: float = 1) -> float:
+    """``mb``, or the MB the machine can spare when it has less free (said as a warning, and in ``notes``); a
+    ``MemoryError`` naming ``name`` when not even ``minimum_mb`` can be spared. profile() sizes its arrays before calling, so
+    this speaks only when a learner asks a measurement for more memory than the machine has."""
+    said = []
+    fitted = _fit_in_memory(name, mb * MB, min(mb, minimum_mb) * MB, said) / MB
+    if said:
+        import warnings
+
+        warnings.warn(said[0], ResourceWarning, stacklevel=3)
+        if notes is not None:
+            notes.extend(said)
+    return fitted
+
+
 def peak_flops(dtype: str = "float32", *, size: int = 1024, repeats: int = 5) -> Stat:
     """Matmul FLOP/s in ``dtype`` ("float32" or "float64"): ``2 size^3`` FLOPs per ``size x size`` product
     (2 per multiply-add), timed ``repeats`` times after one warm-up; the median rate with its spread."""
@@ -320,13 +335,18 @@ def read_bandwidth(*, mb: float = 256, repeats: int = 5, threads: int | None = N
     """Read-only memory bandwidth in bytes/s: ``max`` over a float32 array of ``mb`` megabytes (choose it far
     larger than the last-level cache), split over ``threads`` threads (default: as many as NumPy's BLAS
     uses, as a decode step's matrix-vector products do). NumPy's reductions release the GIL, so the
-    threads read at once."""
+    threads read at once. Asked for more than the machine can spare (40% of the free memory), it reads a smaller
+    array and says so in a ``ResourceWarning``."""
     mb = validate.scalar("mb", mb, maximum=MAX_MB)
     if mb < 1:
         raise ValueError(f"mb must be at least 1 (megabyte), got {mb!r}")
     repeats = validate.integer("repeats", repeats, maximum=50)
     threads = _threads() if threads is None else validate.integer("threads", threads, maximum=256)
-    data = np.ones(int(mb * MB) // BYTES_FP32, dtype=np.float32)
+    mb = _fit_or_warn("mb", mb)
+    try:
+        data = np.ones(int(mb * MB) // BYTES_FP32, dtype=np.float32)
+    except MemoryError:
+        raise MemoryError(f"mb: could not allocate {mb:,.0f} MB to read; ask for fewer MB") from None
     chunks = np.array_split(data, threads * 4)
     if threads == 1:
         def read():
@@ -395,7 +415,8 @@ def decode_times(*, batches=(1, 16, 256), weight_mb: float = 256, repeats: int =
     """Time one decode step of the lab's layer stack (``weight_mb`` MB of float32 weights) at each batch.
 
     Returns ``{"batches", "seconds" (medians), "fastest", "slowest", "n_params", "bytes_param" (4),
-    "len_ctx", "kv_bytes_per_token"}``. With ``len_ctx > 0`` every sequence also reads a KV cache of that
+    "len_ctx", "kv_bytes_per_token"}``, and ``"notes"`` when the machine had less memory free than ``weight_mb``
+    asked (a smaller stack is then timed, and a ``ResourceWarning`` says so). With ``len_ctx > 0`` every sequence also reads a KV cache of that
     many tokens in every layer (the lecture's t_kv term). ``progress(fraction, what)`` is called after each
     batch."""
     given = np.atleast_1d(validate.number("batches", batches, maximum=MAX_BATCH))
@@ -409,7 +430,14 @@ def decode_times(*, batches=(1, 16, 256), weight_mb: float = 256, repeats: int =
     len_ctx = validate.integer("len_ctx", len_ctx, minimum=0, maximum=1 << 20)
     if progress is not None and not callable(progress):
         raise ValueError(f"progress must be a function of (fraction, text) or None, got {progress!r}")
-    stack = _stack(weight_mb * MB)
+    notes: list = []
+    one_layer = (4 * D_MODEL * D_MODEL + 3 * D_MODEL * D_FF) * BYTES_FP32 / MB      # the stack's smallest size
+    weight_mb = _fit_or_warn("weight_mb", weight_mb, notes, minimum_mb=one_layer)
+    try:
+        stack = _stack(weight_mb * MB)
+    except MemoryError:
+        _STACKS.clear()
+        raise MemoryError(f"weight_mb: could not allocate {weight_mb:,.0f} MB of weights; ask for fewer MB") from None
     kv_bytes = stack.kv_bytes_per_token() if len_ctx else 0.0
     if len_ctx and kv_bytes * len_ctx * batches[-1] > MEMORY_SHARE * (_memory()[1] or float("inf")):
         raise MemoryError(f"len_ctx: a KV cache of {len_ctx} tokens for {batches[-1]} sequences needs "
@@ -435,7 +463,7 @@ def decode_times(*, batches=(1, 16, 256), weight_mb: float = 256, repeats: int =
             progress(float(work[:index + 1].sum() / work.sum()), f"decode step at batch {batch}")
     return {"batches": batches, "seconds": medians, "fastest": fastest, "slowest": slowest,
             "n_params": stack.n_params, "bytes_param": BYTES_FP32, "len_ctx": len_ctx,
-            "kv_bytes_per_token": kv_bytes}
+            "kv_bytes_per_token": kv_bytes, **({"notes": notes} if notes else {})}
 
 
 def predicted_times(*, batches, n_params: float, flops: float, mem_bw: float, bytes_param: float = BYTES_FP32,

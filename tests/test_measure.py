@@ -151,6 +151,23 @@ def test_too_little_memory_shrinks_the_arrays_and_says_so(monkeypatch):
         measure._fit_in_memory("decode weights", 512e6, 128e6, [])
 
 
+def test_asked_directly_for_more_memory_than_is_free_a_measurement_says_so_and_uses_less(monkeypatch):
+    """§6: a learner calling read_bandwidth or decode_times with a size the machine cannot spare gets a smaller array
+    and a sentence saying so, not a crash; with nothing to spare, a MemoryError naming the parameter."""
+    monkeypatch.setattr(measure, "_memory", lambda: (8e9, 250e6))         # 250 MB free: 100 MB may be used
+    with pytest.warns(ResourceWarning, match="only 250 MB is free; used 100 MB instead"):
+        got = measure.read_bandwidth(mb=256, repeats=1, threads=1)
+    assert got.median > 0
+    with pytest.warns(ResourceWarning, match="weight_mb: asked for 512 MB"):
+        decode = measure.decode_times(batches=(1, 2), weight_mb=512, repeats=1)
+    assert decode["n_params"] * 4 <= 105e6 and "used 100 MB instead" in decode["notes"][0]
+    monkeypatch.setattr(measure, "_memory", lambda: (8e9, 1e6))
+    for call, name in ((lambda: measure.read_bandwidth(mb=64, repeats=1), "mb"),
+                       (lambda: measure.decode_times(weight_mb=64, repeats=1), "weight_mb")):
+        with pytest.raises(MemoryError, match=f"{name}: only 1 MB of memory is free"):
+            call()
+
+
 def test_a_busy_machine_says_so_and_measures_on_its_free_cores():
     assert measure.free_cores({"cores": 2, "load_average": 1.2}) == 1
     assert measure.free_cores({"cores": 8, "load_average": 0.1}) == 8

@@ -33,6 +33,7 @@ import html
 import os
 import re
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -472,6 +473,9 @@ def build(output: Path, selected: list[str] | None = None) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("LECTURE_PIXEL_RATIO", "2")   # still images: sharp on high-DPI screens, no slider to keep fast
     os.environ.setdefault("LECTURE_FIGURE", "png")      # each explorer stored as one whole PNG (no widget JS on the site)
+    # the lab saves the profile it measured: into a temporary folder, not the builder's ~/.lecture_lib/my_machine.json
+    if not os.environ.get("LECTURE_PROFILE"):
+        os.environ["LECTURE_PROFILE"] = os.path.join(tempfile.mkdtemp(prefix="lecture-site-"), "my_machine.json")
     output.mkdir(parents=True, exist_ok=True)
     copy_mathjax(output)
     entries, practice = [], []

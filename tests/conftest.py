@@ -22,6 +22,10 @@ settings.load_profile("course")
 # throwaway file, never to the learner's ~/.lecture_lib. Set at import so kernels inherit it.
 _PROGRESS_DIR = tempfile.mkdtemp(prefix="lecture-progress-")
 os.environ["LECTURE_PROGRESS_FILE"] = os.path.join(_PROGRESS_DIR, "progress.json")
+# The lab (Chapter 11) saves the machine profile it measured; here, beside that throwaway progress file, never in the
+# learner's ~/.lecture_lib/my_machine.json (lecture_lib.measure.profile_path also falls back to a temporary folder
+# whenever PYTEST_CURRENT_TEST is set).
+os.environ["LECTURE_PROFILE"] = os.path.join(_PROGRESS_DIR, "my_machine.json")
 # The derivations the physics modules make on import (lecture_lib.formula.solve/simplify), remembered for every
 # worker and kernel of the run, and the next run's, in a folder of this checkout's environment rather than
 # ~/.cache: not a fixed place in the shared temp dir, where another user could have made the folder first.

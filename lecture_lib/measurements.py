@@ -843,6 +843,16 @@ def _vendor(chip) -> str:
     return "custom" if generation == "custom" else "NVIDIA"
 
 
+def _at_fraction(row: Measurement, fraction: float):
+    """``(regime, efficiency)`` of ``row`` with ``fraction`` of each device's HBM usable, or None when the row's own
+    setup no longer fits there (its weights, or one sequence's KV, outgrow the smaller HBM): such a row is skipped
+    from a band at that reserve, never an error in the plan that asked (the engineer's walk, finding 3)."""
+    try:
+        return row.regime(fraction), row.efficiency_at(fraction)
+    except ValueError:
+        return None
+
+
 def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0, vendor: str | None = None) -> dict:
     """The share of the bound that comparable published systems reached, for a plan of this class (issue 30 §3).
 
@@ -853,32 +863,41 @@ def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0
     and ``widened`` says so; with none at all ``n`` is 0 and the shares are None. ``vendor`` ("NVIDIA", "AMD",
     "Google"; default None, every vendor) keeps that vendor's chips' rows when at least :data:`MIN_BAND_ROWS` of
     them are of the plan's class; otherwise the band is every vendor's, and ``borrowed`` says so (an AMD plan held
-    to NVIDIA's engines). Returns ``{"n", "low", "high", "median", "keys", "models", "class", "widened",
-    "borrowed"}``.
+    to NVIDIA's engines). A row whose own setup does not fit at ``hbm_fraction`` (its weights outgrow the smaller
+    HBM) is left out and named in ``skipped``. Returns ``{"n", "low", "high", "median", "keys", "models", "class",
+    "widened", "borrowed", "skipped"}``.
     """
     validate.choice("kind", kind, tuple(BAND_KINDS))
     validate.boolean("moe", moe)
     validate.choice("regime", regime, ("memory", "compute"))
     fraction = validate.scalar("hbm_fraction", hbm_fraction, maximum=1.0)
-    pool = [row for row in MEASUREMENTS if row.kind in BAND_KINDS[kind] and comparable(row)]
+    pool, skipped, at = [], [], {}
+    for row in MEASUREMENTS:
+        if row.kind in BAND_KINDS[kind] and comparable(row):
+            at[row.key] = _at_fraction(row, fraction)
+            (pool if at[row.key] is not None else skipped).append(row if at[row.key] is not None else row.key)
     label = f"{'MoE' if moe else 'dense'}, {regime}-bound"
     borrowed = ""
     if vendor is not None:
         validate.choice("vendor", vendor, ("NVIDIA", "AMD", "Google", "custom"))
         own = [row for row in pool if _vendor(row.deployment.chip) == vendor]
-        own_class = [row for row in own if models.get(row.model).is_moe == moe and row.regime(fraction) == regime]
+        own_class = [row for row in own if models.get(row.model).is_moe == moe and at[row.key][0] == regime]
         if len(own_class) >= MIN_BAND_ROWS:
             pool = own
         else:
             others = sorted({_vendor(row.deployment.chip) for row in pool} - {vendor})
             lower = [row.key for row in MEASUREMENTS if row.kind in BAND_KINDS[kind]
                      and _vendor(row.deployment.chip) == vendor and not comparable(row)]
-            borrowed = (f"borrowed: Chapter 8 has {len(own_class) or 'no'} comparable {vendor} {kind} row"
-                        f"{'' if len(own_class) == 1 else 's'} of this class, so the band is "
-                        f"{' and '.join(others)}'s rows"
+            # the band is every vendor's rows: the plan's own vendor's too, with too few of its class to stand alone
+            whose = " and ".join(sorted(set(others) | ({vendor} if own else set())))
+            borrowed = (f"Chapter 8 has {len(own_class) or 'no'} comparable {vendor} {kind} row"
+                        f"{'' if len(own_class) == 1 else 's'} of this class (a band needs {MIN_BAND_ROWS}), so the "
+                        f"band is every vendor's rows ({whose})"
                         + (f" ({', '.join(lower)}: lower limits only, so not in a band)" if lower else ""))
+            if not others:      # nothing borrowed from another vendor: the vendor's own rows of every class
+                borrowed = ""
     same_class = [row for row in pool if models.get(row.model).is_moe == moe]
-    same = [row for row in same_class if row.regime(fraction) == regime]
+    same = [row for row in same_class if at[row.key][0] == regime]
     widened = ""
     if len(same) < MIN_BAND_ROWS:
         named = f"{kind} {label}"          # "no prefill dense, …": Chapter 8's class counts are of other kinds' rows
@@ -890,11 +909,12 @@ def reality_band(*, kind: str, moe: bool, regime: str, hbm_fraction: float = 1.0
     if not same:
         return {"n": 0, "low": None, "high": None, "median": None, "keys": [], "models": [], "class": label,
                 "widened": f"no comparable {kind} row in Chapter 8's dataset (rows whose primary could not be read "
-                           f"and one-token bounds of speculative rows are left out)", "borrowed": borrowed}
-    eff = [row.efficiency_at(fraction) for row in same]
+                           f"and one-token bounds of speculative rows are left out)", "borrowed": borrowed,
+                "skipped": skipped}
+    eff = [at[row.key][1] for row in same]
     return {"n": len(eff), "low": min(eff), "high": max(eff), "median": statistics.median(eff),
             "keys": [row.key for row in same], "models": sorted({row.model for row in same}), "class": label,
-            "widened": widened, "borrowed": borrowed}
+            "widened": widened, "borrowed": borrowed, "skipped": skipped}
 
 
 #: Chip generations the engine factor is measured for apart (their engines and kernels matured at different

@@ -902,6 +902,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     if limits["ttft_target"] is not None and len_in is None:
         raise ValueError("ttft_target needs len_in and len_out (the prompt sets the time to first token)")
     terms_on = realistic._terms(realistic_terms)
+    context_given = len_ctx is not None
     if len_in is not None:
         len_in = validate.scalar("len_in", len_in, maximum=validate.COUNT_LIMIT)
         len_out = validate.scalar("len_out", len_out, maximum=validate.COUNT_LIMIT)
@@ -948,7 +949,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     layout_notes, degrees = [], None
     if explicit:
         if not auto:
-            raise ValueError(f"layout must be 'auto' when tp, pp or ep are given (they set the layout), got "
+            raise ValueError(f"layout must be 'auto' when tp, pp or ep are given (they set it), got "
                              f"{layout!r}")
         chosen, fit_layout, degrees, layout_notes = explicit_layout(model, deployment, tp=tp, pp=pp, ep=ep)
         auto = False
@@ -1035,9 +1036,12 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
             f"(max_position_embeddings): the model is not built for it, though the bound computes it anyway",
             "config.json max_position_embeddings")
     if len_in is not None:
+        mean = len_in + len_out / 2
         add("inputs", "lengths", "request lengths", {"input": len_in, "output": len_out},
             f"{units.tokens(len_in)} in, {units.tokens(len_out)} out (decode context: "
-            f"{units.tokens(len_ctx)}{', the mean' if len_ctx == len_in + len_out / 2 else ''})")
+            f"{units.tokens(len_ctx)}{', the mean' if len_ctx == mean else ''}"
+            + (f", as given by --context: it wins over these lengths' mean decode context, {units.tokens(mean)}"
+               if context_given and len_ctx != mean else "") + ")")
     if hit:
         add("inputs", "hit_rate", "prefix-cache hit rate", hit, f"{hit:.0%} of input tokens")
     if tau != 1:
@@ -1098,7 +1102,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
         add("capacity", f"{name}_kv_room", f"{label}: room for KV per GPU", held["free"], units.bytes_(held["free"]),
             "roofline.device_memory")
         add("capacity", f"{name}_max_batch", f"{label}: largest batch at this context", math.floor(fit),
-            units.whole(math.floor(fit)) + " sequences", "roofline.batch_that_fits")
+            _sequences(math.floor(fit)), "roofline.batch_that_fits")
     stages = deployment.n_domains
     bytes_avg = _effective_bytes_per_param(model, bytes_w, bytes_e)
     if stages > 1:
@@ -1114,7 +1118,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
         add("capacity", "pp_weights_per_gpu", f"{label}: weights per GPU", weights_pp,
             units.bytes_(weights_pp), "pipeline_memory.memory_per_gpu")
         add("capacity", "pp_max_batch", f"{label}: largest batch ({stages} micro-batches)", math.floor(total_pp),
-            units.whole(math.floor(total_pp)) + " sequences", "pipeline_memory.max_micro_batch, GLOBAL_BATCH")
+            _sequences(math.floor(total_pp)), "pipeline_memory.max_micro_batch, GLOBAL_BATCH")
 
     # Decode ------------------------------------------------------------------------------------------
     common = dict(weight_dtype=bytes_w, expert_weight_dtype=bytes_e, compute_dtype=compute,
@@ -1133,10 +1137,10 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     b_star_kv = roofline.balance_batch_with_kv(n_active=model.params_active, n_total=model.params_total,
                                                flops=deployment.flops[compute], mem_bw=deployment.hbm_bandwidth,
                                                bytes_param=bytes_avg, len_ctx=len_ctx, bytes_tok=bytes_read_tok)
-    add("decode", "balance_batch", "B* (weights only, × sparsity)", b_star, units.whole(b_star) + " sequences",
+    add("decode", "balance_batch", "B* (weights only, × sparsity)", b_star, _sequences(b_star),
         "roofline.balance_batch")
     add("decode", "balance_batch_with_kv", "B* with KV at this context", b_star_kv,
-        "none: KV outpaces compute at every batch" if math.isinf(b_star_kv) else units.whole(b_star_kv) + " sequences",
+        "none: KV outpaces compute at every batch" if math.isinf(b_star_kv) else _sequences(b_star_kv),
         "roofline.balance_batch_with_kv")
     floor = step(1)
     if floor["fits"]:
@@ -1152,7 +1156,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     fit = _fits_batch(model, deployment, fit_layout, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e,
                       kv_dtype=kv_dtype)
     add("decode", "fit_limit", "largest batch that fits (headline layout)", math.floor(fit),
-        units.whole(math.floor(fit)) + " sequences", "roofline.batch_that_fits")
+        _sequences(math.floor(fit)), "roofline.batch_that_fits")
     pre_alone = pre_busy = None
     group = {}
     if len_in is not None:   # one request alone: its TP group for attention and dense layers, its EP group for experts
@@ -1184,7 +1188,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     else:
         operating, why = _operating_batch(step, fit=fit, batch=batch, latency_target=latency_target)
     add("decode", "batch", "operating batch", operating,
-        (units.whole(operating) + " sequences" if operating else "none") + f" ({why})")
+        (_sequences(operating) if operating else "none") + f" ({why})")
     if binds is not None:
         add("decode", "binds", "what binds the batch", binds, binds, "plan.TTFT_UNDER_LOAD, plan.TPOT_UNDER_LOAD")
     if operating:
@@ -1346,7 +1350,8 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
             "not modelled with pipeline stages: the bound above is the estimate")
 
     # Headline: the first lines a reader sees --------------------------------------------------------
-    result.lengths = {"input": len_in, "output": len_out, "context": len_ctx, "defaulted": lengths_defaulted}
+    result.lengths = {"input": len_in, "output": len_out, "context": len_ctx, "defaulted": lengths_defaulted,
+                      "context_given": context_given}
     shown = _fmt(weight_dtype, weights_named) + (
         f" (routed experts {_fmt(expert_weight_dtype, experts_named)})" if expert_weight_dtype is not None
         and _fmt(expert_weight_dtype, experts_named) != _fmt(weight_dtype, weights_named) else "")
@@ -1354,6 +1359,16 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
                                 kv=_fmt(kv_dtype), compute=compute, kv_given=kv_dtype_given, binds=binds,
                                 operating=operating, serving=serving, n=n,
                                 bound=(at["tokens_per_s"] if operating else None))
+    hardware_said = []   # the engineer's walk, finding 15: what SYSTEM was read as, in the first lines
+    unit = resolve_unit(system, n_chips=n_chips)
+    if isinstance(system, str) and _loose(system) != _loose(unit.name):
+        hardware_said.append(f"{system.strip()!r} read as the {unit.name} preset")
+    if one_by_default:
+        hardware_said.append(f"ONE {chip.name}: SYSTEM names a chip and no GPU count was given (--gpus N, or n_chips=N "
+                             f"in Python, for more; or a system preset such as "
+                             f"{_system_of(chip.name) or 'HGX H100'!r})")
+    if hardware_said:
+        result.headline.insert(1, "hardware: " + "; ".join(hardware_said))
     if chip.name.upper().startswith("TPU"):   # a TPU is a chip, not a GPU (issue 30): the words, not the keys
         result.rows = [dataclasses.replace(row, label=_chip_words(row.label), text=_chip_words(row.text))
                        for row in result.rows]
@@ -1412,7 +1427,7 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
             return None
         if found < batch:
             add("realistic", "batch", "realistic operating batch", found,
-                f"{units.whole(found)} sequences: the largest that meets the limits realistically (the bound's "
+                f"{_sequences(found)}: the largest that meets the limits realistically (the bound's "
                 f"{units.whole(batch)} breaks {binds.split(' (')[0]})", "plan._realistic")
         batch = found
 
@@ -1512,6 +1527,10 @@ def _headline(result, *, chip, formats_why, weights, kv, compute, kv_given, bind
                 f"tokens (none given: --input-len and --output-len change them)")
     elif lengths["input"] is not None:
         said = f"requests of {units.whole(lengths['input'])} in / {units.whole(lengths['output'])} out tokens"
+        mean = lengths["input"] + lengths["output"] / 2
+        if lengths.get("context_given") and lengths["context"] != mean:   # the engineer's walk, finding 14
+            said += (f"; decode context {units.tokens(lengths['context'])} as given (--context wins: these lengths' "
+                     f"mean decode context would be {units.tokens(mean)})")
     else:
         said = (f"decode context {units.tokens(lengths['context'])} as given; no request lengths (--input-len and "
                 f"--output-len add time to first token and request rates)")
@@ -1542,6 +1561,11 @@ def _headline(result, *, chip, formats_why, weights, kv, compute, kv_given, bind
         row = next((row for row in result.rows if row.key == "batch"), None)
         lines.append("no operating batch: " + (row.text if row is not None else "see Decode"))
     return lines
+
+
+def _system_of(chip_name: str) -> str | None:
+    """The first system preset built of ``chip_name``'s chips, if any."""
+    return next((name for name in hardware.system_names() if hardware.get_system(name).chip.name == chip_name), None)
 
 
 def _chip_words(text: str) -> str:
@@ -1582,6 +1606,11 @@ def _communication(add, model, deployment, degrees, *, at, batch, tau, a2a_step)
         if extra else f"{units.seconds(serial)}: no collectives to add", "step bound + TP all-reduce + EP all-to-all")
 
 
+def _sequences(count: float) -> str:
+    """``count`` sequences as words: "1 sequence", "1,013 sequences"."""
+    return units.whole(count) + (" sequence" if units.whole(count) == "1" else " sequences")
+
+
 def _fmt(value, named=None) -> str:
     """A format as the plan prints it: its name, or a named format with scales and its bytes, or the bytes."""
     if named is not None:
@@ -1605,6 +1634,11 @@ def _band(add, kind: str, key: str, what: str, bound: float, *, model, regime: s
     if band["borrowed"]:
         add("reality", f"{key}_borrowed", f"{kind} rows: BORROWED from other vendors", band["borrowed"],
             band["borrowed"], source)
+    if band.get("skipped"):   # reference rows that do not fit at the plan's --memory-utilization: left out, said
+        skipped = band["skipped"]
+        add("reality", f"{key}_skipped", f"{kind} rows left out at this HBM share", skipped,
+            f"{len(skipped)} of Chapter 8's rows no longer fit at {fraction:.0%} of their GPUs' HBM (--memory-utilization"
+            f"), so they are not in the band: {', '.join(skipped[:6])}{', …' if len(skipped) > 6 else ''}", source)
     if not band["n"]:
         add("reality", f"{key}_band", f"{kind} rows: share of the bound reached", band,
             f"no band: {band['widened']}", source)
@@ -1713,8 +1747,12 @@ FLAGS = {"price_per_gpu_hour": "--price", "len_ctx": "--context", "latency_targe
          "len_in": "--input-len", "len_out": "--output-len", "hit_rate": "--hit-rate",
          "memory_utilization": "--memory-utilization", "tp": "--tp", "pp": "--pp", "ep": "--ep",
          "ttft_target": "--ttft-ms", "tpot_target": "--tpot-ms", "scenario": "--scenario",
-         "realistic_terms": "--without"}
-_PARAMETER = re.compile(r"(?<![\w-])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")(?![\w-])")
+         "realistic_terms": "--without", "layout": "--layout"}
+_PARAMETER = re.compile(r"(?<![\w'-])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")(?![\w'-])")
+#: plan()'s positional parameters, as the command line's usage line names them (at the start of a message).
+_POSITIONAL = re.compile(r"(?<![\w'-])(model|system)(?= must\b)|^(name)(?= must\b)")
+#: Flags given in milliseconds: plan() takes those limits in seconds, so a unit it states is the flag's instead.
+_MS_FLAGS = ("--ttft-ms", "--tpot-ms", "--latency-ms")
 
 
 def flag_message(message: str) -> str:
@@ -1722,7 +1760,11 @@ def flag_message(message: str) -> str:
     if not isinstance(message, str):
         raise ValueError(f"message must be a str, got {validate._describe(message)}")
     message = re.sub(r"\bgot (-?\d+)\.0\b", r"got \1", " ".join(str(message).split()))   # as typed: -1, not -1.0
-    return _PARAMETER.sub(lambda match: FLAGS[match.group(1)], message)
+    message = _POSITIONAL.sub(lambda match: "--name" if match.group(2) else match.group(1).upper(), message)
+    message = _PARAMETER.sub(lambda match: FLAGS[match.group(1)], message)
+    if any(flag in message for flag in _MS_FLAGS):   # the engineer's walk, finding 12: "(seconds)" for ms flags
+        message = message.replace("(seconds)", "(milliseconds)")
+    return message
 
 
 def scale_up_link_name(chip) -> str:
@@ -1834,8 +1876,13 @@ def _custom_system(args):
     except ValueError as error:
         names = {"hbm_capacity": "--hbm-gb", "hbm_bandwidth": "--hbm-tbs", "flops": "--tflops",
                  "scale_up_domain": "--scale-up", "scale_up_bandwidth": "--scale-up-gbs",
-                 "scale_out_bandwidth": "--scale-out-gbs"}
-        raise ValueError(re.sub("|".join(names), lambda match: names[match.group(0)], str(error))) from None
+                 "scale_out_bandwidth": "--scale-out-gbs",
+                 # the engineer's walk, finding 13: the command line starts from a preset by naming it as SYSTEM
+                 r"give base=a preset name to start from": "name a chip preset as SYSTEM to start from its numbers, "
+                                                           "e.g. MI300X --hbm-gb 256",
+                 r"^name must": "SYSTEM must"}
+        raise ValueError(re.sub("|".join(names), lambda match: names[next(key for key in names if re.fullmatch(
+            key, match.group(0)))], str(error))) from None
 
 
 def _contexts(text: str) -> list:

@@ -2,6 +2,7 @@
 Qwen3-32B-AWQ) and found these; each test failed before its fix."""
 
 import json
+import re
 
 import pytest
 
@@ -362,3 +363,126 @@ def test_auto_layout_breaks_near_ties_toward_less_communication():
     one_hgx = planner.plan("llama-3-70b", "HGX H100", len_ctx=4096)   # the weights need the room TP 8 gives
     assert one_hgx.numbers["inputs"]["parallel"]["tp"] == 8
     assert 0 < planner.LAYOUT_TIE < 0.1
+
+
+# --- the second engineer's walk (issue 51): findings and the kind of each ----------------------------------------
+
+@pytest.mark.parametrize("model, system, share", [("llama-3.1-8b", "HGX H100", 0.5), ("llama-3.1-8b", "HGX H100", 0.3),
+                                                  ("deepseek-v3", "GB200 NVL72", 0.6), ("llama-3.1-8b", "H100", 0.05)])
+def test_a_low_memory_utilization_never_fails_the_plan_because_of_chapter_8s_rows(model, system, share):
+    """Finding 3: at --memory-utilization 0.5 every plan failed with an error naming another model (a Chapter 8 row
+    re-bounded at the user's reserve no longer fitted). The user's plan stands; the rows that no longer fit are left
+    out of the band and named."""
+    out = _cli(model, system, "--memory-utilization", str(share))
+    assert out.returncode == 0, out.stderr
+    assert "llama-3-70b" not in out.stderr
+    p = planner.plan(model, system, memory_utilization=share)
+    skipped = [row for row in p.section("reality") if row.key.endswith("_skipped")]
+    if share in (0.5, 0.3):   # at 5 % the 8B weights do not fit one H100 either: no decode band, nothing skipped
+        assert skipped and "--memory-utilization" in skipped[0].text
+        assert all(key in skipped[0].text for key in skipped[0].value[:6])
+    band = measurements.reality_band(kind="serving", moe=False, regime="memory", hbm_fraction=0.3)
+    assert band["skipped"] and not set(band["skipped"]) & set(band["keys"])
+    assert measurements.reality_band(kind="serving", moe=False, regime="memory")["skipped"] == []
+
+
+def test_a_band_of_the_plans_own_vendor_is_not_said_to_be_borrowed_with_an_empty_name():
+    """Finding 9: "prefill rows: BORROWED from other vendors … so the band is 's rows" on an NVIDIA plan whose
+    prefill rows are all NVIDIA's. Nothing is borrowed then; an AMD plan still says whose rows stand in."""
+    p = planner.plan("llama-2-70b", "HGX H100", len_in=295, len_out=290)
+    text = p.text()
+    assert "'s rows" not in text.replace("vendor's rows", "") and "BORROWED" not in text
+    for kind in measurements.BAND_KINDS:
+        for moe in (True, False):
+            for regime in ("memory", "compute"):
+                for vendor in ("NVIDIA", "AMD", "Google", "custom"):
+                    said = measurements.reality_band(kind=kind, moe=moe, regime=regime, vendor=vendor)["borrowed"]
+                    assert " 's" not in said and "()" not in said, (kind, moe, regime, vendor, said)
+    amd = planner.plan("llama-2-70b", "MI300X platform", len_in=295, len_out=290)
+    assert "NVIDIA" in amd.numbers["reality"]["requests_borrowed"]
+
+
+def _help_flags():
+    return set(re.findall(r"--[a-z][a-z-]*", _cli("--help").stdout)) - {"--help"}
+
+
+#: Every error path of the command line a user can reach, each one run: (arguments, a flag or positional it names).
+ERROR_PATHS = [
+    (["llama-3.1-70b", "HGX H100", "--scenario", "server"], "--ttft-ms"),
+    (["llama-3.1-70b", "MyChip2", "--gpus", "8", "--hbm-gb", "192", "--hbm-tbs", "5"], "SYSTEM"),
+    (["llama-3.1-70b", "MyChip2", "--gpus", "8", "--tflops", "bf16=1000"], "--hbm-gb"),
+    (["llama-3.1-70b", "HGX H100", "--layout", "tp", "--tp", "4"], "--layout"),
+    (["llama-3.1-70b", "HGX H100", "--name", " "], "--name"),
+    (["llama-3.1-70b", "HGX H100", "--gpus", "8"], "--gpus"),
+    (["no-such-model", "HGX H100"], "MODEL"),
+    (["llama-3.1-70b", "HGX H1"], "SYSTEM"),
+    (["llama-3.1-70b", "HGX H100", "--scenario", "offline", "--tpot-ms", "50"], "--scenario"),
+    (["llama-3.1-70b", "HGX H100", "--tpot-ms", "50", "--batch", "8"], "--batch"),
+    (["llama-3.1-70b", "HGX H100", "--ttft-ms", "500", "--context", "1000"], "--input-len"),
+    (["llama-3.1-70b", "HGX H100", "--latency-ms", "50", "--batch", "8"], "--latency-ms"),
+    (["llama-3.1-70b", "HGX H100", "--hit-rate", "1"], "--hit-rate"),
+    (["llama-3.1-70b", "HGX H100", "--tp", "3"], "--tp"),
+    (["llama-3.1-70b", "HGX H100", "--pp", "3"], "--pp"),
+    (["llama-3.1-70b", "HGX H100", "--ep", "2"], "--ep"),
+    (["mixtral-8x7b", "HGX H100", "--tp", "2", "--pp", "2", "--ep", "8"], "--pp"),
+    (["llama-3.1-70b", "HGX H100", "--weights", "fp7"], "--weights"),
+    (["llama-3.1-70b", "HGX H100", "--compute", "fp4"], "--compute"),
+    (["llama-3.1-70b", "HGX H100", "--attention", "fp4"], "--attention"),
+    (["llama-3.1-70b", "HGX H100", "--memory-utilization", "0"], "--memory-utilization"),
+    (["llama-3.1-70b", "HGX H100", "--memory-utilization", "1.5"], "--memory-utilization"),
+    (["llama-3.1-70b", "HGX H100", "--tokens-per-step", "0.5"], "--tokens-per-step"),
+    (["llama-3.1-70b", "HGX H100", "--input-len", "100"], "--input-len"),
+    (["llama-3.1-70b", "HGX H100", "--ttft-ms", "0"], "--ttft-ms"),
+    (["llama-3.1-70b", "HGX H100", "--tpot-ms", "1e9"], "--tpot-ms"),
+    (["llama-3.1-70b", "HGX H100", "--price", "-1"], "--price"),
+    (["llama-3.1-70b", "HGX H100", "--context", "-5"], "--context"),
+    (["llama-3.1-70b", "H100", "--gpus", "3", "--layout", "tp"], "--gpus"),
+    (["llama-3.1-70b", "chip.json", "--hbm-gb", "80"], "--hbm-gb"),
+    (["llama-3.1-70b", "H100", "--scale-up", "0", "--hbm-gb", "80"], "--scale-up"),
+]
+#: plan()'s and custom_chip()'s Python names, which the command line has no flag for.
+PYTHON_NAMES = re.compile(r"(?<![\w'-])(" + "|".join(sorted(set(planner.FLAGS) | {
+    "hbm_capacity", "hbm_bandwidth", "flops", "scale_up_domain", "scale_up_bandwidth", "scale_out_bandwidth",
+    "n_chips", "len_ctx"}, key=len, reverse=True)) + r")(?![\w'-])|base=")
+
+
+@pytest.mark.parametrize("args, named", ERROR_PATHS, ids=[" ".join(a[2:]) or a[0] for a, _ in ERROR_PATHS])
+def test_every_cli_error_names_a_real_flag_in_its_own_units(args, named):
+    """Findings 12 and 13, and their kind: each error path the command line reaches names a flag the parser has (or
+    MODEL / SYSTEM), never a Python parameter (base=, ttft_target, n_chips, ...), and a millisecond flag is never
+    said to be in seconds."""
+    out = _cli(*args)
+    err = out.stderr.strip()
+    assert out.returncode == 2 and out.stdout == "" and len(err.splitlines()) == 1, err
+    flags = set(re.findall(r"--[a-z][a-z-]*", err))
+    assert named in err and flags <= _help_flags() | {"--help"}, err
+    assert flags or "MODEL" in err or "SYSTEM" in err, err
+    assert not PYTHON_NAMES.search(err.split(" got ")[0].split(": error: ", 1)[1]), err
+    if any(flag in err for flag in ("--ttft-ms", "--tpot-ms", "--latency-ms")):
+        assert "(seconds)" not in err, err
+
+
+def test_context_given_with_request_lengths_says_it_wins_in_the_first_line():
+    """Finding 14: --context 4096 with --input-len/--output-len 1000 silently decoded at 4,096 (the lengths' mean is
+    1,500). The first line says which is used; equal values say nothing extra (--sweep-context passes both)."""
+    first = _cli("llama-3.1-8b", "HGX H100", "--context", "4096", "--input-len", "1000",
+                 "--output-len", "1000").stdout.splitlines()[0]
+    assert "decode context 4,096 tokens as given (--context wins" in first and "1,500" in first
+    p = planner.plan("llama-3.1-8b", "HGX H100", len_ctx=4096, len_in=1000, len_out=1000)
+    assert p.lengths["context_given"]
+    assert "as given by --context" in next(r.text for r in p.section("inputs") if r.key == "lengths")
+    same = _cli("llama-3.1-8b", "HGX H100", "--context", "1500", "--input-len", "1000", "--output-len", "1000")
+    assert "wins" not in same.stdout.splitlines()[0]
+
+
+def test_a_chip_without_a_count_and_a_name_read_as_a_preset_are_said_in_the_first_lines():
+    """Finding 15: "llama-3.1-70b H100" planned one GPU with no word in the first lines; "NVL72" became "GB200
+    NVL72" silently; "1 sequences"."""
+    head = _cli("llama-3.1-70b", "H100").stdout.splitlines()[:3]
+    assert any("ONE H100" in line and "--gpus" in line and "HGX H100" in line for line in head), head
+    nvl = _cli("gpt-oss-120b", "NVL72").stdout.splitlines()[:3]
+    assert any("'NVL72' read as the GB200 NVL72 preset" in line for line in nvl), nvl
+    quiet = _cli("llama-3.1-70b", "hgx-h100").stdout.splitlines()[:3]
+    assert not any(line.strip().startswith("hardware:") for line in quiet), quiet
+    one = _cli("llama-3.1-70b", "H100", "--batch", "1").stdout
+    assert "1 sequence (as given)" in one and "1 sequences" not in one

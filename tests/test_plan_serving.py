@@ -30,7 +30,7 @@ def test_a_plan_with_default_lengths_says_so_in_its_first_line():
     context = _cli("llama-3-70b", "HGX H200", "--context", "8192").stdout.splitlines()[0]
     assert "decode context 8,192 tokens as given" in context
     p = planner.plan("llama-3-70b", "HGX H200")
-    assert p.lengths == {"input": 1000, "output": 1000, "context": 1500, "defaulted": True}
+    assert p.lengths == {"input": 1000, "output": 1000, "context": 1500, "defaulted": True, "context_given": False}
     assert json.loads(p.to_json())["lengths"]["defaulted"] is True
 
 

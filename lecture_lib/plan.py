@@ -59,7 +59,7 @@ from .formula import Formula
 SECTIONS = ("inputs", "capacity", "decode", "prefill", "requests", "cost", "layouts", "reality", "realistic")
 TITLES = {"inputs": "Inputs", "capacity": "Capacity (per layout)", "decode": "Decode (bound)",
           "prefill": "Prefill (bound)", "requests": "Requests of --input-len + --output-len tokens (bound)",
-          "cost": "Cost (bound)", "layouts": "Layouts compared", "reality": "Reality (Chapter 8's dataset)",
+          "cost": "Cost (bound; REALISTIC lines at the realistic estimate)", "layouts": "Layouts compared", "reality": "Reality (Chapter 8's dataset)",
           "realistic": "Realistic estimate (the terms the bound leaves out, each switchable)"}
 #: Where each section's numbers come from (the notebook links these chapters).
 CHAPTERS = {"capacity": "Chapters 1, 4 and 8", "decode": "Chapters 1 and 8", "prefill": "Chapter 8",
@@ -1267,7 +1267,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     elif fit >= 1:
         cost_in = roofline.cost_per_token(step_time=pre["t_prefill"], batch=len_ctx, n_chips=n,
                                           price_chip_hour=price) * PER_MILLION
-        add("cost", "usd_per_million_input", "$ per million input tokens", cost_in, units.dollars(cost_in),
+        add("cost", "usd_per_million_input", "$ per million input tokens (bound)", cost_in, units.dollars(cost_in),
             "roofline.cost_per_token (COST_OF_STEP) with the prefill time")
     else:   # no price for a deployment that does not fit (issue 30)
         add("cost", "usd_per_million_input", "$ per million input tokens", None,
@@ -1275,7 +1275,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     if operating and price is not None:
         cost_out = roofline.cost_per_token(step_time=at["t"], batch=operating * tau, n_chips=n,
                                            price_chip_hour=price) * PER_MILLION
-        add("cost", "usd_per_million_output", "$ per million output tokens", cost_out, units.dollars(cost_out),
+        add("cost", "usd_per_million_output", "$ per million output tokens (bound)", cost_out, units.dollars(cost_out),
             "roofline.cost_per_token (COST_OF_STEP) at the operating batch")
 
     # Layouts compared ---------------------------------------------------------------------------------
@@ -1348,6 +1348,10 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     elif operating:
         add("realistic", "not_modelled", "realistic estimate", None,
             "not modelled with pipeline stages: the bound above is the estimate")
+    if price is not None and result.realistic is not None:   # the engineer's walk, finding 1: price the realistic too
+        _realistic_cost(add, result.realistic, n=n, tau=tau, price=price, len_ctx=len_ctx,
+                        bound_out=result.numbers["cost"].get("usd_per_million_output"),
+                        bound_in=result.numbers["cost"].get("usd_per_million_input"), lengths=len_in is not None)
 
     # Headline: the first lines a reader sees --------------------------------------------------------
     result.lengths = {"input": len_in, "output": len_out, "context": len_ctx, "defaulted": lengths_defaulted,
@@ -1369,6 +1373,15 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
                              f"{_system_of(chip.name) or 'HGX H100'!r})")
     if hardware_said:
         result.headline.insert(1, "hardware: " + "; ".join(hardware_said))
+    costs = result.numbers["cost"]
+    if costs.get("usd_per_million_output_realistic") is not None:   # the price a reader takes away: the realistic
+        all_in = costs.get("usd_per_million_output_all_in_realistic")
+        result.headline.append(
+            f"cost: {units.dollars(all_in if all_in is not None else costs['usd_per_million_output_realistic'])} per "
+            f"million output tokens at the realistic estimate" + (", prefill included (decode alone: "
+                                                                  f"{units.dollars(costs['usd_per_million_output_realistic'])})"
+                                                                  if all_in is not None else "")
+            + f"; the bound's decode-only {units.dollars(costs['usd_per_million_output'])} is a floor no engine reaches")
     if chip.name.upper().startswith("TPU"):   # a TPU is a chip, not a GPU (issue 30): the words, not the keys
         result.rows = [dataclasses.replace(row, label=_chip_words(row.label), text=_chip_words(row.text))
                        for row in result.rows]
@@ -1488,8 +1501,40 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
             f"costs {cost:.0%} — {realistic.TERM_TITLES[term]}{detail}", source)
     if model.is_moe:
         _against_rows(add, step, full_hbm=full_hbm)
+    context_prefill = realistic.prefill_time(model, deployment, len_in=len_ctx, hit_rate=hit, terms=terms,
+                                             scale_out_bandwidth=scale_out, **prefill)["t_prefill"]
     return {"tokens_per_s": value, "share_of_bound": value / bound, "step": step, "batch": batch, "binds": binds,
-            **latency}
+            "prefill_context_seconds": context_prefill, **latency}
+
+
+def _realistic_cost(add, real: dict, *, n: int, tau: float, price: float, len_ctx: float, bound_out, bound_in,
+                    lengths: bool) -> None:
+    """The cost lines at the realistic estimate, beside the bound's (:func:`roofline.cost_per_token`, the same
+    COST_OF_STEP): output tokens at the realistic decode step and batch; input tokens at the realistic prefill of a
+    context; and, with request lengths, every GPU-hour charged to output tokens at the realistic rate with prefill
+    included (what a price per output token must cover when input tokens are not billed apart)."""
+    step = real["step"]
+    seconds = step["t"] / step["engine"]         # the engine factor: a share of the rate, so a stretch of the step
+    out = roofline.cost_per_token(step_time=seconds, batch=real["batch"] * tau, n_chips=n,
+                                  price_chip_hour=price) * PER_MILLION
+    add("cost", "usd_per_million_output_realistic", "$ per million output tokens, REALISTIC", out,
+        units.dollars(out) + (f" ({out / bound_out:.1f}× the bound's {units.dollars(bound_out)}; the realistic decode "
+                              f"step at a batch of {units.whole(real['batch'])})" if bound_out else ""),
+        "roofline.cost_per_token (COST_OF_STEP) at realistic.decode_step")
+    t_in = real["prefill_context_seconds"] / step["engine"]
+    cost_in = roofline.cost_per_token(step_time=t_in, batch=len_ctx, n_chips=n, price_chip_hour=price) * PER_MILLION
+    add("cost", "usd_per_million_input_realistic", "$ per million input tokens, REALISTIC", cost_in,
+        units.dollars(cost_in) + (f" ({cost_in / bound_in:.1f}× the bound's {units.dollars(bound_in)})"
+                                  if bound_in else ""),
+        "roofline.cost_per_token (COST_OF_STEP) with realistic.prefill_time")
+    if lengths:
+        all_in = roofline.cost_per_token(step_time=1.0, batch=real["tokens_per_s"], n_chips=n,
+                                         price_chip_hour=price) * PER_MILLION
+        add("cost", "usd_per_million_output_all_in_realistic",
+            "$ per million output tokens, REALISTIC, prefill included", all_in,
+            f"{units.dollars(all_in)} (every GPU-hour charged to output tokens at the realistic "
+            f"{units.rate(real['tokens_per_s'])}, prompts' prefill included)",
+            "roofline.cost_per_token (COST_OF_STEP): one second buys the realistic output tokens/s")
 
 
 def _against_rows(add, step, *, full_hbm: float) -> None:
@@ -2048,25 +2093,27 @@ def _sweep_row(context: float, swept: Plan) -> dict:
     row = {"context": context, "past_max_position_embeddings": bool(limit), "largest_batch": decode.get("fit_limit"), "batch": decode.get("batch"),
            "step_time": decode.get("step_time"), "tokens_per_s_per_gpu": decode.get("tokens_per_s_per_gpu"),
            "tokens_per_s_per_user": decode.get("tokens_per_s_per_user"),
-           "usd_per_million_output": cost.get("usd_per_million_output")}
+           "usd_per_million_output": cost.get("usd_per_million_output"),
+           "usd_per_million_output_realistic": cost.get("usd_per_million_output_realistic")}
     return _plain(row)[0]
 
 
 def _sweep_table(sweep) -> str:
     """The --sweep-context table: one line per context length."""
     priced = any(swept.numbers["inputs"].get("price_per_gpu_hour") is not None for _, swept in sweep)
-    head = ("context", "batch", "step", "tok/s per GPU", "tok/s per user") + (("$/M out",) if priced else ())
+    head = ("context", "batch", "step", "tok/s per GPU", "tok/s per user") + (
+        ("$/M out (bound)", "$/M out (realistic)") if priced else ())
     lines = []
     for context, swept in sweep:
         row = _sweep_row(context, swept)
         have = row["batch"] is not None
-        cost = (units.dollars(row["usd_per_million_output"]) if have and row["usd_per_million_output"] is not None
-                else "-")
+        cost = tuple(units.dollars(row[key]) if have and row[key] is not None else "-"
+                     for key in ("usd_per_million_output", "usd_per_million_output_realistic"))
         lines.append((units.tokens(context) + (" (past the model's limit)" if row["past_max_position_embeddings"]
                                                else ""), units.whole(row["batch"]) if have else "none (does not fit)",
                       units.seconds(row["step_time"]) if have else "-",
                       units.rate(row["tokens_per_s_per_gpu"]) if have else "-",
-                      units.rate(row["tokens_per_s_per_user"]) if have else "-") + ((cost,) if priced else ()))
+                      units.rate(row["tokens_per_s_per_user"]) if have else "-") + (cost if priced else ()))
     widths = [max(len(head[i]), *(len(line[i]) for line in lines)) for i in range(len(head))]
     out = ["Sweep over context (--sweep-context; every other input as above)",
            "  " + "  ".join(h.ljust(w) for h, w in zip(head, widths))]

@@ -486,3 +486,28 @@ def test_a_chip_without_a_count_and_a_name_read_as_a_preset_are_said_in_the_firs
     assert not any(line.strip().startswith("hardware:") for line in quiet), quiet
     one = _cli("llama-3.1-70b", "H100", "--batch", "1").stdout
     assert "1 sequence (as given)" in one and "1 sequences" not in one
+
+
+def test_the_cost_is_also_priced_at_the_realistic_estimate_in_text_json_and_sweeps():
+    """Finding 1: "$ per million output tokens" came from the bound only (2.5–3× too cheap). The realistic decode
+    step's price stands beside it, the all-in price (prefill included) in the first lines, in the JSON and the
+    sweep; all through roofline.cost_per_token, the one COST_OF_STEP."""
+    args = ["llama-3.1-70b", "HGX H100", "--input-len", "1000", "--output-len", "1000", "--price", "2.5", "--kv",
+            "fp8"]
+    p = planner.plan("llama-3.1-70b", "HGX H100", len_in=1000, len_out=1000, price_per_gpu_hour=2.5, kv_dtype="fp8")
+    cost, real = p.numbers["cost"], p.realistic
+    step = real["step"]
+    assert cost["usd_per_million_output_realistic"] == pytest.approx(
+        2.5 * 8 / 3600 / (real["batch"] / (step["t"] / step["engine"])) * 1e6)
+    assert cost["usd_per_million_output_all_in_realistic"] == pytest.approx(2.5 * 8 / 3600 / real["tokens_per_s"] * 1e6)
+    assert cost["usd_per_million_output_realistic"] > 2 * cost["usd_per_million_output"]
+    assert cost["usd_per_million_input_realistic"] > cost["usd_per_million_input"]
+    text = _cli(*args).stdout
+    assert "cost:" in "\n".join(text.splitlines()[:5]) and "REALISTIC" in text
+    data = json.loads(_cli(*args, "--json").stdout)
+    assert data["cost"]["usd_per_million_output_realistic"]["value"] == pytest.approx(
+        cost["usd_per_million_output_realistic"])
+    swept = json.loads(_cli(*args, "--json", "--sweep-context", "2000").stdout)["sweep_context"][0]
+    assert swept["usd_per_million_output_realistic"] > swept["usd_per_million_output"]
+    assert "$/M out (realistic)" in _cli(*args, "--sweep-context", "2000").stdout
+    assert "usd_per_million_output_realistic" not in planner.plan("llama-3.1-70b", "HGX H100").numbers["cost"]

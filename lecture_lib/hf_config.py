@@ -1020,6 +1020,51 @@ def _weight_format(model: models.Model, config: dict, outer: dict, family: str) 
 
 # ----------------------------------------------------------------------------- the reader
 
+def with_checkpoint_format(model: models.Model, *, torch_dtype: str, quantization_config: dict | None = None,
+                           family: str = "llama") -> models.Model:
+    """``model`` with the stored format a checkpoint's config.json states (``torch_dtype`` and
+    ``quantization_config``), read exactly as :func:`from_hf_config` reads them (:func:`_weight_format`): so a
+    preset planned in its release's format and that release's config.json agree (the engineer's walk, finding 11)."""
+    if not isinstance(model, models.Model):
+        raise ValueError(f"model must be a models.Model, got {_describe(model)}")
+    if not isinstance(torch_dtype, str):
+        raise ValueError(f"torch_dtype must be a str like 'bfloat16', got {_describe(torch_dtype)}")
+    stub = {"torch_dtype": torch_dtype}
+    if quantization_config is not None:
+        stub["quantization_config"] = quantization_config
+    description, bytes_per_param, note = _weight_format(model, stub, stub, family)
+    return dataclasses.replace(model, notes=" ".join(part for part in (model.notes, note) if part),
+                               weight_format=description, weight_bytes_per_param=bytes_per_param)
+
+
+def format_label(weight_format: str) -> str:
+    """A stored format as the planner prints it, by name: "bfloat16" -> "BF16"; "mxfp4: 4-bit values, … on
+    experts_routed; bfloat16 elsewhere" -> "MXFP4 on routed experts, BF16 elsewhere"; "" -> ""."""
+    if not isinstance(weight_format, str):
+        raise ValueError(f"weight_format must be a str, got {_describe(weight_format)}")
+    def name(text: str) -> str:
+        key = text.strip().lower()
+        named = {"bfloat16": "BF16", "float16": "FP16", "float32": "FP32", "float8": "FP8"}
+        if key in named:
+            return named[key]
+        for word in ("nvfp4", "mxfp4", "fp8", "int4", "int8", "awq", "gptq"):
+            if word in key:
+                return {"awq": "INT4 (AWQ)", "gptq": "INT4 (GPTQ)"}.get(word, word.upper()) + (
+                    " (AWQ)" if word == "int4" and "awq" in key else " (GPTQ)" if word == "int4" and "gptq" in key
+                    else "")
+        return text.strip()
+    text = weight_format.strip()
+    if not text:
+        return ""
+    parts = re.fullmatch(r"(.*?) on ([\w, ]+); (\w+) elsewhere", text)
+    if parts:
+        where = ", ".join(part.strip().replace("experts_routed", "routed experts").replace("experts_shared",
+                                                                                          "shared experts")
+                          .replace("_", " ") for part in parts.group(2).split(","))
+        return f"{name(parts.group(1))} on {where}, {name(parts.group(3))} elsewhere"
+    return name(text)
+
+
 def from_hf_config(source, *, name: str | None = None) -> models.Model:
     """A :class:`~lecture_lib.models.Model` from a Hugging Face ``config.json``: a path, the folder
     that holds it, or the parsed dict.

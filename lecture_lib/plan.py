@@ -473,6 +473,55 @@ def _best_compute(chip, wanted=None) -> str:
     return next(fmt for fmt in _COMPUTE_PREFERENCE if fmt in chip.flops)
 
 
+#: The format each model preset's checkpoint is released in, with its model card (the engineer's walk, finding 11):
+#: ``{preset: (format as released, model card URL, the publisher's own FP8 release or None, config for a release
+#: stored below 16 bits or None)}``. A release stored below 16 bits is planned in it (its ``quantization_config``
+#: read as :func:`hf_config.from_hf_config` reads the release's config.json, so the preset and the file agree); a
+#: 16-bit release is planned in FP8, the course's serving default, and the plan names the release's format.
+PRESET_CHECKPOINTS = {
+    "gpt-oss-120b": ("MXFP4 on routed experts, BF16 elsewhere", "https://huggingface.co/openai/gpt-oss-120b", None,
+                     {"torch_dtype": "bfloat16", "family": "gpt_oss", "quantization_config": {
+                         "quant_method": "mxfp4", "modules_to_not_convert": [
+                             "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+                             "lm_head"]}}),
+    "deepseek-v3": ("FP8 (e4m3, 128x128 block scales)", "https://huggingface.co/deepseek-ai/DeepSeek-V3", None, None),
+    "kimi-k2": ("FP8 (e4m3, 128x128 block scales)", "https://huggingface.co/moonshotai/Kimi-K2-Instruct", None, None),
+    "llama-3.1-8b": ("BF16", "https://huggingface.co/meta-llama/Llama-3.1-8B", None, None),
+    "llama-3-70b": ("BF16", "https://huggingface.co/meta-llama/Meta-Llama-3-70B", None, None),
+    "llama-3-405b": ("BF16", "https://huggingface.co/meta-llama/Llama-3.1-405B",
+                     "https://huggingface.co/meta-llama/Llama-3.1-405B-Instruct-FP8", None),
+    "qwen3-235b-a22b": ("BF16", "https://huggingface.co/Qwen/Qwen3-235B-A22B",
+                        "https://huggingface.co/Qwen/Qwen3-235B-A22B-FP8", None),
+    "qwen3-30b-a3b": ("BF16", "https://huggingface.co/Qwen/Qwen3-30B-A3B", "https://huggingface.co/Qwen/Qwen3-30B-A3B-FP8",
+                      None),
+    "gemma-3-27b": ("BF16", "https://huggingface.co/google/gemma-3-27b-it", None, None),
+    "mixtral-8x22b": ("BF16", "https://huggingface.co/mistral-community/Mixtral-8x22B-v0.1", None, None),
+    "mixtral-8x7b": ("BF16", "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1", None, None),
+    "llama-2-70b": ("FP16", "https://huggingface.co/meta-llama/Llama-2-70b-hf", None, None),
+    "llama-4-scout": ("BF16", "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E", None, None),
+    "llama-4-maverick": ("BF16", "https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E",
+                         "https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8", None),
+}
+
+
+def checkpoint_model(model):
+    """``model`` (as :func:`resolve_model` gives it) with its release's stored format when it is a preset released
+    below 16 bits (:data:`PRESET_CHECKPOINTS`: gpt-oss-120b's MXFP4 experts); anything else as it is."""
+    if not isinstance(model, models.Model):
+        raise ValueError(f"model must be a models.Model, got {validate._describe(model)}")
+    entry = PRESET_CHECKPOINTS.get(model.name)
+    if entry is None or entry[3] is None or model.weight_format:
+        return model
+    try:
+        if model != models.get(model.name):   # a Model built by hand under a preset's name keeps what it says
+            return model
+    except KeyError:
+        return model
+    stated = dict(entry[3])
+    return hf_config.with_checkpoint_format(model, torch_dtype=stated.pop("torch_dtype"), family=stated.pop("family"),
+                                            **stated)
+
+
 def default_formats(model, chip, *, weight_dtype=None, compute_dtype=None) -> tuple:
     """(weights, compute, why): the formats a plan uses when flags leave them out (issue 30 §2).
 
@@ -503,11 +552,29 @@ def default_formats(model, chip, *, weight_dtype=None, compute_dtype=None) -> tu
             text = model.weight_format.lower()
             wanted = ("fp4" if "fp4" in text else "fp8" if "fp8" in text or "float8" in text else
                       "int8" if "int8" in text else "fp32" if "float32" in text or "fp32" in text else "bf16")
-            why.append(f"weights as the config states them ({model.weight_format}, {weight_dtype:g} bytes per "
-                       f"parameter with scales)")
+            released = PRESET_CHECKPOINTS.get(model.name)
+            where = (f"as released, {released[1]}" if released and released[3] is not None
+                     and model.source != "Hugging Face config.json" else "as the config states them")
+            label = hf_config.format_label(model.weight_format)
+            why.append(f"weights {where} ({label}" + (f": {model.weight_format}" if " " in model.weight_format
+                                                        else f", torch_dtype {model.weight_format}"
+                                                        if label.lower() != model.weight_format.lower() else "")
+                       + (f"; {weight_dtype:.3g} bytes per parameter with scales" if not float(weight_dtype).is_integer()
+                          else "")
+                       + ("; --weights fp8 plans it as an engine that quantizes it to FP8 on loading serves it"
+                          if float(weight_dtype) >= 2 and "fp8" in chip.flops else "") + ")")
         elif "fp8" in chip.flops:
             weight_dtype, wanted = "fp8", "fp8"
-            why.append("weights in FP8 (the course's default; the chip computes in it)")
+            released = PRESET_CHECKPOINTS.get(model.name)
+            if released and released[0].startswith("FP8"):
+                why.append(f"weights in FP8, as released ({released[0]}, {released[1]})")
+            elif released:
+                why.append(f"weights in FP8 (the course's serving default: engines quantize a {released[0]} checkpoint "
+                           f"to FP8 as they load it; the release, {released[1]}, is {released[0]}"
+                           + (f", and its publisher's FP8 release is {released[2]}" if released[2] else "")
+                           + f"; --weights {released[0].lower()} plans the release as it is)")
+            else:
+                why.append("weights in FP8 (the course's default; the chip computes in it)")
         else:
             weight_dtype = wanted = _best_compute(chip)
             why.append(f"weights in {weight_dtype.upper()}: {chip.name} has no FP8, so the best format it has")
@@ -870,7 +937,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     if title is not None and (not isinstance(title, str) or not title.strip()):
         raise ValueError(f"name must be a non-empty string, got {validate._describe(name)}")
     given_name = model.strip() if isinstance(model, str) and not _looks_like_config(model) else None
-    model = resolve_model(model)
+    model = checkpoint_model(resolve_model(model))   # a preset released below 16 bits: in its release's format
     full = resolve_deployment(system, n_systems=n_systems, n_chips=n_chips)
     utilization = validate.scalar("memory_utilization", memory_utilization, maximum=1.0)
     deployment = measurements.with_hbm_fraction(full, utilization)
@@ -942,6 +1009,8 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     weight_dtype, compute_dtype, formats_why = default_formats(
         model, deployment.chip, weight_dtype=weights_given if weights_named else weight_dtype,
         compute_dtype=compute_dtype)
+    if weights_given is None and model.weight_format and not isinstance(weight_dtype, str):
+        weights_named = (hf_config.format_label(model.weight_format),)   # by name, not "4.464 bits" (finding 11)
     bytes_w, bytes_e, compute = _formats(model, deployment, weight_dtype, expert_weight_dtype, kv_dtype,
                                          compute_dtype, expert_compute_dtype)
     explicit = any(degree is not None for degree in (tp, pp, ep))
@@ -1372,7 +1441,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
                              f"in Python, for more; or a system preset such as "
                              f"{_system_of(chip.name) or 'HGX H100'!r})")
     if hardware_said:
-        result.headline.insert(1, "hardware: " + "; ".join(hardware_said))
+        result.headline.insert(2, "hardware: " + "; ".join(hardware_said))   # after the formats line
     costs = result.numbers["cost"]
     if costs.get("usd_per_million_output_realistic") is not None:   # the price a reader takes away: the realistic
         all_in = costs.get("usd_per_million_output_all_in_realistic")
@@ -1581,6 +1650,10 @@ def _headline(result, *, chip, formats_why, weights, kv, compute, kv_given, bind
                 f"--output-len add time to first token and request rates)")
     lines = [said]
     lacks = [part.strip() for part in formats_why.split(";") if "does not compute in" in part]
+    released = PRESET_CHECKPOINTS.get(result.model.name)
+    if released and released[3] is None and weights == "fp8" and not released[0].startswith("FP8") \
+            and "weights in FP8 (the course's serving default" in formats_why:
+        weights += f" (the release is {released[0]}: --weights {released[0].lower()} plans it as released)"
     lines.append(f"formats: weights {weights} · KV {kv}"
                  + ("" if kv_given else " (the planner's default, not read from the checkpoint or your engine: "
                                         "--kv fp8 if your engine stores an FP8 KV cache)")
@@ -1658,6 +1731,8 @@ def _sequences(count: float) -> str:
 
 def _fmt(value, named=None) -> str:
     """A format as the plan prints it: its name, or a named format with scales and its bytes, or the bytes."""
+    if named is not None and len(named) == 1:   # a format a config states, by name (hf_config.format_label)
+        return named[0] if float(value).is_integer() else f"{named[0]}: {value:.3g} bytes per parameter on average"
     if named is not None:
         return f"{named[0]} ({_per_value(value)})"
     return value if isinstance(value, str) else _per_value(value)

@@ -511,3 +511,47 @@ def test_the_cost_is_also_priced_at_the_realistic_estimate_in_text_json_and_swee
     assert swept["usd_per_million_output_realistic"] > swept["usd_per_million_output"]
     assert "$/M out (realistic)" in _cli(*args, "--sweep-context", "2000").stdout
     assert "usd_per_million_output_realistic" not in planner.plan("llama-3.1-70b", "HGX H100").numbers["cost"]
+
+
+GPT_OSS_120B_CONFIG = {   # huggingface.co/openai/gpt-oss-120b config.json, the fields the reader takes
+    "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880,
+    "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,
+    "vocab_size": 201088, "num_local_experts": 128, "num_experts_per_tok": 4, "sliding_window": 128,
+    "layer_types": ["sliding_attention", "full_attention"] * 18, "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16", "max_position_embeddings": 131072, "_name_or_path": "openai/gpt-oss-120b",
+    "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": [
+        "model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}}
+
+
+def test_a_preset_released_below_16_bits_plans_in_its_release_format_as_its_config_does():
+    """Finding 11: the gpt-oss-120b preset planned FP8 while the release (and its config.json) is MXFP4 experts.
+    The preset now reads its release's quantization_config through the config reader, so both plan the same."""
+    kw = dict(n_chips=8, len_in=1000, len_out=1000)
+    preset = planner.plan("gpt-oss-120b", "B200", **kw)
+    config = planner.plan(GPT_OSS_120B_CONFIG, "B200", **kw)
+    assert preset.decode_settings["weight_dtype"] == pytest.approx(config.decode_settings["weight_dtype"])
+    assert preset.realistic["tokens_per_s"] == pytest.approx(config.realistic["tokens_per_s"], rel=1e-9)
+    assert "MXFP4 on routed experts, BF16 elsewhere" in preset.headline[1]
+    assert "as released, https://huggingface.co/openai/gpt-oss-120b" in next(
+        r.text for r in preset.section("inputs") if r.key == "formats_why")
+    fp8 = planner.plan("gpt-oss-120b", "B200", weight_dtype="fp8", **kw)   # a flag still wins, and says so
+    assert fp8.decode_settings["weight_dtype"] == 1 and "Not used by this plan" in fp8.model_notes
+
+
+def test_formats_are_printed_by_name_and_a_16_bit_release_planned_in_fp8_says_so():
+    """Finding 11: "weights 4.464 bits (0.558 bytes)" and "weights 2 bytes" from a config; and the qwen3-235b preset
+    (FP8) against its BF16 config.json (BF16) with nothing said. Formats are names; a preset whose release is 16-bit
+    names the release, its model card and the publisher's FP8 release, and the flag that plans it as released."""
+    config = planner.plan(GPT_OSS_120B_CONFIG, "B200", n_chips=8)
+    assert "bits" not in config.headline[1] and "MXFP4" in config.headline[1]
+    bf16 = planner.plan(QWEN3_30B_A3B, "H100")
+    assert "weights BF16" in bf16.headline[1] and "2 bytes" not in bf16.headline[1]
+    assert "--weights fp8" in next(r.text for r in bf16.section("inputs") if r.key == "formats_why")
+    qwen = planner.plan("qwen3-235b-a22b", "B200", n_chips=8)
+    assert "the release is BF16: --weights bf16" in qwen.headline[1]
+    why = next(r.text for r in qwen.section("inputs") if r.key == "formats_why")
+    assert "https://huggingface.co/Qwen/Qwen3-235B-A22B" in why and "Qwen3-235B-A22B-FP8" in why
+    assert set(planner.PRESET_CHECKPOINTS) == set(planner.models.names())
+    for name, (fmt, card, fp8, config) in planner.PRESET_CHECKPOINTS.items():
+        assert card.startswith("https://huggingface.co/") and (fp8 is None or fp8.startswith("https://huggingface.co/"))
+        assert fmt.split()[0] in ("BF16", "FP16", "FP8", "MXFP4"), name

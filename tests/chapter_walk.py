@@ -104,7 +104,7 @@ def replay(session: NotebookSession, name: str) -> None:
     session.wait_idle(30, settle=1.0)
     paints = session.paints()
     stale = [p for p in paints if p["stale"]]
-    assert not stale, (f"{name}: {len(stale)} of {len(paints)} frames painted for positions already left "
+    assert not stale, (f"{name}: {len(stale)} of {len(paints)} frames painted for positions left before those on screen "
                        f"({sequences}): {stale[:5]}")
     behind = [p for p in paints if p["behind"]]
     assert not behind, f"{name}: {len(behind)} of {len(paints)} frames painted over an older background: {behind[:5]}"

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from . import hardware, roofline, validate
+from . import hardware, roofline, units, validate
 
 __all__ = ["MODES", "Plan", "Profile", "Stat", "blas_info", "decode_times", "example_profile", "load_profile", "machine_report",
            "free_cores", "measured_knee", "peak_flops", "predicted_times", "profile", "profile_path", "read_bandwidth",
@@ -762,7 +762,7 @@ def profile(mode: str = "quick", *, name: str = "my machine", threads="auto",
     notes = []
     load, cores = machine["load_average"], machine["cores"]
     if load is not None and load > 0.5 * cores:
-        notes.append(f"busy: the load average was {load:.1f} on {cores} cores before measuring, so other programs "
+        notes.append(f"busy: the load average was {units.number(load)} on {cores} cores before measuring, so other programs "
                      f"compete for the CPU and its memory; expect lower and noisier figures (close them and rerun).")
     if sys.platform == "emscripten":
         notes.append("browser: measured in the browser's WebAssembly Python (Pyodide, JupyterLite), one thread and no "
@@ -840,7 +840,7 @@ def torch_plan(*, fmt: str = "bf16", weight_mb: float = GPU_WEIGHT_MB, batches=G
     layers = max(1, round(weight_mb * MB / layer))
     return (f"the matmul peak in {fmt} (and fp8 on a GPU that has fp8 matrix units), the read bandwidth of the GPU's "
             f"memory, and one decode step of {layers} transformer-shaped layers (d_model {GPU_D_MODEL:,}, "
-            f"{weight_mb * MB / 1e9:.1f} GB of random {fmt} weights) at batch {min(batches):,} to {max(batches):,}, "
+            f"{units.bytes_(weight_mb * MB)} of random {fmt} weights) at batch {min(batches):,} to {max(batches):,}, "
             f"each timed between device synchronisations and held against Chapter 1's roofline drawn from the first "
             f"two figures (roofline.decode_step)")
 

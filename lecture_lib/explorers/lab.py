@@ -61,6 +61,19 @@ def _label_log_axis(which, text) -> None:
     which.set_minor_formatter(FuncFormatter(minor))
 
 
+def _round_limits(axis, which: str) -> None:
+    """Widen a log axis's limits to two significant digits (1.07 to 1,168.85 becomes 1 to 1,200), so the range the
+    figure's description reads out is in round numbers."""
+    low, high = axis.get_xlim() if which == "x" else axis.get_ylim()
+
+    def rounded(value, up):
+        step = 10 ** (math.floor(math.log10(value)) - 1)
+        return (math.ceil(value / step - 1e-9) if up else math.floor(value / step + 1e-9)) * step
+
+    limits = (rounded(low, up=False), rounded(high, up=True))
+    (axis.set_xlim if which == "x" else axis.set_ylim)(*limits)
+
+
 def _grid(profile) -> np.ndarray:
     batches = profile.decode["batches"]
     return np.geomspace(min(batches) / 1.5, max(batches) * 1.5, 200)
@@ -85,11 +98,12 @@ def roofline_figure(profile, *, title: str | None = None):
     axis.errorbar(d["batches"], medians, yerr=[medians - fastest, slowest - medians], fmt="o", color=COLORS["memory"],
                   ms=5, capsize=2, label="measured (median, fastest-slowest)")
     star = profile.balance_batch()
-    axis.axvline(star, color=COLORS["balance"], ls=":", lw=1.5, label=f"predicted B* = {star:,.1f}")
+    axis.axvline(star, color=COLORS["balance"], ls=":", lw=1.5, label=f"predicted B* = {units.number(star)}")
     knee = profile.knee()
     if math.isfinite(knee):
-        axis.axvline(knee, color=COLORS["marker"], ls="--", lw=1.5, label=f"measured knee = {knee:,.1f}")
+        axis.axvline(knee, color=COLORS["marker"], ls="--", lw=1.5, label=f"measured knee = {units.number(knee)}")
     _label_log_axis(axis.yaxis, lambda value: f"{value:g}")
+    _round_limits(axis, "y")
     axis.set(xlabel="batch B (sequences)", ylabel="time per decode step (ms)",
              title=title or f"{profile.name}: {units.count(d['n_params'])} float32 weights, "
                             f"{units.bytes_(d['n_params'] * d['bytes_param'])}")
@@ -137,7 +151,7 @@ def report_html(profile) -> str:
     for label, stat, fmt in figures + [("read bandwidth", profile.bandwidth, units.bandwidth)]:
         rows.append((label, f"<b>{fmt(stat.median)}</b> (from {fmt(stat.low)} to {fmt(stat.high)}, "
                             f"{len(stat.samples)} repeats)"))
-    rows.append(("measuring took", f"{profile.seconds:.1f} s ({profile.mode} mode)"))
+    rows.append(("measuring took", f"{units.number(profile.seconds)} s ({profile.mode} mode)"))
     table = "".join(f"<tr><td>{html.escape(a)}</td><td>{b}</td></tr>" for a, b in rows)
     notes = "".join(f"<li>{html.escape(note)}</li>" for note in profile.notes)
     return f"<table>{table}</table>" + (f"<p><b>Notes</b></p><ul>{notes}</ul>" if notes else "")
@@ -164,6 +178,8 @@ def class_figure(profiles):
                     label=f"{profile.name}: {units.flops(profile.flops)}, {units.bandwidth(profile.mem_bw)}")
         axis.loglog(intensity, achieved, "o", color=colour, ms=4, label="_")
     _label_log_axis(axis.yaxis, units.flops)
+    _label_log_axis(axis.xaxis, units.number)
+    _round_limits(axis, "x")
     axis.set(xlabel="FLOPs per byte of weights read (B/2 for float32)", ylabel="achieved FLOP/s",
              title=f"the class on one roofline: {units.plural(len(profiles), 'machine')}")
     axis.legend()
@@ -179,8 +195,8 @@ def class_table(profiles) -> str:
     for profile in sorted(profiles, key=lambda p: p.balance_batch()):
         knee = profile.knee()
         rows.append(f"<tr><td>{html.escape(profile.name)}</td><td>{units.flops(profile.flops)}</td>"
-                    f"<td>{units.bandwidth(profile.mem_bw)}</td><td>{profile.balance_batch():,.1f}</td>"
-                    f"<td>{'beyond the batches measured' if not math.isfinite(knee) else f'{knee:,.1f}'}</td></tr>")
+                    f"<td>{units.bandwidth(profile.mem_bw)}</td><td>{units.number(profile.balance_batch())}</td>"
+                    f"<td>{'beyond the batches measured' if not math.isfinite(knee) else units.number(knee)}</td></tr>")
     return ("<table><tr><th>machine</th><th>float32 peak</th><th>read bandwidth</th><th>predicted B*</th>"
             "<th>measured knee</th></tr>" + "".join(rows) + "</table>")
 

@@ -1020,7 +1020,7 @@ def _weight_format(model: models.Model, config: dict, outer: dict, family: str) 
 
 # ----------------------------------------------------------------------------- the reader
 
-def with_checkpoint_format(model: models.Model, *, torch_dtype: str, quantization_config: dict | None = None,
+def _with_checkpoint_format(model: models.Model, *, torch_dtype: str, quantization_config: dict | None = None,
                            family: str = "llama") -> models.Model:
     """``model`` with the stored format a checkpoint's config.json states (``torch_dtype`` and
     ``quantization_config``), read exactly as :func:`from_hf_config` reads them (:func:`_weight_format`): so a

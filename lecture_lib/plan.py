@@ -504,7 +504,7 @@ PRESET_CHECKPOINTS = {
 }
 
 
-def checkpoint_model(model):
+def _checkpoint_model(model):
     """``model`` (as :func:`resolve_model` gives it) with its release's stored format when it is a preset released
     below 16 bits (:data:`PRESET_CHECKPOINTS`: gpt-oss-120b's MXFP4 experts); anything else as it is."""
     if not isinstance(model, models.Model):
@@ -518,7 +518,7 @@ def checkpoint_model(model):
     except KeyError:
         return model
     stated = dict(entry[3])
-    return hf_config.with_checkpoint_format(model, torch_dtype=stated.pop("torch_dtype"), family=stated.pop("family"),
+    return hf_config._with_checkpoint_format(model, torch_dtype=stated.pop("torch_dtype"), family=stated.pop("family"),
                                             **stated)
 
 
@@ -893,7 +893,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
          attention_dtype: str | None = None, tokens_per_step: float = 1.0, tp: int | None = None,
          pp: int | None = None, ep: int | None = None, len_in=None, len_out=None, hit_rate: float = 0.0,
          memory_utilization: float = MEMORY_UTILIZATION, name: str | None = None, ttft_target=None, tpot_target=None,
-         scenario: str | None = None, realistic_terms=None) -> Plan:
+         scenario: str | None = None, realistic_terms=None, max_seqs_per_instance=None) -> Plan:
     """Plan serving ``model`` on ``system``: capacity, decode, prefill, cost, layouts and the reality band.
 
     - ``model``: a preset name (``models.names()``), a path to a Hugging Face ``config.json`` (or its dict),
@@ -907,6 +907,9 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
       :data:`TTFT_UNDER_LOAD` and :data:`TPOT_UNDER_LOAD`; the plan says which limit binds). Default: "server" when
       a limit is given, else "offline".
     - ``realistic_terms``: the terms of the realistic estimate that are on (:data:`realistic.TERMS`; default all).
+    - ``max_seqs_per_instance``: the concurrent sequences one engine instance (a DP replica or DP-attention rank)
+      schedules, for the realistic estimate's ``engine_batch_cap`` term (default
+      :data:`realistic.ENGINE_MAX_SEQS` of :data:`realistic.DEFAULT_ENGINE`: TensorRT-LLM's 2048).
     - The operating batch: ``batch`` if given (sequences decoding together across the deployment); else with
       ``latency_target`` (seconds per output token) the largest whole batch whose step bound meets it and
       that fits; else the largest whole batch that fits (throughput).
@@ -937,7 +940,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     if title is not None and (not isinstance(title, str) or not title.strip()):
         raise ValueError(f"name must be a non-empty string, got {validate._describe(name)}")
     given_name = model.strip() if isinstance(model, str) and not _looks_like_config(model) else None
-    model = checkpoint_model(resolve_model(model))   # a preset released below 16 bits: in its release's format
+    model = _checkpoint_model(resolve_model(model))   # a preset released below 16 bits: in its release's format
     full = resolve_deployment(system, n_systems=n_systems, n_chips=n_chips)
     utilization = validate.scalar("memory_utilization", memory_utilization, maximum=1.0)
     deployment = measurements.with_hbm_fraction(full, utilization)
@@ -969,6 +972,15 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
     if limits["ttft_target"] is not None and len_in is None:
         raise ValueError("ttft_target needs len_in and len_out (the prompt sets the time to first token)")
     terms_on = realistic._terms(realistic_terms)
+    if max_seqs_per_instance is None:
+        max_seqs_per_instance = realistic.ENGINE_MAX_SEQS[realistic.DEFAULT_ENGINE]
+    elif isinstance(max_seqs_per_instance, bool) or not isinstance(max_seqs_per_instance, (int, float)) \
+            or not math.isfinite(max_seqs_per_instance) or max_seqs_per_instance < 1 \
+            or not float(max_seqs_per_instance).is_integer():
+        raise ValueError(f"max_seqs_per_instance must be a whole number of sequences, at least 1, got "
+                         f"{validate._describe(max_seqs_per_instance)}")
+    max_seqs_per_instance = validate.scalar("max_seqs_per_instance", max_seqs_per_instance,
+                                            maximum=validate.COUNT_LIMIT)
     context_given = len_ctx is not None
     if len_in is not None:
         len_in = validate.scalar("len_in", len_in, maximum=validate.COUNT_LIMIT)
@@ -1413,7 +1425,9 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
                                           compute_dtype=compute, expert_compute_dtype=expert_compute,
                                           attention_dtype=attention_dtype, layout=fit_layout, weight_dtype=bytes_w,
                                           expert_weight_dtype=bytes_e), full_hbm=full.chip.hbm_capacity,
-                                      group=group, limits=limits)
+                                      group=group, limits=limits,
+                                      instances=degrees["dp"] if degrees is not None else 1,
+                                      per_instance=max_seqs_per_instance)
     elif operating:
         add("realistic", "not_modelled", "realistic estimate", None,
             "not modelled with pipeline stages: the bound above is the estimate")
@@ -1459,7 +1473,8 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
 
 
 def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_in, len_out, hit, tau, terms, decode,
-               bound, prefill, full_hbm, group=None, limits=None) -> dict:
+               bound, prefill, full_hbm, group=None, limits=None, instances: int = 1,
+               per_instance: float = realistic.ENGINE_MAX_SEQS[realistic.DEFAULT_ENGINE]) -> dict:
     """The realistic estimate beside the bound (:mod:`lecture_lib.realistic`), with what each term costs: the rate
     with every chosen term, and with each one switched off in turn; and its own time to first token and time per
     output token under load (:data:`TTFT_UNDER_LOAD`, :data:`TPOT_UNDER_LOAD` with the realistic step and prefills,
@@ -1498,26 +1513,63 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
             out["ttft"] = TTFT_UNDER_LOAD(t_alone=alone / stretch, t_step=step["t"] / stretch)
         return out
 
+    # The engine's cap on concurrent sequences (realistic.ENGINE_BATCH): each engine instance schedules at most
+    # per_instance sequences, whatever fits in HBM (the engineer's walk, finding 5).
+    bound_batch = batch
+    capped = realistic.engine_batch(batch=batch, instances=instances, per_instance=per_instance)
+    cap_source = (f"realistic.ENGINE_BATCH; {realistic.ENGINE_MAX_SEQS_SOURCES[realistic.DEFAULT_ENGINE]}"
+                  if per_instance == realistic.ENGINE_MAX_SEQS[realistic.DEFAULT_ENGINE] else "realistic.ENGINE_BATCH")
+    cap_words = (f"{_sequences(per_instance)} per engine instance × {units.whole(instances)} instance"
+                 f"{'s' if instances != 1 else ''} = {_sequences(instances * per_instance)}"
+                 + (f" ({realistic.DEFAULT_ENGINE}'s default max_batch_size; vLLM's max_num_seqs is "
+                    f"{realistic.ENGINE_MAX_SEQS['vLLM']}; --max-seqs sets yours)"
+                    if per_instance == realistic.ENGINE_MAX_SEQS[realistic.DEFAULT_ENGINE] else " (as given)"))
+    if "engine_batch_cap" not in terms:
+        add("realistic", "engine_batch_cap", "engine cap on concurrent sequences", None,
+            f"off: the realistic estimate runs the bound's batch of {_sequences(batch)}", "realistic.ENGINE_BATCH")
+    elif capped < batch:
+        add("realistic", "engine_batch_cap", "engine cap on concurrent sequences BINDS",
+            {"per_instance": per_instance, "instances": instances, "batch": capped},
+            f"{cap_words}: the realistic estimate runs {_sequences(capped)}, not the {_sequences(batch)} that fit "
+            f"in HBM", cap_source)
+    else:
+        add("realistic", "engine_batch_cap", "engine cap on concurrent sequences",
+            {"per_instance": per_instance, "instances": instances, "batch": batch},
+            f"{cap_words}: does not bind (the batch of {_sequences(batch)} is within it)", cap_source)
+    searched = {}
+
+    def batch_for(chosen):
+        """The batch the realistic estimate runs with the terms ``chosen``: the bound's, capped by the engine when
+        that term is on, and with latency limits the largest up to it that meets them realistically."""
+        top = capped if "engine_batch_cap" in chosen else bound_batch
+        if not limits:
+            return top, None
+        if top not in searched:
+            found, _, why = _batch_for_limits(lambda b: under_load(b, chosen), fit=top,
+                                              ttft=limits.get("ttft_target"), tpot=limits.get("tpot_target"))
+            searched[top] = (found, why)
+        return searched[top]
+
     binds = None
     if limits:
-        found, _, binds = _batch_for_limits(under_load, fit=batch, ttft=limits.get("ttft_target"),
-                                            tpot=limits.get("tpot_target"))
+        found, binds = batch_for(terms)
         if found is None:
             add("realistic", "batch", "realistic operating batch", None,
                 f"none: even batch 1 breaks the {binds} limit once the terms the bound leaves out are counted (the "
-                f"bound's batch of {units.whole(batch)} meets the limits only in the bound)", "plan._realistic")
+                f"bound's batch of {units.whole(bound_batch)} meets the limits only in the bound)", "plan._realistic")
             return None
-        if found < batch:
+        if found < min(bound_batch, capped if "engine_batch_cap" in terms else bound_batch):
             add("realistic", "batch", "realistic operating batch", found,
                 f"{_sequences(found)}: the largest that meets the limits realistically (the bound's "
-                f"{units.whole(batch)} breaks {binds.split(' (')[0]})", "plan._realistic")
-        batch = found
+                f"{units.whole(bound_batch)} breaks {binds.split(' (')[0]})", "plan._realistic")
+    batch = batch_for(terms)[0]
 
     def rate(chosen):
-        step = decode_at(batch, chosen)
+        b = batch_for(chosen)[0] or batch
+        step = decode_at(b, chosen)
         if len_in is None:
             return step["tokens_per_s"], step
-        seconds = busy(chosen) + len_out * step["t"] / (batch * tau)
+        seconds = busy(chosen, b) + len_out * step["t"] / (b * tau)
         return len_out / seconds * step["engine"], step
 
     value, step = rate(terms)
@@ -1573,7 +1625,8 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
     context_prefill = realistic.prefill_time(model, deployment, len_in=len_ctx, hit_rate=hit, terms=terms,
                                              scale_out_bandwidth=scale_out, **prefill)["t_prefill"]
     return {"tokens_per_s": value, "share_of_bound": value / bound, "step": step, "batch": batch, "binds": binds,
-            "prefill_context_seconds": context_prefill, **latency}
+            "prefill_context_seconds": context_prefill,
+            "capped": capped if "engine_batch_cap" in terms and capped < bound_batch else None, **latency}
 
 
 def _realistic_cost(add, real: dict, *, n: int, tau: float, price: float, len_ctx: float, bound_out, bound_in,
@@ -1666,9 +1719,12 @@ def _headline(result, *, chip, formats_why, weights, kv, compute, kv_given, bind
                 f"{units.whole(operating)} across the deployment)")
         if result.realistic is not None:
             real = result.realistic
+            capped = real.get("capped")
             text += (f"; realistic {units.rate(real['tokens_per_s'] / n)} per GPU = {units.rate(real['tokens_per_s'])}"
                      f" per deployment ({real['share_of_bound']:.0%} of the bound"
                      + (f", at a batch of {units.whole(real['batch'])} that meets the limits realistically"
+                        if real["batch"] != operating and (capped is None or real["batch"] < capped) else
+                        f", at the engine's cap of {units.whole(real['batch'])} concurrent sequences (--max-seqs)"
                         if real["batch"] != operating else "") + ")")
         elif any(row.key == "batch" and row.section == "realistic" for row in result.rows):
             text += "; realistic: no batch meets the limits once the terms the bound leaves out are counted"
@@ -1867,7 +1923,7 @@ FLAGS = {"price_per_gpu_hour": "--price", "len_ctx": "--context", "latency_targe
          "len_in": "--input-len", "len_out": "--output-len", "hit_rate": "--hit-rate",
          "memory_utilization": "--memory-utilization", "tp": "--tp", "pp": "--pp", "ep": "--ep",
          "ttft_target": "--ttft-ms", "tpot_target": "--tpot-ms", "scenario": "--scenario",
-         "realistic_terms": "--without", "layout": "--layout"}
+         "realistic_terms": "--without", "layout": "--layout", "max_seqs_per_instance": "--max-seqs"}
 _PARAMETER = re.compile(r"(?<![\w'-])(" + "|".join(sorted(FLAGS, key=len, reverse=True)) + r")(?![\w'-])")
 #: plan()'s positional parameters, as the command line's usage line names them (at the start of a message).
 _POSITIONAL = re.compile(r"(?<![\w'-])(model|system)(?= must\b)|^(name)(?= must\b)")
@@ -2068,6 +2124,12 @@ def main(argv=None) -> int:
                         help="limit on the time per output token under load, milliseconds")
     parser.add_argument("--without", action="append", choices=realistic.TERMS, default=[], metavar="TERM",
                         help="switch a term of the realistic estimate off (repeatable): " + ", ".join(realistic.TERMS))
+    parser.add_argument("--max-seqs", type=_number("--max-seqs", int, minimum=1), metavar="N",
+                        help=f"concurrent sequences one engine instance (a DP replica or DP-attention rank) schedules, "
+                             f"for the realistic estimate (default {realistic.ENGINE_MAX_SEQS['TensorRT-LLM']}, "
+                             f"TensorRT-LLM's max_batch_size; vLLM's max_num_seqs is "
+                             f"{realistic.ENGINE_MAX_SEQS['vLLM']} on 80 GB-class GPUs; --without engine_batch_cap "
+                             f"lifts it)")
     parser.add_argument("--context", type=_number("--context"),
                         help="tokens of context per sequence while decoding (see 'lengths' below)")
     parser.add_argument("--input-len", type=_whole("--input-len"), help="prompt tokens per request")
@@ -2132,6 +2194,7 @@ def main(argv=None) -> int:
                   ttft_target=None if args.ttft_ms is None else args.ttft_ms / 1e3,
                   tpot_target=None if args.tpot_ms is None else args.tpot_ms / 1e3,
                   realistic_terms=[term for term in realistic.TERMS if term not in args.without],
+                  max_seqs_per_instance=args.max_seqs,
                   latency_target=None if args.latency_ms is None else args.latency_ms / 1e3, batch=args.batch,
                   n_systems=args.systems, n_chips=args.gpus, weight_dtype=args.weights,
                   expert_weight_dtype=args.expert_weights, kv_dtype=args.kv, compute_dtype=args.compute,

@@ -20,6 +20,10 @@ tenth. This module puts back, one at a time, what a real step pays (issue 51 §4
 - ``dp_prefill_wait``: with DP attention and prompts prefilled in flight beside the decode (no disaggregation), every
   MoE layer's all-to-all makes each rank wait for the slowest, so each step's prefill costs what the rank with the
   most new prompts does, not the mean (:data:`DP_PREFILL_WAIT`, TensorRT-LLM's ADP Balance post).
+- ``engine_batch_cap``: an engine instance (one DP replica or DP-attention rank) schedules at most
+  :data:`ENGINE_MAX_SEQS` sequences at once, its default (TensorRT-LLM's ``max_batch_size``; vLLM's
+  ``max_num_seqs``), so the batch that fits in HBM is cut to :data:`ENGINE_BATCH` (the planner applies it; Chapter 8's
+  rows state or fit their own batch, so it leaves them as they are).
 - ``engine``: what remains (scheduling, sampling, kernel launches, batches below the largest that fits), one
   factor measured on Chapter 8's *dense* rows (:func:`measurements.engine_efficiency`), never on the MoE rows
   the estimate is held against.
@@ -38,7 +42,8 @@ from . import collectives, models, moe, roofline, validate
 from .formula import Formula
 
 #: The terms the realistic estimate adds to the bound, in the order a plan prints them.
-TERMS = ("attention_apart", "kernels", "communication", "imbalance", "small_matmuls", "dp_prefill_wait", "engine")
+TERMS = ("attention_apart", "kernels", "communication", "imbalance", "small_matmuls", "dp_prefill_wait",
+         "engine_batch_cap", "engine")
 TERM_TITLES = {
     "attention_apart": "attention runs apart from the matmuls (its FLOPs or its KV reads add to theirs)",
     "kernels": "kernels at the share of peak the best published ones reach",
@@ -46,6 +51,7 @@ TERM_TITLES = {
     "imbalance": "the busiest expert-parallel device sets each MoE layer",
     "small_matmuls": "small per-expert matmuls padded to whole tiles",
     "dp_prefill_wait": "DP-attention ranks wait for the one prefilling the most prompts (MoE, in-flight batching)",
+    "engine_batch_cap": "an engine instance schedules at most its default cap of concurrent sequences",
     "engine": "engine overhead measured on Chapter 8's dense rows",
 }
 
@@ -222,6 +228,35 @@ def prefill_wait_factor(model, deployment, *, layout, batch, len_out, tokens_per
     if ranks <= 1:
         return 1.0
     return dp_prefill_wait(batch=batch, n_ranks=ranks, len_out=len_out, tokens_per_step=tokens_per_step)
+
+
+#: Concurrent sequences one engine instance schedules by default (the engineer's walk, finding 5: an offline plan ran
+#: tens of thousands of sequences per engine). TensorRT-LLM's is the planner's default (Chapter 8's NVIDIA rows ran
+#: it); vLLM's is 1024 on GPUs of at least 70 GiB (A100 aside) and 256 on smaller ones.
+ENGINE_MAX_SEQS = {"TensorRT-LLM": 2048, "vLLM": 1024}
+ENGINE_MAX_SEQS_SOURCES = {
+    "TensorRT-LLM": ("github.com/NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py: max_batch_size = Field("
+                     "default=2048, description='The maximum batch size.'); the knob: https://nvidia.github.io/"
+                     "TensorRT-LLM/performance/performance-tuning-guide/tuning-max-batch-size-and-max-num-tokens.html"),
+    "vLLM": ("github.com/vllm-project/vllm vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults: max_num_seqs "
+             "1024 when the device has at least 70 GiB and is not an A100, else 256; the flag: "
+             "https://docs.vllm.ai/en/latest/configuration/engine_args.html (--max-num-seqs)"),
+}
+DEFAULT_ENGINE = "TensorRT-LLM"
+b_fit, n_inst, s_max = sp.symbols("B_fit n_inst S_max", positive=True)
+ENGINE_BATCH = Formula(
+    sp.Symbol("B_engine", positive=True), sp.Min(b_fit, n_inst * s_max),
+    source="ENGINE_MAX_SEQS: each of n_inst engine instances schedules at most S_max sequences",
+    note="n_inst: the DP replicas (or DP-attention ranks) of the layout, each an engine instance with its own cap")
+
+
+def engine_batch(*, batch, instances: int, per_instance: float) -> float:
+    """The batch a deployment of ``instances`` engine instances runs when the one that fits is ``batch`` and each
+    instance schedules at most ``per_instance`` sequences (:data:`ENGINE_BATCH`)."""
+    batch = validate.scalar("batch", batch, maximum=validate.COUNT_LIMIT)
+    instances = validate.integer("instances", instances)
+    per_instance = validate.scalar("per_instance", per_instance, maximum=validate.COUNT_LIMIT)
+    return float(ENGINE_BATCH(B_fit=batch, n_inst=instances, S_max=per_instance))
 
 
 def load_imbalance(*, routed_tokens, n_devices: int) -> float:

@@ -555,3 +555,34 @@ def test_formats_are_printed_by_name_and_a_16_bit_release_planned_in_fp8_says_so
     for name, (fmt, card, fp8, config) in planner.PRESET_CHECKPOINTS.items():
         assert card.startswith("https://huggingface.co/") and (fp8 is None or fp8.startswith("https://huggingface.co/"))
         assert fmt.split()[0] in ("BF16", "FP16", "FP8", "MXFP4"), name
+
+
+def test_the_realistic_estimate_caps_concurrent_sequences_per_engine_instance_and_says_when_it_binds():
+    """Finding 5: an offline plan of Mixtral on 8 B200s ran 43,224 concurrent sequences, a batch no engine
+    schedules. The realistic estimate now caps each engine instance (a DP replica or DP-attention rank) at
+    TensorRT-LLM's default max_batch_size (2048; vLLM's max_num_seqs is 1024), one ENGINE_BATCH formula; says when
+    it binds; --max-seqs sets the cap and --without engine_batch_cap lifts it."""
+    from lecture_lib import realistic
+    assert realistic.ENGINE_MAX_SEQS == {"TensorRT-LLM": 2048, "vLLM": 1024}
+    assert all("github.com" in src and "https://" in src for src in realistic.ENGINE_MAX_SEQS_SOURCES.values())
+    assert realistic.engine_batch(batch=43224, instances=8, per_instance=2048) == 16384
+    assert realistic.engine_batch(batch=100, instances=8, per_instance=2048) == 100
+    kw = dict(n_chips=8, len_in=150, len_out=146, weight_dtype="nvfp4")
+    p = planner.plan("mixtral-8x7b", "B200", **kw)
+    assert p.numbers["decode"]["batch"] > 40_000 and p.realistic["batch"] == 16384 == p.realistic["capped"]
+    row = next(r for r in p.section("realistic") if r.key == "engine_batch_cap")
+    assert "BINDS" in row.label and "2,048 sequences per engine instance × 8 instances" in row.text
+    assert "engine's cap of 16,384" in p.headline[2]
+    assert 0 < p.numbers["realistic"]["term_engine_batch_cap"] < 1
+    vllm = planner.plan("mixtral-8x7b", "B200", max_seqs_per_instance=1024, **kw)
+    assert vllm.realistic["batch"] == 8192 and vllm.realistic["tokens_per_s"] < p.realistic["tokens_per_s"]
+    off = planner.plan("mixtral-8x7b", "B200", realistic_terms=set(realistic.TERMS) - {"engine_batch_cap"}, **kw)
+    assert off.realistic["batch"] == p.numbers["decode"]["batch"]
+    small = planner.plan("llama-3.1-70b", "HGX H100", len_in=1000, len_out=1000)
+    assert "does not bind" in next(r.text for r in small.section("realistic") if r.key == "engine_batch_cap")
+    assert small.realistic["capped"] is None
+    cli = _cli("mixtral-8x7b", "B200", "--gpus", "8", "--max-seqs", "512", "--input-len", "150", "--output-len", "146")
+    assert cli.returncode == 0 and "512 sequences per engine instance" in cli.stdout
+    assert "--max-seqs" in _cli("mixtral-8x7b", "B200", "--max-seqs", "0").stderr
+    with pytest.raises(ValueError, match="max_seqs_per_instance"):
+        planner.plan("mixtral-8x7b", "B200", max_seqs_per_instance=2.5)

@@ -829,6 +829,11 @@ def _cheapest_tp(model, deployment, *, refused, len_ctx, batch, latency_target, 
     if not tried:
         raise ValueError(f"n_chips: no tensor-parallel width that divides the {n} GPUs within a scale-up domain of "
                          f"{deployment.chips_per_domain} passes the model's head counts; give another GPU count")
+    if max(t["rate"] for t in tried) == 0 and n > 1:   # no TP × DP fits: try pipeline stages (the engineer's walk, 6)
+        staged = _cheapest_pp(model, deployment, len_ctx=len_ctx, batch=batch, latency_target=latency_target,
+                              bytes_w=bytes_w, bytes_e=bytes_e, kv_dtype=kv_dtype, settings=settings)
+        if staged is not None:
+            return staged
     best = max(t["rate"] for t in tried)
     if best > 0:
         chosen = min((t for t in tried if t["rate"] >= best * (1 - LAYOUT_TIE)), key=lambda t: t["width"])
@@ -860,6 +865,40 @@ def _cheapest_tp(model, deployment, *, refused, len_ctx, batch, latency_target, 
     elif width != n and n > deployment.chips_per_domain:
         why += f"; TP stays inside a scale-up domain of {deployment.chips_per_domain}"
     return step_layout, fit_layout, degrees, notes + [why]
+
+
+def _cheapest_pp(model, deployment, *, len_ctx, batch, latency_target, bytes_w, bytes_e, kv_dtype, settings):
+    """When no TP × DP layout holds the weights: the fewest pipeline stages ``pp`` (dividing the GPUs and the
+    layers) whose TP × PP layout fits, TP inside one scale-up domain, and of those the most output tokens/s per GPU
+    at its operating batch (:func:`_pipeline_step`). Returns :func:`explicit_layout`'s four values with a note
+    saying why, or None when no staging fits either."""
+    n = deployment.n_chips
+    for pp in (p for p in range(2, n + 1) if n % p == 0 and model.n_layers % p == 0):
+        found = []
+        for width in (w for w in range(n // pp, 0, -1) if (n // pp) % w == 0 and w <= deployment.chips_per_domain):
+            try:
+                step_layout, fit_layout, degrees, notes = explicit_layout(model, deployment, tp=width, pp=pp)
+            except ValueError:
+                continue
+            fit = _fits_batch(model, deployment, fit_layout, len_ctx=len_ctx, bytes_w=bytes_w, bytes_e=bytes_e,
+                              kv_dtype=kv_dtype)
+            if fit < 1:
+                continue
+
+            def step(b, step_layout=step_layout, fit_layout=fit_layout):
+                return _pipeline_step(model, deployment, batch=b, pp=pp, layout=step_layout, fit_layout=fit_layout,
+                                      **settings)
+
+            operating = _operating_batch(step, fit=fit, batch=batch, latency_target=latency_target)[0]
+            rate = step(operating)["tokens_per_s"] / n if operating else 0.0
+            found.append((rate, width, (step_layout, fit_layout, degrees, notes)))
+        if found:
+            rate, width, (step_layout, fit_layout, degrees, notes) = max(found, key=lambda t: (t[0], -t[1]))
+            why = (f"TP {width} × PP {pp} × DP {degrees['dp']}: no TP × DP layout holds the weights, so the fewest "
+                   f"pipeline stages that do ({pp}; {units.rate(rate)} decode tokens/s per GPU in the step bound"
+                   + ("" if rate else ", though no batch meets the target") + ")")
+            return step_layout, fit_layout, degrees, notes + [why]
+    return None
 
 
 # --- the plan ---------------------------------------------------------------------------------------
@@ -1417,7 +1456,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
           regime="compute", fraction=utilization, chip=chip)
     # Realistic estimate ----------------------------------------------------------------------------
     result.realistic = None
-    if operating and pp == 1:
+    if operating:
         result.realistic = _realistic(add, model, deployment, system=system, n_chips=n_chips, batch=operating,
                                       len_ctx=len_ctx, len_in=len_in, len_out=len_out, hit=hit, tau=tau,
                                       terms=terms_on, decode=common, bound=serving if serving is not None else
@@ -1427,10 +1466,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
                                           expert_weight_dtype=bytes_e), full_hbm=full.chip.hbm_capacity,
                                       group=group, limits=limits,
                                       instances=degrees["dp"] if degrees is not None else 1,
-                                      per_instance=max_seqs_per_instance)
-    elif operating:
-        add("realistic", "not_modelled", "realistic estimate", None,
-            "not modelled with pipeline stages: the bound above is the estimate")
+                                      per_instance=max_seqs_per_instance, pp=pp)
     if price is not None and result.realistic is not None:   # the engineer's walk, finding 1: price the realistic too
         _realistic_cost(add, result.realistic, n=n, tau=tau, price=price, len_ctx=len_ctx,
                         bound_out=result.numbers["cost"].get("usd_per_million_output"),
@@ -1473,7 +1509,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
 
 
 def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_in, len_out, hit, tau, terms, decode,
-               bound, prefill, full_hbm, group=None, limits=None, instances: int = 1,
+               bound, prefill, full_hbm, group=None, limits=None, instances: int = 1, pp: int = 1,
                per_instance: float = realistic.ENGINE_MAX_SEQS[realistic.DEFAULT_ENGINE]) -> dict:
     """The realistic estimate beside the bound (:mod:`lecture_lib.realistic`), with what each term costs: the rate
     with every chosen term, and with each one switched off in turn; and its own time to first token and time per
@@ -1484,6 +1520,8 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
     n = deployment.n_chips
     scale_out = resolve_unit(system, n_chips=n_chips).scale_out_bandwidth
     engine = measurements.engine_efficiency(deployment.chip.generation)
+    # stage hand-offs stay on the scale-up links when every stage group shares one domain, else cross the network
+    chip_link = deployment.chip.scale_up_bandwidth if n <= deployment.chips_per_domain else scale_out
     limits = {key: value for key, value in (limits or {}).items() if value is not None}
     busy_cache = {}
 
@@ -1491,15 +1529,51 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
         """A request's share of prefill time, every GPU on prompts; with DP-attention ranks of an MoE model, times
         the wait for the rank prefilling the most (realistic.DP_PREFILL_WAIT) at batch ``b``."""
         if chosen not in busy_cache:
-            busy_cache[chosen] = realistic.prefill_time(model, deployment, len_in=len_in, hit_rate=hit, terms=chosen,
-                                                        scale_out_bandwidth=scale_out, **prefill)["t_prefill"]
+            busy_cache[chosen] = prefill_at(len_in, chosen)
         return busy_cache[chosen] * realistic.prefill_wait_factor(
             model, deployment, layout=decode.get("layout"), batch=batch if b is None else b, len_out=len_out,
             tokens_per_step=tau, terms=chosen)
 
+    def prefill_at(tokens, chosen, alone=False):
+        """Seconds of prefill for a prompt of ``tokens``: every GPU on prompts (its share), or ``alone`` on its own
+        group. With pipeline stages, on one tp-wide stage group holding the whole model (as decode_at), the pp
+        groups each taking 1/pp of the layers in turn; prompts in flight keep every stage busy, so a prompt's share
+        is the group's time / pp, while one prompt alone passes every stage: the group's whole time."""
+        if pp == 1:
+            return realistic.prefill_time(model, deployment, len_in=tokens, hit_rate=hit, terms=chosen,
+                                          scale_out_bandwidth=scale_out, **prefill,
+                                          **((group or {}) if alone else {}))["t_prefill"]
+        stage = _stage_group(deployment, pp)
+        settings = dict(prefill, layout=decode.get("layout"))
+        if alone:   # the prompt on its stage group's devices (its experts too, for an MoE model)
+            settings["dense_devices"] = stage.n_chips
+            if model.is_moe:
+                settings["expert_devices"] = stage.n_chips
+        seconds = realistic.prefill_time(model, stage, len_in=tokens, hit_rate=hit, terms=chosen,
+                                         scale_out_bandwidth=scale_out, **settings)["t_prefill"]
+        return seconds if alone else seconds / pp
+
     def decode_at(b, chosen):
-        return realistic.decode_step(model, deployment, batch=b, len_ctx=len_ctx, terms=chosen, engine=engine,
-                                     scale_out_bandwidth=scale_out, **decode)
+        if pp == 1:
+            return realistic.decode_step(model, deployment, batch=b, len_ctx=len_ctx, terms=chosen, engine=engine,
+                                         scale_out_bandwidth=scale_out, **decode)
+        # Pipeline stages (Chapter 3, as _pipeline_step bounds them): a cycle is one micro-batch of B / pp passing
+        # every stage in turn on one tp-wide stage group; each stage hands its micro-batch's activations to the
+        # next (pipeline.T_SCALE_OUT_STAGE per boundary, pp per cycle, not overlapped when "communication" is on);
+        # fewer micro-batches in flight than stages leave stages idle (pipeline.decode_idle_fraction).
+        micro = max(b / pp, 1.0)
+        one = realistic.decode_step(model, _stage_group(deployment, pp), batch=micro, len_ctx=len_ctx, terms=chosen,
+                                    engine=engine, scale_out_bandwidth=scale_out, **decode)
+        send = 0.0
+        if "communication" in chosen:
+            link = chip_link
+            send = pp * pipeline.T_SCALE_OUT_STAGE(
+                bytes_act=micro * tau * model.d_model * models.BYTES_PER_VALUE["bf16"], bw_out=link)
+        idle = pipeline.decode_idle_fraction(stages=pp, microbatches=int(min(max(math.floor(b), 1), pp)))
+        seconds = one["t"] + send
+        rate = one["tokens_per_s"] * (b / micro) * (one["t"] / seconds) * (1 - idle)
+        return dict(one, t=seconds, tokens_per_s=rate,
+                    pieces=dict(one["pieces"], pp_send=send, pp_idle=idle, micro_batch=micro))
 
     def under_load(b, chosen=terms):
         step = decode_at(b, chosen)
@@ -1508,8 +1582,7 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
         if len_in is not None:
             out["tpot"] = TPOT_UNDER_LOAD(t_step=step["t"] / stretch, tau=tau, B=b,
                                           t_busy=busy(chosen, b) / stretch, L_out=len_out)
-            alone = realistic.prefill_time(model, deployment, len_in=len_in, hit_rate=hit, terms=chosen,
-                                           scale_out_bandwidth=scale_out, **prefill, **(group or {}))["t_prefill"]
+            alone = prefill_at(len_in, chosen, alone=True)
             out["ttft"] = TTFT_UNDER_LOAD(t_alone=alone / stretch, t_step=step["t"] / stretch)
         return out
 
@@ -1611,7 +1684,9 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
                       f"from decode, as DeepSeek and SGLang serve, avoids it: --without dp_prefill_wait)")
         elif term == "communication":
             detail = (f"; all-to-all {units.seconds(pieces['a2a'])}, TP all-reduces "
-                      f"{units.seconds(pieces['tp_all_reduce'])} per step")
+                      f"{units.seconds(pieces['tp_all_reduce'])} per step"
+                      + (f", pipeline hand-offs {units.seconds(pieces['pp_send'])} per cycle ({pp} stage boundaries,"
+                         f" pipeline.T_SCALE_OUT_STAGE)" if pp > 1 else ""))
         elif term == "engine":
             generation = deployment.chip.generation
             own = generation.split()[0] in measurements.ENGINE_GENERATIONS
@@ -1622,8 +1697,7 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
             f"costs {cost:.0%} — {realistic.TERM_TITLES[term]}{detail}", source)
     if model.is_moe:
         _against_rows(add, step, full_hbm=full_hbm)
-    context_prefill = realistic.prefill_time(model, deployment, len_in=len_ctx, hit_rate=hit, terms=terms,
-                                             scale_out_bandwidth=scale_out, **prefill)["t_prefill"]
+    context_prefill = prefill_at(len_ctx, terms)
     return {"tokens_per_s": value, "share_of_bound": value / bound, "step": step, "batch": batch, "binds": binds,
             "prefill_context_seconds": context_prefill,
             "capped": capped if "engine_batch_cap" in terms and capped < bound_batch else None, **latency}

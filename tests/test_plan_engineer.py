@@ -74,8 +74,9 @@ def test_the_capacity_table_shows_a_layout_the_heads_refuse_as_refused():
 
 
 def test_a_deployment_that_does_not_fit_has_no_price():
-    """The headline does not fit (operating batch none): no $ per million input tokens (before: $0.0507)."""
-    p = planner.plan(PHI_4, "TPU v5e", n_chips=4, price_per_gpu_hour=1.2, len_ctx=4096)
+    """The headline does not fit (operating batch none): no $ per million input tokens (before: $0.0507). (On 4 TPU
+    v5e the auto layout now finds pipeline stages that hold phi-4, so the TP layout is asked for.)"""
+    p = planner.plan(PHI_4, "TPU v5e", n_chips=4, price_per_gpu_hour=1.2, len_ctx=4096, tp=2)
     assert p.numbers["decode"]["batch"] is None
     assert p.numbers["cost"]["usd_per_million_input"] is None
     assert "usd_per_million_output" not in p.numbers["cost"]
@@ -586,3 +587,38 @@ def test_the_realistic_estimate_caps_concurrent_sequences_per_engine_instance_an
     assert "--max-seqs" in _cli("mixtral-8x7b", "B200", "--max-seqs", "0").stderr
     with pytest.raises(ValueError, match="max_seqs_per_instance"):
         planner.plan("mixtral-8x7b", "B200", max_seqs_per_instance=2.5)
+
+
+def test_the_auto_layout_tries_pipeline_stages_when_no_tp_dp_layout_holds_the_weights():
+    """Finding 6: Llama-3-405B in BF16 on 2 HGX H100 was laid out TP 8 × DP 2 and reported "does not fit", while
+    TP 8 × PP 2 fits. The auto layout now tries the fewest stages that hold the weights, and says why."""
+    kw = dict(n_systems=2, weight_dtype="bf16", len_in=2048, len_out=128)
+    auto = planner.plan("llama-3-405b", "HGX H100", **kw)
+    given = planner.plan("llama-3-405b", "HGX H100", tp=8, pp=2, **kw)
+    assert auto.numbers["inputs"]["parallel"] == {"tp": 8, "pp": 2, "ep": 1, "dp": 1}
+    assert auto.numbers["decode"]["batch"] == given.numbers["decode"]["batch"] > 0
+    assert auto.numbers["requests"]["output_tokens_per_s"] == pytest.approx(given.numbers["requests"]["output_tokens_per_s"])
+    assert any("no TP × DP layout holds the weights" in r.text for r in auto.section("inputs"))
+    fits_without = planner.plan("llama-3-405b", "HGX H100", n_systems=2, len_in=2048, len_out=128)   # FP8: no PP
+    assert fits_without.numbers["inputs"]["parallel"]["pp"] == 1
+
+
+def test_the_realistic_estimate_is_given_with_pipeline_stages():
+    """Finding 2: with --pp the realistic estimate vanished ("the bound above is the estimate"). It is now the
+    stage group's realistic step at B / pp (as the bound's _pipeline_step), plus the stage hand-offs
+    (pipeline.T_SCALE_OUT_STAGE) and the idle stages of too few micro-batches (pipeline.decode_idle_fraction)."""
+    from lecture_lib import pipeline, realistic
+    kw = dict(n_systems=2, weight_dtype="bf16", len_in=2048, len_out=128, tp=8, pp=2)
+    p = planner.plan("llama-3-405b", "HGX H100", **kw)
+    assert p.realistic is not None and 0.1 < p.realistic["share_of_bound"] < 1
+    assert "not_modelled" not in p.numbers["realistic"]
+    assert "pipeline hand-offs" in next(r.text for r in p.section("realistic") if r.key == "term_communication")
+    assert "realistic" in p.headline[2]
+    pieces = p.realistic["step"]["pieces"]
+    micro = pieces["micro_batch"]
+    assert micro == p.realistic["batch"] / 2
+    assert pieces["pp_send"] == pytest.approx(2 * micro * 16384 * 2 / hardware.get_system("HGX H100").scale_out_bandwidth)
+    one = planner.plan("llama-3-405b", "HGX H100", batch=1, **{k: v for k, v in kw.items()})
+    assert one.realistic["step"]["pieces"]["pp_idle"] == pipeline.decode_idle_fraction(stages=2, microbatches=1) == 0.5
+    off = planner.plan("llama-3-405b", "HGX H100", realistic_terms=(), **kw)
+    assert off.realistic["tokens_per_s"] == pytest.approx(off.numbers["requests"]["output_tokens_per_s"], rel=1e-6)

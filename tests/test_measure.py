@@ -305,6 +305,8 @@ def test_fp8_runs_where_the_device_has_it_and_says_so_where_not():
         got = measure.torch_decode_times("cpu", fmt="fp8", batches=(1, 16, 17), weight_mb=2, repeats=1, d_model=64,
                                          d_ff=176)
         assert got["bytes_param"] == 1 and len(got["seconds"]) == 3
+        peaks = measure.torch_profile("cpu", fmt="bf16", size=100, read_mb=4, repeats=1, batches=())["flops"]
+        assert set(peaks) == {"bf16", "fp8"} and peaks["fp8"].median > 0      # 100 is cut to 96 for fp8's kernels
     else:
         with pytest.raises(RuntimeError, match="no fp8"):
             measure.torch_decode_times("cpu", fmt="fp8", batches=(1,), weight_mb=2, d_model=64, d_ff=176)

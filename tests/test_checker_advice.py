@@ -163,7 +163,7 @@ def test_a_strings_E_is_the_loss_where_the_answer_uses_the_loss():
 
 
 # ------------------------------------------------------------------ what an exercise notebook reaches
-EXERCISES = sorted((ROOT / "exercises").glob("0[1-9]_*.ipynb"))
+EXERCISES = sorted((ROOT / "exercises").glob("[0-9][0-9]_*.ipynb"))
 
 
 @pytest.mark.parametrize("path", EXERCISES, ids=[p.stem[:2] for p in EXERCISES])
@@ -182,7 +182,7 @@ def test_problem_data_defines_no_answer():
 
 def test_no_problem_figure_prints_its_answer():
     """2.10's figure title said "46% of these copies": the solutions draw routing figures without the share."""
-    for path in sorted((ROOT / "solutions").glob("0[1-9]_*.ipynb")):
+    for path in sorted((ROOT / "solutions").glob("[0-9][0-9]_*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
             for call in re.findall(r"routing_figure\([^\n]*", cell.source):
                 assert "show_share=False" in call, (path.name, call)

@@ -14,7 +14,7 @@ from lecture_lib import measurements
 from lecture_lib.explorers.base import explorer_classes
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "notebooks").glob("0[0-9]_*.ipynb"))
+CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 CLASSES = {cls.__name__: cls for cls in explorer_classes()}
 
 # "set the decode MFU to 1", "move the hold-time slider of the explorer to 300 s and 3,600 s"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["QWEN3_30B_A3B_CONFIG", "figure_routing", "mystery_gantt", "tiny_router_layer"]
+__all__ = ["LAB_BANDWIDTH", "LAB_N_PARAMS", "LAB_PEAK", "LAB_STEPS", "LAB_WEIGHT_BYTES", "QWEN3_30B_A3B_CONFIG",
+           "figure_routing", "mystery_gantt", "tiny_router_layer"]
 
 
 def tiny_router_layer():
@@ -60,3 +61,28 @@ QWEN3_30B_A3B_CONFIG = {
     "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8,
     "decoder_sparse_step": 1, "mlp_only_layers": [], "vocab_size": 151936, "tie_word_embeddings": False,
     "use_sliding_window": False, "max_position_embeddings": 40960}
+
+
+def _three_digits(value: float) -> float:
+    return float(f"{value:.3g}")
+
+
+# The lab's practice problems (Chapter 11) work on the lab's own measurement of the course's reference machine,
+# measure.example_profile(), rounded to three significant digits as the problems print them.
+def _lab_profile():
+    from lecture_lib import measure
+
+    return measure.example_profile()
+
+
+_LAB = _lab_profile()
+#: float32 matmul peak of the reference machine, FLOP/s
+LAB_PEAK = _three_digits(_LAB.flops)
+#: its read-only memory bandwidth, bytes/s
+LAB_BANDWIDTH = _three_digits(_LAB.mem_bw)
+#: the lab's decode stack: its float32 weights, and their bytes (4 each)
+LAB_N_PARAMS = int(_LAB.decode["n_params"])
+LAB_WEIGHT_BYTES = 4 * LAB_N_PARAMS
+#: measured decode-step times (seconds) at the batches the problems print
+LAB_STEPS = {b: _three_digits(s) for b, s in zip(_LAB.decode["batches"], _LAB.decode["seconds"])
+             if b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)}

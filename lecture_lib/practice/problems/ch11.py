@@ -10,21 +10,13 @@ from __future__ import annotations
 
 from lecture_lib import hardware, measure, roofline
 
+from ..problem_data import LAB_BANDWIDTH as BANDWIDTH
+from ..problem_data import LAB_N_PARAMS as N_PARAMS
+from ..problem_data import LAB_PEAK as PEAK
+from ..problem_data import LAB_STEPS as STEPS
+from ..problem_data import LAB_WEIGHT_BYTES as WEIGHT_BYTES
 from ..registry import Mistake, Problem, Vary, register
 
-
-def _rounded(value: float) -> float:
-    return float(f"{value:.3g}")
-
-
-_EXAMPLE = measure.example_profile()
-PEAK = _rounded(_EXAMPLE.flops)                 # float32 FLOP/s
-BANDWIDTH = _rounded(_EXAMPLE.mem_bw)           # bytes/s, read-only
-N_PARAMS = int(_EXAMPLE.decode["n_params"])     # the stack's float32 weights
-WEIGHT_BYTES = 4 * N_PARAMS
-#: Measured step times at the batches the problems print (seconds, three significant digits).
-STEPS = {b: _rounded(s) for b, s in zip(_EXAMPLE.decode["batches"], _EXAMPLE.decode["seconds"])
-         if b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)}
 _BW_DEFAULT = BANDWIDTH / 1e9                  # GB/s, as the problems print it
 
 BW_VARY = Vary("bandwidth", "the read bandwidth", _BW_DEFAULT,

@@ -1466,7 +1466,10 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
                                           expert_weight_dtype=bytes_e), full_hbm=full.chip.hbm_capacity,
                                       group=group, limits=limits,
                                       instances=degrees["dp"] if degrees is not None else 1,
-                                      per_instance=max_seqs_per_instance, pp=pp)
+                                      per_instance=max_seqs_per_instance, pp=pp,
+                                      # a given --ep below the GPUs splits each expert over the rest (MoE TP)
+                                      expert_parallel=(degrees["ep"] if model.is_moe and degrees is not None
+                                                       and pp == 1 and degrees["ep"] < n else None))
     if price is not None and result.realistic is not None:   # the engineer's walk, finding 1: price the realistic too
         _realistic_cost(add, result.realistic, n=n, tau=tau, price=price, len_ctx=len_ctx,
                         bound_out=result.numbers["cost"].get("usd_per_million_output"),
@@ -1510,6 +1513,7 @@ def plan(model, system, *, price_per_gpu_hour=None, len_ctx=None, latency_target
 
 def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_in, len_out, hit, tau, terms, decode,
                bound, prefill, full_hbm, group=None, limits=None, instances: int = 1, pp: int = 1,
+               expert_parallel: int | None = None,
                per_instance: float = realistic.ENGINE_MAX_SEQS[realistic.DEFAULT_ENGINE]) -> dict:
     """The realistic estimate beside the bound (:mod:`lecture_lib.realistic`), with what each term costs: the rate
     with every chosen term, and with each one switched off in turn; and its own time to first token and time per
@@ -1556,7 +1560,7 @@ def _realistic(add, model, deployment, *, system, n_chips, batch, len_ctx, len_i
     def decode_at(b, chosen):
         if pp == 1:
             return realistic.decode_step(model, deployment, batch=b, len_ctx=len_ctx, terms=chosen, engine=engine,
-                                         scale_out_bandwidth=scale_out, **decode)
+                                         scale_out_bandwidth=scale_out, expert_parallel=expert_parallel, **decode)
         # Pipeline stages (Chapter 3, as _pipeline_step bounds them): a cycle is one micro-batch of B / pp passing
         # every stage in turn on one tp-wide stage group; each stage hands its micro-batch's activations to the
         # next (pipeline.T_SCALE_OUT_STAGE per boundary, pp per cycle, not overlapped when "communication" is on);

@@ -364,14 +364,20 @@ def _skew(model, layout) -> float:
 
 
 def decode_step(model, deployment, *, batch, len_ctx, terms=None, engine: float = 1.0,
-                scale_out_bandwidth=None, **settings) -> dict:
+                scale_out_bandwidth=None, expert_parallel: int | None = None, **settings) -> dict:
     """One decode step, realistic: the bound's pieces put back together with the terms it leaves out.
 
     ``settings`` are :func:`roofline.decode_bound`'s (formats, ``layout``, ``tokens_per_step``, ...); ``terms``
     the switches of :data:`TERMS` that are on (default all); ``engine`` the engine factor (a share of 1, applied to
     the throughput when "engine" is on). Returns ``{"bound": decode_bound's dict, "t": realistic seconds per step,
     "tokens_per_s", "pieces": {term: seconds or factor}, "times": {"attention", "kv", "other", "experts",
-    "weights", "communication"}}``; :data:`T_STEP_APART` combines them."""
+    "weights", "communication"}}``; :data:`T_STEP_APART` combines them. ``expert_parallel``: over how many devices
+    whole routed experts are spread (default None: every device, the bound's layout); fewer splits each expert over
+    the rest by tensor parallelism (TensorRT-LLM's "mixed ETP", TP4 × EP2 for DeepSeek-R1 at batch 1: "Tensor
+    Parallel (TP) shards each expert evenly across GPUs, creating a balanced workload", github.com/NVIDIA/TensorRT-LLM
+    docs/source/blogs/tech_blog/blog1_Pushing_Latency_Boundaries_Optimizing_DeepSeek-R1_Performance_on_NVIDIA_B200_GPUs.md),
+    so only that many groups can be unevenly loaded: 1 leaves no busiest device (:data:`LOAD_IMBALANCE` is 1) and no
+    routing skew."""
     model = models.resolve(model)
     if not isinstance(deployment, collectives.Deployment):
         raise ValueError(f"deployment must be a collectives.Deployment, got {validate._describe(deployment)}")
@@ -392,10 +398,11 @@ def decode_step(model, deployment, *, batch, len_ctx, terms=None, engine: float 
     experts = _expert_compute(model, deployment, tokens, expert_fmt)
     other = plain["t_compute"] - experts
     n = deployment.n_chips
+    spread = n if expert_parallel is None else validate.integer("expert_parallel", expert_parallel, maximum=n)
     imb, skew, eff = 1.0, 1.0, 1.0
     if model.is_moe and "imbalance" in on:
-        imb = load_imbalance(routed_tokens=tokens * model.experts_per_token, n_devices=n)
-        skew = _skew(model, settings.get("layout")) if n > 1 else 1.0
+        imb = load_imbalance(routed_tokens=tokens * model.experts_per_token, n_devices=spread)
+        skew = _skew(model, settings.get("layout")) if spread > 1 else 1.0
     if model.is_moe and "small_matmuls" in on:
         eff = tile_efficiency(tokens_per_expert=tokens * model.experts_per_token / model.n_routed_experts)
     expert_read = _expert_weight_time(model, deployment, bound, settings)

@@ -622,3 +622,25 @@ def test_the_realistic_estimate_is_given_with_pipeline_stages():
     assert one.realistic["step"]["pieces"]["pp_idle"] == pipeline.decode_idle_fraction(stages=2, microbatches=1) == 0.5
     off = planner.plan("llama-3-405b", "HGX H100", realistic_terms=(), **kw)
     assert off.realistic["tokens_per_s"] == pytest.approx(off.numbers["requests"]["output_tokens_per_s"], rel=1e-6)
+
+
+def test_a_given_ep_below_the_gpus_splits_experts_by_tp_in_the_realistic_estimate():
+    """Finding 4 (one cause): `--tp 8 --ep 1` (or `--ep 2`) was accepted and then ignored: the realistic step still
+    spread whole experts over 8 GPUs, and at batch 1 the busiest of 8 set each MoE layer (×3.6 the mean, 53% of the
+    rate). TensorRT-LLM's min-latency DeepSeek-R1 runs its experts TP4 × EP2 for that balance. A given EP now sets the
+    groups that can be unevenly loaded; the default (EP over every GPU) and Chapter 8's rows are unchanged."""
+    from lecture_lib import realistic
+    kw = dict(weight_dtype="nvfp4", len_in=1024, len_out=2048, batch=1, tp=8)
+    rates = {ep: planner.plan("deepseek-r1", "HGX B200", ep=ep, **kw) for ep in (8, 2, 1)}
+    share = {ep: p.numbers["realistic"]["term_imbalance"] for ep, p in rates.items()}
+    assert share[1] < 1e-3 and share[1] < share[2] < share[8]   # (prefill keeps its own EP; a trace is left)
+    assert rates[1].realistic["tokens_per_s"] > rates[2].realistic["tokens_per_s"] > rates[8].realistic["tokens_per_s"]
+    assert rates[8].realistic["tokens_per_s"] == pytest.approx(
+        planner.plan("deepseek-r1", "HGX B200", **kw).realistic["tokens_per_s"])
+    assert all(p.numbers["decode"]["tokens_per_s"] == rates[8].numbers["decode"]["tokens_per_s"] for p in rates.values())
+    row = measurements.get("deepseek-decode-h800")
+    step = realistic.decode_step(planner.models.get(row.model), row.deployment, batch=64, len_ctx=4096,
+                                 layout=row.bound_layout, weight_dtype="fp8")
+    assert step["t"] == realistic.decode_step(planner.models.get(row.model), row.deployment, batch=64, len_ctx=4096,
+                                              layout=row.bound_layout, weight_dtype="fp8",
+                                              expert_parallel=row.deployment.n_chips)["t"]

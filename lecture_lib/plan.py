@@ -1804,6 +1804,9 @@ def _headline(result, *, chip, formats_why, weights, kv, compute, kv_given, bind
                         if real["batch"] != operating and (capped is None or real["batch"] < capped) else
                         f", at the engine's cap of {units.whole(real['batch'])} concurrent sequences (--max-seqs)"
                         if real["batch"] != operating else "") + ")")
+            if any(row.key == "term_engine" and "BORROWED" in row.text for row in result.rows):
+                text += (f" — LOOSE on {chip.name}: its engine factor is BORROWED from other chips' rows (Chapter 8 "
+                         f"has no comparable dense row of its generation)")
         elif any(row.key == "batch" and row.section == "realistic" for row in result.rows):
             text += "; realistic: no batch meets the limits once the terms the bound leaves out are counted"
         if binds:

@@ -115,11 +115,18 @@ def gesture_figures(moves: list[dict], paints: list[dict], hands: list[dict], en
     shown = sorted((p for p in paints if p.get("painted") is not None), key=lambda p: p["at"])
     stale = sum(1 for p in paints if p.get("stale"))
     # backward: a frame of a position the hand held earlier than the position of a frame already painted
+    # (a paint's age: the latest moment the hand came to its positions, every control the hand moved agreeing; a
+    # dropdown that sets other controls moves several at once)
+    timeline, held = [], {}
+    for h in sorted(hands, key=lambda h: h["at"]):
+        held = dict(held, **{h["control"]: h["position"]})
+        timeline.append((h["at"], held))
     backward, newest, wrong = 0, float("-inf"), set()
     for n, paint in enumerate(shown):
         state = paint.get("state") or {}
-        ages = [h["at"] for h in hands if h["at"] <= paint["at"] and state.get(h["control"]) == h["position"]]
-        age = max(ages) if ages else float("-inf")      # none: the position the gesture started from
+        ages = [at for at, held in timeline if at <= paint["at"]
+                and all(state.get(control, position) == position for control, position in held.items())]
+        age = max(ages) if ages else float("-inf")      # none: the positions the gesture started from
         if age < newest and not paint.get("stale"):
             backward += 1
             wrong.add(n)

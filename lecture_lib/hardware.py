@@ -734,7 +734,7 @@ _SYSTEM_CATALOGUE = Catalogue("system", SYSTEMS, _SYSTEM_ALIASES)
 _SYSTEMS_INSTEAD = {"hardware.get_system": _SYSTEM_CATALOGUE}
 _CHIPS_INSTEAD = {"hardware.get": _CHIP_CATALOGUE}
 
-# --- Chips a learner adds in this session (the lab of Chapter 10: "my machine") ------------------------------
+# --- Chips a learner adds in this session (the lab of Chapter 11: "my machine") ------------------------------
 # Kept apart from CHIPS, which holds only sourced vendor presets: a registered chip is found by get() and
 # resolve_chip() and listed last by chip_names(), for as long as the Python session lasts.
 _USER_CHIPS: dict[str, Chip] = {}

@@ -281,7 +281,7 @@ class Measurement:
 
     def _batch(self, len_ctx, fraction=1.0) -> float:
         """The stated batch, or the largest whole batch that fits in each device's HBM beside the weights it holds
-        under the row's layout (whole sequences, as Chapter 9's planner runs them)."""
+        under the row's layout (whole sequences, as Chapter 10's planner runs them)."""
         if self.batch is not None:
             return self.batch
         return float(math.floor(roofline.batch_that_fits(

@@ -1,4 +1,4 @@
-"""Chapter 9: plan a deployment with everything chapters 1-8 taught, and see how far real systems land from it.
+"""Chapter 10: plan a deployment with everything chapters 1-9 taught, and see how far real systems land from it.
 
 ``plan(model, system, price_per_gpu_hour=..., len_ctx=...)`` puts the chapters' functions together in
 one table (issue 22 §2). Every number is computed by a function the chapters already use; nothing is
@@ -83,12 +83,12 @@ _t_pre_alone, _t_pre_busy, _t_step, _ttft, _tpot = sp.symbols("t_alone t_busy t_
 _b, _tau, _l_out = sp.symbols("B tau L_out", positive=True)
 TTFT_UNDER_LOAD = Formula(
     _ttft, _t_pre_alone + _t_step,
-    source="course (Ch 9): a prompt that arrives waits for the decode step in flight, then prefills on its own "
+    source="course (Ch 10): a prompt that arrives waits for the decode step in flight, then prefills on its own "
            "replica (roofline.prefill_bound with dense_devices / expert_devices)",
     note="a bound: no queue of other prompts ahead of it")
 TPOT_UNDER_LOAD = Formula(
     _tpot, _t_step / _tau + _b * _t_pre_busy / _l_out,
-    source="course (Ch 9): in steady state B / L_out requests finish, and as many start, per step; their prefills "
+    source="course (Ch 10): in steady state B / L_out requests finish, and as many start, per step; their prefills "
            "(t_prefill,busy each, every GPU on prompts) share the GPUs with the step, so each output token waits "
            "t_step / tau plus that share",
     note="the same accounting as the throughput of requests: B tau output tokens per (t_step + B tau t_busy / L_out)")

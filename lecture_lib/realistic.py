@@ -104,20 +104,20 @@ t_wexp = sp.Symbol(r"t_{weights,experts}", positive=True)
 
 LOAD_IMBALANCE = Formula(
     imbalance, 1 + sp.sqrt(2 * sp.log(n_dev) / m_load),
-    source="course derivation (Ch 9): each of n devices gets a binomial share of the routed tokens, mean m; the "
+    source="course derivation (Ch 10): each of n devices gets a binomial share of the routed tokens, mean m; the "
            "largest of n such loads is about m + sqrt(2 m ln n) (the Gaussian tail bound), so the busiest device "
            "works (1 + sqrt(2 ln n / m)) times the mean",
     note="uniform routing, the best case; real routers skew more (ROUTING_SKEW). 1 at n = 1")
 TILE_EFFICIENCY = Formula(
     tile_eff, m_expert / (tile * sp.ceiling(m_expert / tile)),
-    source="course (Ch 9): an expert's m tokens fill ceil(m / M_tile) tiles of M_tile rows; the padding does no "
+    source="course (Ch 10): an expert's m tokens fill ceil(m / M_tile) tiles of M_tile rows; the padding does no "
            "useful work",
     note="1 when m is a multiple of the tile; m / M_tile below one tile")
 T_STEP_APART = Formula(
     t_real, sp.Max(t_attn / eta_attn, t_kv / eta_hbm)
     + sp.Max((t_other + t_expert * imbalance / tile_eff) / eta_mm, t_weights / eta_hbm + t_wexp / eta_small)
     + t_comm,
-    source="course (Ch 9): attention (its FLOPs against the KV it reads) and the matmuls (their FLOPs against the "
+    source="course (Ch 10): attention (its FLOPs against the KV it reads) and the matmuls (their FLOPs against the "
            "weights they read) run one after the other, each at the share of peak its kernels reach; the busiest "
            "device's expert matmuls, padded to tiles, set the MoE part, and experts with few tokens stream their "
            "weights at a small matmul's share of HBM (t_weights here is the rest); communication waits for both",
@@ -129,7 +129,7 @@ t_pcompute, t_alone_ = sp.symbols(r"t_{prefill} t_{alone}", positive=True)
 w_dev, bw = sp.symbols(r"W_{dev} BW_{HBM}", positive=True)
 T_PREFILL_ALONE = Formula(
     t_alone_, sp.Max(t_pcompute / eta_mm, w_dev / (bw * eta_hbm)),
-    source="course (Ch 9, issue 51 §3): one prompt alone on its replica computes its tokens and reads every weight "
+    source="course (Ch 10, issue 51 §3): one prompt alone on its replica computes its tokens and reads every weight "
            "its device holds at least once (a forward pass streams each layer's weights through the chip); the "
            "longer of the two sets the time. roofline.prefill_bound leaves the read out (it bounds a stream of "
            "prompts, where the read is shared), so a short prompt's time to first token was below what the HBM allows",
@@ -163,7 +163,7 @@ EXPECTED_MAX_ARRIVALS = sp.Sum(1 - (sp.uppergamma(k_arrival, lam_ranks) / sp.gam
                                (k_arrival, 1, sp.oo))
 DP_PREFILL_WAIT = Formula(
     wait, m_max / lam_ranks,
-    source="course derivation (Ch 9, issue 51 §4) of the mechanism in " + _ADP_BALANCE + ". In steady state each of "
+    source="course derivation (Ch 10, issue 51 §4) of the mechanism in " + _ADP_BALANCE + ". In steady state each of "
            "n DP-attention ranks starts λ = (B / n)·τ / L_out new requests per step, arrivals taken as Poisson; the "
            "MoE all-to-all holds every rank until the slowest is done, so a step's prefill work is the busiest rank's "
            "M_max = E[max of n Poisson(λ)] (EXPECTED_MAX_ARRIVALS) prompts, not the mean λ",

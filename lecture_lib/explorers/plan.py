@@ -1,4 +1,4 @@
-"""Chapter 9's explorer: the planner (:func:`lecture_lib.plan.plan`) over its inputs, with the decode curve.
+"""Chapter 10's explorer: the planner (:func:`lecture_lib.plan.plan`) over its inputs, with the decode curve.
 
 Every number in the readout is the plan's; the curves are :func:`roofline.decode_bound` over a grid of
 batches, the reality band the plan's own (:func:`measurements.reality_band`, Chapter 8's rows of the plan's

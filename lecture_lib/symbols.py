@@ -258,7 +258,7 @@ n_fsdp = _define("n_fsdp", r"X", "FSDP (ZeRO-3) degree: chips the weights are sh
 n_chip = _define("n_chip", r"N_\mathrm{chips}", "chips of a training layout: X TP (times P pipeline stages)", "chips", 9)
 B_tok = _define("B_tok", r"B_\mathrm{tok}", "tokens in one training step (the global batch)", "tokens", 9)
 bw_fsdp = _define("bw_fsdp", r"W_X", "one-direction bandwidth per chip on the FSDP (data) axis", "bytes/s", 9)
-bw_tp = _define("bw_tp", r"W_Y", "one-direction bandwidth per chip on the tensor-parallel axis", "bytes/s", 9)
+bw_tp = _define("bw_tp", r"W_\mathrm{TP}", "one-direction bandwidth per chip on the tensor-parallel axis", "bytes/s", 9)
 x_opt = _define("x_opt", r"X_\mathrm{opt}", "FSDP degree that minimises FSDP + TP communication at a fixed chip count", "chips", 9)
 b_chip_star = _define("b_chip_star", r"(B_\mathrm{tok}/N_\mathrm{chips})^{*}", "critical tokens per chip of a training layout", "tokens", 9)
 # Embedding rows, mixed precision and layouts (issue 21 §2, items 1-4; lecture_lib.roofline).
@@ -279,6 +279,28 @@ n_draft = _define("n_draft", r"\gamma", "draft tokens proposed per sequence per 
 c_draft = _define("c_draft", r"c_\mathrm{draft}", "time of one draft forward pass over the time of one plain target step", "-", 8)
 rho_step = _define("rho_step", r"\rho", "compute time over memory time of a plain decode step (below 1: memory-bound)", "-", 8)
 spec_speedup = _define("spec_speedup", r"S_\mathrm{spec}", "tokens per second with speculative decoding over without", "-", 8)
+# Chapter 8, section 7: the realistic estimate's formulas (lecture_lib.realistic). Its symbols carry the names
+# realistic.py gives them, so show() typesets them from this table and notation(chapter=8) lists them; they are
+# kept in a tuple, not module names, so the checker's board-name aliases stay as they were.
+REALISTIC_STEP = tuple(_define(name, latex, meaning, unit, 8) for name, latex, meaning, unit in (
+    (r"\bar{m}", r"\bar{m}", "routed tokens per expert-parallel GPU in one MoE layer, on average (B k / E)", "tokens"),
+    ("I", r"I", "load imbalance: the busiest expert-parallel GPU's routed tokens over the mean", "-"),
+    ("m", r"m", "tokens one expert receives in one MoE layer", "tokens"),
+    ("M_tile", r"M_\mathrm{tile}", "token rows of one tile of a grouped matmul (64 on Hopper and Blackwell)", "tokens"),
+    (r"\eta_{tile}", r"\eta_\mathrm{tile}", "tile efficiency: useful rows over the rows of the whole tiles paid for", "-"),
+    (r"t_{real}", r"t_\mathrm{real}", "realistic step time: the bound's terms apart, at real kernel speeds, plus communication", "s"),
+    (r"t_{attn}", r"t_\mathrm{attn}", "attention's FLOPs at peak (realistic estimate)", "s"),
+    (r"t_{kv}", r"t_\mathrm{KV}", "the KV cache read at full HBM bandwidth (realistic estimate)", "s"),
+    (r"t_{other}", r"t_\mathrm{other}", "FLOPs of the matmuls outside the routed experts, at peak", "s"),
+    (r"t_{expert}", r"t_\mathrm{expert}", "routed experts' FLOPs at peak, tokens spread evenly", "s"),
+    (r"t_{weights}", r"t_\mathrm{weights}", "weights read at full HBM bandwidth, except experts with few tokens", "s"),
+    (r"t_{weights,experts}", r"t_\mathrm{weights,small}", "weights of experts with at most 128 tokens, read at full HBM bandwidth", "s"),
+    (r"t_{comm}", r"t_\mathrm{comm}", "all-to-all and all-reduce time of one step, not overlapped", "s"),
+    (r"\eta_{HBM}", r"\eta_\mathrm{HBM}", "share of HBM bandwidth the best published kernels reach", "-"),
+    (r"\eta_{attn}", r"\eta_\mathrm{attn}", "share of the BF16 peak the best published attention kernels reach", "-"),
+    (r"\eta_{mm}", r"\eta_\mathrm{mm}", "share of the peak the best published matmul kernels reach", "-"),
+    (r"\eta_{small}", r"\eta_\mathrm{small}", "share of HBM bandwidth a matmul of at most 128 token rows reaches", "-"),
+))
 
 
 def rows(chapter: int | None = None) -> list[Notation]:
@@ -314,6 +336,8 @@ CONSTANTS = {"pi": sp.pi}
 class ParseError(ValueError):
     """Text that :func:`parse` refuses. ``.reason`` says why in a learner's words; the message is
     ``"text: <reason>"`` (naming the parameter)."""
+
+    cause: str | None = None   # for text that is not an expression: what is wrong with it, where a scan can tell
 
     def __init__(self, reason: str):
         self.reason = reason
@@ -359,9 +383,62 @@ _SUPERSCRIPT_POWER = re.compile("[" + re.escape("".join(_SUPERSCRIPT)) + "]+")
 _ROOT = "__root__"   # stands for √ while the text is tokenized (no answer can use it: underscore names are refused)
 
 
+def _board_letters() -> set[str]:
+    """Names that stand for a quantity on the board though they are not a symbol's own name: the letters the
+    notation table writes (``k`` for k_active, ``R`` for n_racks) and the names the module exports for a symbol
+    (``E`` for n_ep)."""
+    letters = {row.latex for row in TABLE.values() if row.latex.isidentifier()}
+    return letters | {name for name, value in globals().items()
+                      if isinstance(value, sp.Symbol) and not name.startswith("_") and name.isidentifier()}
+
+
 def _is_call(name: str) -> bool:
-    """Whether ``name`` followed by a bracket is a call (a function), not a product (a symbol)."""
-    return name not in TABLE and name not in CONSTANTS
+    """Whether ``name`` followed by a bracket is a call (a function), not a product (a symbol). A function
+    (:data:`FUNCTIONS`) is called; a quantity is multiplied: a course symbol, a constant, a board letter (``E``,
+    ``k``) or any one-letter name, so ``E(1 - x)`` reads as ``E*(1 - x)``, as ``2(B+1)`` reads as ``2*(B+1)``.
+    Another name before a bracket (``Sqrt(B)``, ``f(x)``) is a call, which :func:`parse` refuses by name."""
+    if name in FUNCTIONS:
+        return True
+    return not (name in TABLE or name in CONSTANTS or len(name) == 1 or name in _board_letters())
+
+
+def _syntax_cause(text: str) -> str | None:
+    """Why ``text`` is not an expression, in a learner's words, where a simple scan can tell: an unbalanced bracket,
+    a character no expression uses, an operator with nothing after it, an equation's ``=``, a comma. None when
+    none of these is the cause (then only the list of what is read, :data:`READS`, can help)."""
+    ascii_text = text.translate(_AS_ASCII)
+    depth, opened_at = 0, []
+    for index, character in enumerate(ascii_text):
+        if character == "(":
+            opened_at.append(index)
+        elif character == ")":
+            if not opened_at:
+                return (f"the bracket ')' at character {index + 1} closes nothing: there is one ')' more than '(' "
+                        "before it (unbalanced brackets)")
+            opened_at.pop()
+    if opened_at:
+        missing = len(opened_at)
+        return (f"{missing} bracket{'s' if missing > 1 else ''} opened and never closed: the text has {missing} "
+                f"more '(' than ')' (unbalanced brackets); add the missing ')'")
+    if "=" in ascii_text:
+        return "it has '=': write only the expression (the right-hand side), not an equation"
+    if "," in ascii_text:
+        return ("it has a comma: an expression is one value (write 2400, not 2,400, and no list of several "
+                "values)")
+    allowed = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-*/^() √")
+    allowed |= set(_SUPERSCRIPT)
+    stray = sorted({character for character in ascii_text if character not in allowed and not character.isspace()})
+    if stray:
+        shown = " ".join(repr(character) for character in stray)
+        return f"it holds {shown}, which no expression here uses (a stray character): remove {'it' if len(stray) == 1 else 'them'}"
+    stripped = ascii_text.rstrip()
+    if stripped and stripped[-1] in "+-*/^":
+        return f"it ends with '{stripped[-1]}': something is missing after it"
+    if re.search(r"\(\s*\)", ascii_text):
+        return "it has an empty bracket '()': something is missing inside it"
+    if re.search(r"[+\-*/^]\s*\)", ascii_text):
+        return "an operator is followed by ')': something is missing before the bracket closes"
+    return None
 
 
 def _as_ascii(text: str) -> str:
@@ -517,7 +594,10 @@ def parse(text, *, unknown: str = "error") -> sp.Expr:
     try:
         tree = ast.parse(python_text, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        raise ParseError(f"could not parse {text[:60]!r}: write {READS}") from None
+        cause = _syntax_cause(text)
+        error = ParseError(f"could not parse {text[:60]!r}: {cause + '. It reads ' if cause else 'write '}{READS}")
+        error.cause = cause
+        raise error from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
         raise ParseError(f"the expression has more than {MAX_NODES} parts; simplify it first")
     unknown_names: set[str] = set()
@@ -597,8 +677,10 @@ def parse(text, *, unknown: str = "error") -> sp.Expr:
             raise ParseError(f"a method call ('.{node.func.attr}(...)'): attributes and methods are never read, "
                              "nothing is run")
         if isinstance(node, ast.Call):
-            raise ParseError("only the functions " + ", ".join(sorted(FUNCTIONS)) + " may be called (with plain "
-                             "arguments); nothing else is run")
+            named = f"{node.func.id}(...) reads as calling {node.func.id}, but " if isinstance(node.func, ast.Name) else ""
+            product = (f"; for a product write {node.func.id}*(...)" if isinstance(node.func, ast.Name) else "")
+            raise ParseError(named + "only the functions " + ", ".join(sorted(FUNCTIONS)) + " may be called (with "
+                             "plain arguments); nothing else is run" + product)
         raise refuse(node)
 
     try:

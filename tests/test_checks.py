@@ -358,7 +358,8 @@ def test_mistakes_use_their_own_tolerance():
     checks.PROBLEMS["0.2"] = problem
     try:
         assert check("0.2", 20.0).message.endswith("doubled it")
-        assert "doubled it" not in check("0.2", 20.5).message
+        near = check("0.2", 20.5).message   # outside its tolerance: not matched, only named as near (issue 49 walk, 28)
+        assert not near.endswith("Not quite. doubled it") and "not exactly at" in near
     finally:
         del checks.PROBLEMS["0.2"]
 

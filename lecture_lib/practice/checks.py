@@ -636,9 +636,15 @@ def _as_number(problem: Problem, answer) -> float:
             advice = (f"remove the quotes and write it in Python: {text.strip()}" if _runs_as(text.strip(), plain)
                       else "remove the quotes")
         except ValueError:
-            advice = _advice_for_quoted_arithmetic(text) or (
-                f"the checker does not read units or words, so give a plain number{unit}")
-        raise _Verdict("invalid", f"That is text ({text[:40]!r}); {advice}.")
+            advice = (_advice_for_grouped_digits(text) or _advice_for_quoted_arithmetic(text) or
+                      f"the checker does not read units or words, so give a plain number{unit}")
+        raise _Verdict("invalid", f"That is text ({text[:40]!r}); {advice}. A number problem takes a Python "
+                                  "number, never text (only an expression problem reads a string).")
+    if isinstance(answer, tuple) and _grouped_tuple(answer) is not None:
+        digits = _grouped_tuple(answer)
+        raise _Verdict("invalid", f"That is a tuple, {answer!r}: Python reads the comma in {digits:,} as separating "
+                                  f"values, not as a thousands separator. If you meant the number {digits:,}, write "
+                                  f"it in Python: {digits} (or {digits:_}).")
     if isinstance(answer, (list, tuple, set, dict, range)):
         raise _Verdict("invalid", f"That is {_a(type(answer).__name__)}; pass a single number{unit}, "
                                   "not a collection.")
@@ -695,6 +701,33 @@ def _as_number(problem: Problem, answer) -> float:
     return real
 
 
+# "2,400", "1,200.5", "2 400", "2 400" (a thin space), "2_400": digits grouped by three, as people write thousands.
+_GROUPED = re.compile(r"\s*[-+]?\d{1,3}(?:([,\s\u2009\u202f\u00a0_])\d{3})(?:\1\d{3})*(?:\.\d+)?\s*")
+
+
+def _advice_for_grouped_digits(text: str) -> str | None:
+    """For a number written with thousands separators ("2,400", "1,200.5", "2 400"): that the separator is the
+    problem, and the Python number it means. None for other text."""
+    if not _GROUPED.fullmatch(text):
+        return None
+    python = re.sub(r"[,\s\u2009\u202f\u00a0_]", "", text)
+    separator = "comma" if "," in text else "space"
+    return (f"Python does not read a {separator} between digits as a thousands separator, so drop it and the "
+            f"quotes: write it without quotes as {python}")
+
+
+def _grouped_tuple(answer: tuple) -> int | None:
+    """The number ``2,400`` meant when Python made it the tuple (2, 400): a first int of 1 to 3 digits, then ints
+    of 100 to 999 (a group of three digits, since 2,040 would be (2, 40) and cannot be told from two values).
+    None for any other tuple."""
+    if not 2 <= len(answer) <= 5 or not all(type(part) is int for part in answer):
+        return None
+    first, rest = answer[0], answer[1:]
+    if not 1 <= first <= 999 or not all(100 <= part <= 999 for part in rest):
+        return None
+    return int("".join(str(part) for part in answer))
+
+
 def _huge(answer) -> tuple[int, int] | None:
     """(sign, decimal digits) of an exact, finite number beyond the float range, else None."""
     from decimal import Decimal
@@ -734,10 +767,41 @@ def _judge_number(problem: Problem, answer) -> tuple[str, str]:
     expected = float(_expected(problem))
     if _near(value, expected, problem.rtol):
         return "correct", f"Correct (the check allows ±{_percent(problem.rtol)}). Well done."
-    for mistake in problem.mistakes:
-        if _near(value, float(mistake.value()), mistake.rtol):
-            return "wrong", _wrong(problem, mistake.message)
+    slips = [mistake.message for mistake in problem.mistakes if _near(value, float(mistake.value()), mistake.rtol)]
+    if slips:
+        return "wrong", _wrong(problem, _named_slips(slips))
     return "wrong", _wrong(problem, _number_nudge(value, expected, problem))
+
+
+def _nearby_slips(value: float, expected: float, problem: Problem, tolerance: float) -> list[str]:
+    """The messages of the problem's own mistakes whose value is off from ``expected`` by about the same factor
+    as ``value`` (within ``tolerance``), though not close enough to match one: a generic guess ("bits vs bytes?")
+    must not claim a cause when the problem names a likelier one for that factor."""
+    found = []
+    for mistake in problem.mistakes:
+        try:
+            slip = float(mistake.value())
+        except Exception:
+            continue
+        if slip != 0 and (slip > 0) == (value > 0) and abs(value / slip - 1) <= tolerance:
+            found.append(mistake.message)
+    return found
+
+
+def _reciprocal(value: float, expected: float) -> str | None:
+    """The unit scale (words) at which ``value`` is about 1/``expected``: ``""`` for exactly, "a thousand" for
+    milliseconds against seconds..., or None when it is not a reciprocal."""
+    product = abs(value * expected)
+    if product == 0 or (0.9 < abs(value / expected) < 1.1):
+        return None
+    for power, words in ((0, ""), (3, "a thousand"), (6, "a million"), (9, "a billion"),
+                         (-3, "a thousand"), (-6, "a million"), (-9, "a billion")):
+        if abs(product / 10.0 ** power - 1) <= 0.05:
+            return words
+    return None
+
+
+_RATE = re.compile(r"per second|/\s*s\b")
 
 
 def _number_nudge(value: float, expected: float, problem: Problem) -> str:
@@ -752,6 +816,18 @@ def _number_nudge(value: float, expected: float, problem: Problem) -> str:
     def about(factor):
         return abs(ratio / factor - 1) <= tolerance or abs(ratio * factor - 1) <= tolerance
 
+    factor_guess = any(about(factor) for factor in (1e3, 1e6, 1e9, 1e12, 3600, 8, 2, 2e3, 8e3))
+    nearby = _nearby_slips(value, expected, problem, tolerance) if factor_guess else []
+    if nearby:   # a generic guess ("bits vs bytes?") would claim a cause; the problem's own slip for it comes first
+        return ("Your answer is near (not exactly at) what a known slip gives, so check this one first, then your "
+                f"other factors. {_named_slips(nearby)}")
+    flipped = _reciprocal(value, expected)
+    if flipped is not None:
+        scale = f", give or take {flipped} from a unit prefix" if flipped else ""
+        wanted = f" The answer is wanted in {problem.unit}." if problem.unit else ""
+        return ("Your answer is about 1 over the expected one" + scale + ": a quantity upside down, such as the "
+                "time of one step (seconds per token) where a rate (tokens per second) is wanted, or the "
+                f"reverse. Check which way round the ratio goes.{wanted}")
     for factor, words in _SCALES:
         if about(factor):
             return (f"You are off by a factor of about {words}: check your units (ms vs s, GB vs bytes, "
@@ -759,12 +835,17 @@ def _number_nudge(value: float, expected: float, problem: Problem) -> str:
     if about(3600):
         return "You are off by a factor of about 3,600: hours vs seconds?"
     if about(8):
-        return "You are off by a factor of about 8: bits vs bytes?"
+        return ("You are off by a factor of about 8: bits vs bytes (8 bits a byte), or one GPU against the 8 GPUs of "
+                "a node or an 8-way split (per GPU vs per node)? Check which of the two your numbers have.")
     if about(2):
         return f"You are off by a factor of about 2. {_TWOS}"
     if about(1000 * 2) or about(1000 * 8):
         return "You are off by a unit prefix and a small factor: check units first, then FLOPs vs multiplies."
     direction = "too high" if abs(value) > abs(expected) else "too low"
+    if _RATE.search(problem.unit) and not 0.1 < ratio < 10:
+        return (f"Your answer is {direction}, by more than a factor of 10. This answer is a rate in {problem.unit}: "
+                "a count per step becomes a rate when divided by the step's time in seconds, and a time per "
+                "token is the rate's reciprocal.")
     return f"Your answer is {direction}."
 
 
@@ -796,10 +877,11 @@ def _aliases() -> dict[str, sp.Symbol]:
             if isinstance(value, sp.Symbol) and value in table and name != value.name}
 
 
-def _as_expression(answer, expected: sp.Expr | None = None) -> sp.Expr:
-    """``answer`` as a SymPy expression in the course's symbols. ``expected``, when given, settles a board letter
-    typed in a string: "E" is whichever symbol the expected expression writes E (n_ep, or E_loss in Chapter 5),
-    else the one the notebooks import as E (n_ep)."""
+def _as_expression(answer, expected: sp.Expr | None = None, letters: dict | None = None) -> sp.Expr:
+    """``answer`` as a SymPy expression in the course's symbols. ``letters`` (a problem's own board letters,
+    ``{"E": "n_experts"}``) come first; then ``expected``, when given, settles a board letter typed in a string:
+    "E" is whichever symbol the expected expression writes E (n_ep, or E_loss in Chapter 5), else the one the
+    notebooks import as E (n_ep)."""
     from lecture_lib.formula import Formula
 
     names = _course_symbols()
@@ -817,7 +899,8 @@ def _as_expression(answer, expected: sp.Expr | None = None) -> sp.Expr:
         except _symbols.ParseError as error:
             message = error.reason
             if message.startswith("could not parse"):
-                raise _Verdict("invalid", f"The checker could not parse {answer.strip()[:60]!r}. It reads "
+                cause = f": {error.cause}" if error.cause else ""
+                raise _Verdict("invalid", f"The checker could not parse {answer.strip()[:60]!r}{cause}. It reads "
                                           f"{_symbols.READS} (B, N_active, FLOPs, mem_bw, ...).") from None
             raise _Verdict("invalid", f"The checker cannot read that expression: {message}.") from None
     if isinstance(answer, sp.Equality):
@@ -844,8 +927,11 @@ def _as_expression(answer, expected: sp.Expr | None = None) -> sp.Expr:
         row = _symbols.TABLE.get(symbol.name)
         if row is not None and row.latex != symbol.name:
             by_letter.setdefault(row.latex, set()).add(symbol)
+    own_letters = {letter: names[name] for letter, name in (letters or {}).items() if name in names}
     for s in answer.free_symbols:
-        if isinstance(s, sp.Symbol) and s.name not in names:
+        if isinstance(s, sp.Symbol) and s.name in own_letters:
+            swap[s] = own_letters[s.name]
+        elif isinstance(s, sp.Symbol) and s.name not in names:
             own = by_letter.get(s.name, set())
             if len(own) == 1:
                 swap[s] = next(iter(own))
@@ -948,14 +1034,49 @@ _DIVISOR_THEN_IMPLICIT_PRODUCT = re.compile(r"/\s*(?:\d+(?:\.\d+)?\s*[A-Za-z_(�
 
 def _judge_expression(problem: Problem, answer) -> tuple[str, str]:
     expected = sp.sympify(_expected(problem), strict=True)
-    given = _as_expression(answer, expected)
+    given = _as_expression(answer, expected, problem.letters)
     if _equivalent(given, expected):
         return "correct", "Correct: your expression is equivalent to the expected one. Well done."
     read_as = ""
     if isinstance(answer, str) and _DIVISOR_THEN_IMPLICIT_PRODUCT.search(answer):
         read_as = (" (Note how it was read: a/4x means (a/4)·x, left to right, as in Python; to divide by 4x, "
                    "write a/(4x).)")
-    return "wrong", _wrong(problem, _expression_nudge(given, expected)) + read_as
+    slips = [m.message for m in problem.mistakes if _equivalent(given, sp.sympify(m.value(), strict=True))]
+    if slips:
+        return "wrong", _wrong(problem, _named_slips(slips)) + read_as
+    nudge = _expression_nudge(given, expected, problem)
+    probes = _probe_report(problem, given, expected)
+    return "wrong", _wrong(problem, f"{nudge} {probes}".strip()) + read_as
+
+
+def _probe_report(problem: Problem, given: sp.Expr, expected: sp.Expr) -> str:
+    """What each of the problem's special cases (:class:`~lecture_lib.practice.registry.Probe`) says of ``given``:
+    that it fails there, or that it passes, so the slip is elsewhere. Evaluated, so it is true of this answer."""
+    names = _course_symbols()
+    failed, passed = [], []
+    for probe in problem.probes:
+        at = {names[name]: sp.nsimplify(value) for name, value in probe.at.items()}
+        agree = _spot_check(given.xreplace(at), expected.xreplace(at))
+        if agree is None:
+            continue
+        (passed if agree else failed).append(probe)
+    parts = [f"At {probe.label} your expression does not give what it must: {probe.gives}." for probe in failed]
+    if passed and not failed:
+        checks_ = "; and at ".join(f"{probe.label} it gives {probe.gives}" for probe in passed)
+        parts.append(f"Your expression passes the special case{'s' if len(passed) > 1 else ''} (at {checks_}), as "
+                     "it must, so the slip is in what happens away from there.")
+    return " ".join(parts)
+
+
+def _named_slips(messages: list[str]) -> str:
+    """One slip's message, or, when several slips give the very same value, each of them (the checker cannot tell
+    which was made, so it names them all rather than claim one)."""
+    unique = list(dict.fromkeys(messages))
+    if len(unique) == 1:
+        return unique[0]
+    listed = " Or: ".join(unique)
+    count = {2: "Two", 3: "Three"}.get(len(unique), str(len(unique)))
+    return f"{count} different slips give this same value, so check each. One: {listed}"
 
 
 def _constant(values: list[complex] | None) -> complex | None:
@@ -965,7 +1086,7 @@ def _constant(values: list[complex] | None) -> complex | None:
     return values[0]
 
 
-def _expression_nudge(given: sp.Expr, expected: sp.Expr) -> str:
+def _expression_nudge(given: sp.Expr, expected: sp.Expr, problem: Problem | None = None) -> str:
     """What is wrong, read from numbers: the ratio and the product of the two expressions at random
     points (a constant ratio is a missing factor, a constant product is an upside-down answer)."""
     if not given.free_symbols and expected.free_symbols:
@@ -985,12 +1106,22 @@ def _expression_nudge(given: sp.Expr, expected: sp.Expr) -> str:
             if math.isclose(r, 2, rel_tol=1e-9) or math.isclose(r, 0.5, rel_tol=1e-9):
                 return f"You are off by a constant factor of 2. {_TWOS}"
             if math.isclose(r, 8, rel_tol=1e-9) or math.isclose(r, 0.125, rel_tol=1e-9):
-                return "You are off by a constant factor of 8: bits vs bytes?"
+                return ("You are off by a constant factor of 8: bits vs bytes (8 bits a byte), or one GPU against "
+                        "the 8 of a node?")
             return "The symbols are right but a constant factor is off: a number went missing or appears twice."
         if _constant([x * y for x, y in zip(xs, ys)]) is not None:
             return "Your expression is upside down: swap numerator and denominator."
     missing = sorted(s.name for s in expected.free_symbols - given.free_symbols)
     extra = sorted(s.name for s in given.free_symbols - expected.free_symbols)
+    if missing and extra:   # often a letter read as another symbol than the learner meant: say which names to write
+        wanted = ", ".join(sorted(s.name for s in expected.free_symbols))
+        letters = ""
+        if problem is not None and problem.letters:
+            letters = " (or the chapter's letters: " + ", ".join(f"{letter} for {name}" for letter, name
+                                                                  in sorted(problem.letters.items())) + ")"
+        return (f"Your expression uses {', '.join(extra)} and not {', '.join(missing)}. Write this problem's "
+                f"answer in its own symbols, {wanted}{letters}; {', '.join(extra)} "
+                f"{'is' if len(extra) == 1 else 'are'} another quantity of the course.")
     if missing:
         return f"Your expression does not depend on {', '.join(missing)}, but the answer does."
     if extra:

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["KINDS", "Mistake", "PROBLEMS", "Problem", "Vary", "problem_ids", "register"]
+__all__ = ["KINDS", "Mistake", "PROBLEMS", "Probe", "Problem", "Vary", "problem_ids", "register"]
 
 KINDS = ("number", "expression", "choice")
 
@@ -27,12 +27,29 @@ class Mistake:
     """A wrong value learners often reach, and what to tell them when they do.
 
     ``value`` is computed from the library like the expected answer (a callable), so the nudge
-    follows the presets. Only used by number problems; matched within ``rtol``.
+    follows the presets. For a number problem it returns a number, matched within ``rtol``; for an expression
+    problem it returns a SymPy expression, matched when the answer is equivalent to it. Two mistakes that give the
+    same value are both named (the checker cannot tell which slip was made).
     """
 
     value: Callable[[], float]
     message: str
     rtol: float = 0.01
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A special case an expression problem's answer must pass, checked on the learner's own expression.
+
+    ``at`` sets some symbols (by name) to values (``{"B": 1}``); ``label`` says it as the problem's text would
+    ("B = 1") and ``gives`` says what the right answer is there, in words a learner can check ("k, since one
+    token touches exactly k experts"). The checker evaluates both expressions there (any other symbol at random
+    positive values) and says whether the learner's passes, so the advice is true of the answer it is given.
+    """
+
+    at: dict
+    label: str
+    gives: str
 
 
 @dataclass(frozen=True)
@@ -68,7 +85,10 @@ class Problem:
     ``options`` lists every allowed choice (an answer outside them is "invalid", not "wrong");
     ``alternates`` maps a choice to other spellings that mean the same thing; ``nudges`` maps a
     tempting wrong choice to what to tell a learner who picks it (never the answer). ``wrong_hint`` is
-    added to the feedback of any wrong answer; ``unit`` names what a number is measured in.
+    added to the feedback of any wrong answer, so it must be true whatever the answer was; ``unit`` names what a number
+    is measured in. ``probes`` (expression problems) are special cases the checker tries on the learner's expression
+    (:class:`Probe`), and ``letters`` maps a board letter the chapter writes to the symbol it means in this
+    problem (``{"E": "n_experts"}``), so a string in the chapter's notation reads as the problem's symbols.
     """
 
     title: str
@@ -82,6 +102,8 @@ class Problem:
     wrong_hint: str = ""
     nudges: dict[str, str] = field(default_factory=dict)
     variants: tuple[Vary, ...] = ()
+    probes: tuple[Probe, ...] = ()
+    letters: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.kind not in KINDS:

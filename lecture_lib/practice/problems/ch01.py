@@ -11,7 +11,7 @@ import sympy as sp
 from lecture_lib import hardware, models, roofline
 from lecture_lib import symbols as _symbols
 
-from ..registry import Mistake, Problem, Vary, register
+from ..registry import Mistake, Probe, Problem, Vary, register
 
 
 def _deepseek():
@@ -200,8 +200,11 @@ register("1.13", Problem(
                       "That is how much smaller the fast batch is, not how much faster its steps are."))))
 register("1.14", Problem(
     "Pricing another speed tier", "expression", _tier_price,
-    wrong_hint="Check your formula against what you know: at speed_ratio = 5/2 it must give 6, and it "
-               "must give 1 at speed_ratio = 1."))
+    # Checked on the learner's own expression (a hint that always said "check it at 5/2" was given to answers that
+    # pass there too).
+    probes=(Probe({"speed_ratio": sp.Rational(5, 2)}, "speed_ratio = 5/2", "6, the price ratio of Fast Mode"),
+            Probe({"speed_ratio": 1}, "speed_ratio = 1", "1, the normal tier's own price")),
+    wrong_hint="Build it from the same equations as Fast Mode's 6x for 2.5x, with the speed ratio left as a symbol."))
 
 
 # --- 'Why' problems (issue 13): conceptual choices, each with a nudge for every tempting wrong letter.

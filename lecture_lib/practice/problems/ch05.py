@@ -11,7 +11,7 @@ import sympy as sp
 from lecture_lib import scaling
 from lecture_lib import symbols as _symbols
 
-from ..registry import Mistake, Problem, register
+from ..registry import Mistake, Probe, Problem, register
 
 DAY = scaling.SECONDS_PER_DAY
 
@@ -131,9 +131,9 @@ register("5.3", Problem(
                       "the problem's numbers."))))
 register("5.4", Problem(
     "Derive D_pretrain / D_RL", "expression", lambda: scaling.PRETRAIN_TOKENS.rhs / scaling.RL_TOKENS.rhs,
-    wrong_hint="Solve C_pretrain = C_RL = C_inference for D_pretrain and D_RL, then divide. Two checks: with the "
-               "flashcard's k_RL = 3 and ineff = 3 it must give 1.5, and a larger inefficiency makes RL tokens "
-               "dearer, so fewer of them per pre-training token."))
+    probes=(Probe({"k_RL": 3, "ineff": 3}, "the flashcard's k_RL = 3 and ineff = 3", "1.5"),),
+    wrong_hint="Solve C_pretrain = C_RL = C_inference for D_pretrain and D_RL, then divide. A larger inefficiency "
+               "makes RL tokens dearer, so fewer of them per pre-training token."))
 register("5.5", Problem(
     "How over-trained is a 70B model?", "number", _overtraining_70b, rtol=0.03, unit="times Chinchilla",
     mistakes=(Mistake(lambda: _overtraining_70b(split=1),
@@ -159,10 +159,12 @@ register("5.6", Problem(
     wrong_hint="Find the lowest point of the black curve and compare it with the dashed grey line."))
 register("5.7", Problem(
     "Derive the minimum of a power-law sum", "expression", lambda: scaling.POWER_OPTIMUM.rhs,
+    mistakes=(Mistake(lambda: (_symbols.coef_a / _symbols.coef_b) ** (1 / (_symbols.p_fall + _symbols.q_rise)),
+                      "That is where the two costs are equal (the crossing), not where their sum is least: the "
+                      "derivative brings each exponent down as a factor, p_fall and q_rise."),),
+    probes=(Probe({"p_fall": 1, "q_rise": 1}, "p_fall = q_rise = 1", "sqrt(coef_a/coef_b)"),),
     wrong_hint="Differentiate coef_a*x_alloc**(-p_fall) + coef_b*x_alloc**q_rise with respect to x_alloc, set it "
-               "to zero and solve. Check: at p_fall = q_rise = 1 it must give sqrt(coef_a/coef_b). That check "
-               "does not tell the minimum from the crossing (coef_a/coef_b)**(1/(p_fall + q_rise)), where the two "
-               "costs are equal: the derivative brings each exponent down as a factor."))
+               "to zero and solve."))
 register("5.8", Problem(
     "Chinchilla's two terms at the optimum", "number", _term_ratio, rtol=0.02,
     mistakes=(Mistake(lambda: 1.0,

@@ -13,7 +13,7 @@ from lecture_lib import hardware, models
 from lecture_lib import reversible as rv
 from lecture_lib.symbols import B, act_values, bytes_value, d_model, len_seq, n_layers
 
-from ..registry import Mistake, Problem, register
+from ..registry import Mistake, Probe, Problem, register
 
 # Problem 7.1: f(x) = x² + 3 (mod 256) on bytes. f(13) = f(243): not invertible.
 P1_X, P1_Z = 13, 77
@@ -196,7 +196,8 @@ register("7.6", Problem(
 register("7.7", Problem(
     "Where reversible layers overtake checkpointing", "expression", _crossover_depth,
     wrong_hint="Set the best checkpointing memory equal to the reversible memory and solve for n_layers; "
-               "everything but act_values cancels. Check: at act_values = 20 the two cross a little above 6 layers."))
+               "everything but act_values cancels.",
+    probes=(Probe({"act_values": 20}, "act_values = 20", "a little above 6 layers, where the two cross"),)))
 register("7.8", Problem(
     "The longest sequence that fits", "number", _longest_sequence, rtol=0.02, unit="tokens",
     mistakes=(Mistake(lambda: _longest_sequence("standard"),

@@ -13,7 +13,7 @@ import sympy as sp
 from lecture_lib import collectives, hardware, measurements, models, roofline
 from lecture_lib import symbols as _symbols
 
-from ..registry import Mistake, Problem, register
+from ..registry import Mistake, Probe, Problem, register
 
 #: MXFP4 as gpt-oss stores its experts: 4-bit values plus one 8-bit scale per 32 (4.25 bits).
 MXFP4_BYTES = 4.25 / 8
@@ -78,10 +78,22 @@ def _kv_added_ratio() -> float:
     return roofline.decode_step(step_form="kv_added", **kw)["t"] / roofline.decode_step(**kw)["t"]
 
 
+def _experts_times_b():
+    """The slip of multiplying the miss probability by B instead of raising it to the power B."""
+    E, k, B = _symbols.n_experts, _symbols.k_active, _symbols.B
+    return E * (1 - (1 - k / E) * B)
+
+
 register("8.1", Problem(
     "Derive the expected experts touched", "expression", lambda: roofline.EXPECTED_EXPERTS.rhs,
+    # The chapter writes E for the routed experts (n_experts) and k for k_active: "E(1-(1-k/E)^B)" is its notation.
+    letters={"E": "n_experts", "k": "k_active"},
+    mistakes=(Mistake(_experts_times_b,
+                      "All B tokens miss a given expert with probability (1 − k/E) to the power B, not times B: "
+                      "the tokens choose independently, so their probabilities multiply."),),
+    probes=(Probe({"B": 1}, "B = 1", "k, since a single token touches exactly k experts"),),
     wrong_hint="Find the probability that one given expert is missed by all B tokens, then use linearity of "
-               "expectation over the E experts. Check: at B = 1 your formula must give k."))
+               "expectation over the E experts."))
 register("8.2", Problem(
     "What DeepSeek-V3 reads at batch 1", "number", _deepseek_batch_one_read, rtol=0.01, unit="parameters",
     mistakes=(Mistake(lambda: _deepseek_batch_one_read("total"),
@@ -111,9 +123,6 @@ register("8.7", Problem(
     wrong_hint="Absorbed, every head's query meets the 576-wide latent key and the 512-wide latent value."))
 register("8.8", Problem(
     "Which figure comes closest to its bound?", "choice", _closest, options=CLOSEST_CANDIDATES,
-    alternates={"trtllm-llama70b-h200-batch1": ("batch 1", "batch-1", "llama 70b batch 1"),
-                "deepseek-decode-h800": ("deepseek decode",), "sglang-prefill-96xh100": ("sglang prefill",),
-                "trtllm-llama405b-fp8-h200-2k": ("405b", "llama 405b")},
     wrong_hint="Compute measured / bound for each; one of them has no all-to-all and no tensor-parallel "
                "all-reduce on its critical path."))
 register("8.9", Problem(

@@ -54,11 +54,13 @@ def _v5p_x_opt(matrices: int = 3, axes_ratio: float = 2.0) -> float:
 register("9.1", Problem(
     "Tensor-parallel all-reduces for one step", "number", _tp_all_reduce, rtol=0.02, unit="seconds",
     mistakes=(Mistake(lambda: _tp_all_reduce(per_layer=1),
-                      "That is one all-reduce per layer; a Megatron layer has two (after attention, after the MLP)."),
+                      "If you counted one all-reduce per layer: a Megatron layer has two (after attention, after "
+                      "the MLP)."),
               Mistake(lambda: _tp_all_reduce(ring_factor=False),
                       "Nearly: a ring all-reduce over N GPUs moves (N − 1)/N of the array twice, not all of it."),
               Mistake(lambda: _tp_all_reduce() / 2,
-                      "An all-reduce is a reduce-scatter and then an all-gather: twice an all-gather's time."))))
+                      "If you timed each all-reduce as one pass over the array: an all-reduce is a reduce-scatter "
+                      "and then an all-gather, twice an all-gather's time."))))
 register("9.2", Problem(
     "Latency of the tensor-parallel all-reduces at batch 1", "number", _tp_latency_405b, rtol=0.02, unit="seconds",
     mistakes=(Mistake(lambda: _tp_latency_405b(latency=False),

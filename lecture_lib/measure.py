@@ -41,7 +41,7 @@ import numpy as np
 from . import hardware, roofline, units, validate
 
 __all__ = ["MODES", "Plan", "Profile", "Stat", "blas_info", "decode_times", "example_profile", "load_profile", "machine_report",
-           "free_cores", "measured_knee", "peak_flops", "predicted_times", "profile", "profile_path", "read_bandwidth",
+           "ends_knee", "free_cores", "gemv_bandwidth", "measured_knee", "peak_flops", "predicted_times", "profile", "profile_path", "read_bandwidth",
            "torch_decode_times", "torch_device", "torch_plan", "torch_predicted", "torch_profile", "torch_status"]
 
 FORMAT = "lecture-lab-profile/1"
@@ -56,6 +56,9 @@ D_MODEL, D_FF = 1024, 2816
 MEMORY_SHARE = 0.4        # never take more than this share of the memory the OS says is available
 MAX_MB = 4000             # the largest array a measurement may be asked for, in MB
 MAX_BATCH = 2048
+#: decode_times repeats a step shorter than this budget (seconds, all repeats together), up to MAX_SHORT_REPEATS times
+SHORT_STEP_BUDGET = 0.25
+MAX_SHORT_REPEATS = 25
 
 
 @dataclasses.dataclass(frozen=True)
@@ -359,6 +362,27 @@ def read_bandwidth(*, mb: float = 256, repeats: int = 5, threads: int | None = N
         return _rate_stat(data.nbytes, _time(lambda: list(pool.map(np.max, chunks)), repeats), "B/s")
 
 
+def gemv_bandwidth(*, mb: float = 256, repeats: int = 5) -> Stat:
+    """The read rate NumPy's BLAS reaches in a matrix-vector product, in bytes/s: a ``(1, 1024)`` row times a float32
+    matrix of ``mb`` megabytes with 1,024 rows (the layout of the lab's decode weights, ``x @ W``), on the BLAS's
+    threads. A batch-1 decode step is a chain of such products, so where this falls short of
+    :func:`read_bandwidth` (a plain ``max``), the batch-1 step falls short of the roofline by the same factor: the
+    kernel, not the memory."""
+    mb = validate.scalar("mb", mb, maximum=MAX_MB)
+    if mb < 1:
+        raise ValueError(f"mb must be at least 1 (megabyte), got {mb!r}")
+    repeats = validate.integer("repeats", repeats, maximum=50)
+    mb = _fit_or_warn("mb", mb)
+    rows = 1024
+    cols = max(1, int(mb * MB) // (BYTES_FP32 * rows))
+    try:
+        matrix = np.ones((rows, cols), dtype=np.float32)
+    except MemoryError:
+        raise MemoryError(f"mb: could not allocate {mb:,.0f} MB to read; ask for fewer MB") from None
+    x = np.ones((1, rows), dtype=np.float32)
+    return _rate_stat(matrix.nbytes, _time(lambda: x @ matrix, repeats), "B/s")
+
+
 class _Stack:
     """Random float32 weights of ``n_layers`` transformer-shaped layers (see the module's docstring)."""
 
@@ -455,7 +479,12 @@ def decode_times(*, batches=(1, 16, 256), weight_mb: float = 256, repeats: int =
                      for _ in range(stack.n_layers)]
         # Warm up at the first batches only: later ones reuse the started threads and touched pages, and a
         # warm-up at the largest batches would cost as much as a repeat.
-        seconds = sorted(_time(lambda: stack.step(x, cache), repeats, warm_up=index < 2))
+        seconds = _time(lambda: stack.step(x, cache), repeats, warm_up=index < 2)
+        # A short step is cheap to repeat, and one preemption by another program (a few ms) can double it: time
+        # it until SHORT_STEP_BUDGET seconds have passed (at most MAX_SHORT_REPEATS), for a steadier median.
+        while sum(seconds) < SHORT_STEP_BUDGET and len(seconds) < MAX_SHORT_REPEATS:
+            seconds += _time(lambda: stack.step(x, cache), 1, warm_up=False)
+        seconds = sorted(seconds)
         medians.append(float(np.median(seconds)))
         fastest.append(seconds[0])
         slowest.append(seconds[-1])
@@ -481,10 +510,17 @@ def predicted_times(*, batches, n_params: float, flops: float, mem_bw: float, by
 
 
 def measured_knee(batches, seconds) -> float:
-    """The batch where the measured curve's two asymptotes meet, built like B* itself: the flat line through
-    the batch-1 step time (weights read once) and the line through the origin with the time per sequence
-    of the largest batches measured (the compute slope). ``inf`` when the largest batch takes less than 1.5x
-    the batch-1 time (the curve has not left the floor: measure larger batches)."""
+    """Where the measured curve bends: the batch ``k`` of the best fit of ``t(B) = a * max(1, B / k)`` to the
+    measured step times (a flat part, then a straight line through the origin), least squares on the logarithm
+    of the times over every measured batch. The fit is found by trying every ``k`` on a fine log grid between the
+    smallest and the largest batch (for each ``k`` the best level ``a`` is the geometric mean of
+    ``t_i / max(1, B_i / k)``).
+
+    Unlike a construction from the two ends alone (the batch-1 time over the largest batches' time per sequence,
+    which is ``B*`` times the ratio of the two ends' gaps to the roofline and so lands near ``B*`` whatever the
+    batches between do), every measured batch moves this knee: a curve that leaves the floor at batch 2 bends early.
+    ``inf`` when the largest batch takes less than 1.5x the batch-1 time (the curve has not left the floor:
+    measure larger batches)."""
     batches = np.asarray(validate.number("batches", batches), dtype=float)
     seconds = np.asarray(validate.number("seconds", seconds), dtype=float)
     if batches.ndim != 1 or batches.shape != seconds.shape or batches.size < 3:
@@ -492,11 +528,31 @@ def measured_knee(batches, seconds) -> float:
                          f"{batches.size} and {seconds.size}")
     order = np.argsort(batches)
     batches, seconds = batches[order], seconds[order]
-    floor = seconds[0]
-    if seconds[-1] < 1.5 * floor:           # the largest batch is still near the floor: no compute slope to read
+    if seconds[-1] < 1.5 * seconds[0]:      # the largest batch is still near the floor: nothing bends yet
         return math.inf
-    slope = float(np.median(seconds[-2:] / batches[-2:]))
-    return float(floor / slope)
+    knees = np.geomspace(batches[0], batches[-1], 2000)
+    shape = np.log(np.maximum(1.0, batches[None, :] / knees[:, None]))          # log max(1, B / k)
+    residual = np.log(seconds)[None, :] - shape
+    level = residual.mean(axis=1, keepdims=True)                                  # the best log a for each k
+    error = ((residual - level) ** 2).sum(axis=1)
+    return float(knees[int(np.argmin(error))])
+
+
+def ends_knee(batches, seconds) -> float:
+    """The two ends' construction, built like B* itself: the flat line through the batch-1 step time meets the line
+    through the origin with the median time per sequence of the two largest batches. It equals the predicted B*
+    times (batch-1 ratio / large-batch ratio) to the roofline, so it says how the ends compare, not where the
+    measured curve bends (that is :func:`measured_knee`). ``inf`` as :func:`measured_knee`."""
+    batches = np.asarray(validate.number("batches", batches), dtype=float)
+    seconds = np.asarray(validate.number("seconds", seconds), dtype=float)
+    if batches.ndim != 1 or batches.shape != seconds.shape or batches.size < 3:
+        raise ValueError(f"batches and seconds must be two lists of the same length, at least 3, got "
+                         f"{batches.size} and {seconds.size}")
+    order = np.argsort(batches)
+    batches, seconds = batches[order], seconds[order]
+    if seconds[-1] < 1.5 * seconds[0]:
+        return math.inf
+    return float(seconds[0] / np.median(seconds[-2:] / batches[-2:]))
 
 
 # ============================================================================ a whole profile
@@ -513,6 +569,7 @@ class Profile:
     decode: dict             # decode_times(...)'s result
     notes: list = dataclasses.field(default_factory=list)
     seconds: float = 0.0     # wall time of the whole measurement
+    gemv: Stat | None = None  # the read rate of one large matrix-vector product (gemv_bandwidth); None in old profiles
 
     # ---------------------------------------------------------------- the roofline from these numbers
     @property
@@ -533,8 +590,16 @@ class Profile:
 
     def chip(self) -> hardware.Chip:
         """This machine as a course chip (float32 only); :func:`lecture_lib.hardware.register_chip` it to choose
-        it in any chapter's chip dropdown."""
-        return hardware.chip_from_json(self.chip_json())
+        it in any chapter's chip dropdown. One CPU is a scale-up domain of 1, so it has no chip-to-chip links: its
+        scale-up and scale-out bandwidths are placeholders no formula uses with one chip (its sources say so), and
+        its release year (a chip needs one) is the year it was measured, not the CPU's."""
+        chip = hardware.chip_from_json(self.chip_json())
+        sources = dict(chip.sources)
+        sources["scale_up_bandwidth"] = sources["scale_out_bandwidth"] = (
+            "not applicable: one CPU, no links to other chips (a placeholder, unused at 1 chip)")
+        sources["release_year"] = "the year this machine was measured (the CPU's own release year is not measured)"
+        year = self.machine.get("measured_year") or time.localtime().tm_year
+        return dataclasses.replace(chip, release_year=int(year), sources=sources)
 
     def balance_batch(self) -> float:
         """Predicted B* for float32 weights and multiplies: Chapter 1's :func:`lecture_lib.roofline.balance_batch`
@@ -549,7 +614,15 @@ class Profile:
                                len_ctx=d.get("len_ctx", 0), kv_bytes_per_token=d.get("kv_bytes_per_token", 0))
 
     def knee(self) -> float:
+        """Where the measured curve bends: :func:`measured_knee` (a fit of a flat part and a straight line to every
+        measured batch)."""
         return measured_knee(self.decode["batches"], self.decode["seconds"])
+
+    def large_batches(self) -> list:
+        """The batches whose ratios :meth:`summary`'s ``large_batch_ratio`` takes the median of: every measured batch of
+        256 or more (256 alone in quick mode; 256, 512 and 1,024 in full), or the largest batch when none is."""
+        batches = self.decode["batches"]
+        return [b for b in batches if b >= 256] or [max(batches)]
 
     def ratios(self) -> dict:
         """Measured step time / the roofline's at each batch (1.0 is on the roofline; 1.25 is 25% slower)."""
@@ -559,8 +632,14 @@ class Profile:
     def summary(self) -> dict:
         """The issue's goals as numbers: batch-1 and large-batch ratios, knee against B*."""
         ratios = self.ratios()
-        large = [r for b, r in ratios.items() if b >= 256] or [ratios[max(ratios)]]
-        return {"peak_fp32": self.flops, "peak_fp64": self.peak["float64"].median if "float64" in self.peak else None, "read_bandwidth": self.mem_bw,
+        large = [ratios[b] for b in self.large_batches()]
+        gemv = self.gemv.median if self.gemv is not None else None
+        weight_bytes = self.decode["n_params"] * self.decode["bytes_param"]
+        return {"large_batches": self.large_batches(), "gemv_bandwidth": gemv,
+                "batch1_gemv_ratio": (self.decode["seconds"][0] / (weight_bytes / gemv)
+                                      if gemv and min(self.decode["batches"]) == 1 else None),
+                "ends_knee": ends_knee(self.decode["batches"], self.decode["seconds"]),
+                "peak_fp32": self.flops, "peak_fp64": self.peak["float64"].median if "float64" in self.peak else None, "read_bandwidth": self.mem_bw,
                 "batch1_ratio": ratios[min(ratios)], "large_batch_ratio": float(np.median(large)),
                 "knee": self.knee(), "balance_batch": self.balance_batch(), "seconds": self.seconds,
                 "busy": any("busy" in note for note in self.notes)}
@@ -585,7 +664,7 @@ class Profile:
         return {"format": FORMAT, "name": self.name, "mode": self.mode, "machine": self.machine,
                 "peak": {k: v.as_dict() for k, v in self.peak.items()}, "bandwidth": self.bandwidth.as_dict(),
                 "decode": self.decode, "notes": list(self.notes), "seconds": self.seconds,
-                "chip": self.chip_json()}
+                **({"gemv": self.gemv.as_dict()} if self.gemv is not None else {}), "chip": self.chip_json()}
 
     def save(self, path=None) -> str:
         """Write the profile as JSON (what an instructor collects) to ``path``, by default :func:`profile_path`
@@ -689,7 +768,8 @@ def load_profile(source=None) -> Profile:
             raise ValueError("its peak has no float32 figure")
         profile = Profile(name=str(source["name"]), mode=str(source["mode"]), machine=dict(source["machine"]),
                           peak=peak, bandwidth=_stat(source["bandwidth"], "bandwidth"), decode=decode,
-                          notes=list(source.get("notes", [])), seconds=float(source.get("seconds", 0)))
+                          notes=list(source.get("notes", [])), seconds=float(source.get("seconds", 0)),
+                          gemv=_stat(source["gemv"], "gemv") if source.get("gemv") else None)
         profile.chip()                      # the chip's own checks: positive, finite
     except (KeyError, TypeError) as error:
         raise ValueError(f"source: a lab profile lacks {error}") from None
@@ -772,7 +852,7 @@ def profile(mode: str = "quick", *, name: str = "my machine", threads="auto",
         threads = free_cores(machine)
         if threads < machine["cores"]:
             notes.append(f"threads: measured with {threads} of {machine['cores']} cores, the ones the load average "
-                         f"left free (threads=None uses every core the BLAS would).")
+                         f"left free (lab.measure_with_bar(mode, threads=None) or measure.profile(mode, threads=None) uses every core the BLAS would).")
     cache = _last_level_cache(machine)
     minimum = 4 * cache if mode != "smoke" else 4 * MB
     wanted = max(plan.read_mb * MB, 8 * cache) if mode != "smoke" else plan.read_mb * MB
@@ -789,6 +869,7 @@ def profile(mode: str = "quick", *, name: str = "my machine", threads="auto",
         report(0.12, "read bandwidth")
         first_bw, read_bytes = _shrinking("read bandwidth", read_bytes, minimum, notes,
                                           lambda size: read_bandwidth(mb=size / MB, repeats=half + 2))
+        first_gemv = gemv_bandwidth(mb=read_bytes / MB, repeats=half + 2)
         report(0.18, "decode steps")
         decode, weight_bytes = _shrinking(
             "decode weights", weight_bytes, minimum, notes,
@@ -805,13 +886,15 @@ def profile(mode: str = "quick", *, name: str = "my machine", threads="auto",
         report(0.85, "peak FLOP/s and read bandwidth again")
         peak = {dtype: _pooled(first[dtype], peak_flops(dtype, size=plan.matmul_n, repeats=half)) for dtype in DTYPES}
         bandwidth = _pooled(first_bw, read_bandwidth(mb=read_bytes / MB, repeats=half + 2))
+        gemv = _pooled(first_gemv, gemv_bandwidth(mb=read_bytes / MB, repeats=half + 2))
     for label, stat in (("float32 peak", peak["float32"]), ("read bandwidth", bandwidth)):
         if stat.spread > 0.3:
             notes.append(f"noisy: the {label} varied by {stat.spread:.0%} between repeats; another program may "
                          f"have been running (the median is used).")
     report(1.0, "done")
+    machine["measured_year"] = time.localtime().tm_year
     return Profile(name=name.strip(), mode=mode, machine=machine, peak=peak, bandwidth=bandwidth, decode=decode,
-                   notes=notes, seconds=time.perf_counter() - started)
+                   notes=notes, seconds=time.perf_counter() - started, gemv=gemv)
 
 
 # ============================================================================ a GPU, through PyTorch

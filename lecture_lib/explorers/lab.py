@@ -129,6 +129,61 @@ def gap_table(profile) -> str:
             "<th>bound by</th></tr>" + "".join(rows) + "</table>")
 
 
+def _batch_list(batches) -> str:
+    batches = [f"{b:,}" for b in batches]
+    return batches[0] if len(batches) == 1 else ", ".join(batches[:-1]) + " and " + batches[-1]
+
+
+def findings(profile, *, over: float = 1.5) -> list[str]:
+    """What one profile's measurement says, as sentences computed from it (never typed): batch 1 against the read
+    bound and against the rate the BLAS's matrix-vector product reached; the small batches that ran more than ``over``
+    times the roofline (batch 2 against batch 1, the range, the worst); the large batches' ratio and how it is
+    aggregated; the measured knee (:func:`lecture_lib.measure.measured_knee`) against the predicted B*, and the two
+    ends' construction beside them."""
+    s = profile.summary()
+    ratios = profile.ratios()
+    d = profile.decode
+    times = dict(zip(d["batches"], d["seconds"]))
+    said = []
+    one = min(ratios)
+    text = (f"Batch {one}: the step took {s['batch1_ratio']:.2f}× the roofline's read of the weights at "
+            f"{units.bandwidth(profile.mem_bw)} (the read probe).")
+    if s.get("gemv_bandwidth"):
+        text += (f" One large matrix-vector product read at {units.bandwidth(s['gemv_bandwidth'])}, "
+                 f"{s['gemv_bandwidth'] / profile.mem_bw:.0%} of the probe's rate; against a bound drawn from that "
+                 f"rate the batch-1 step took {s['batch1_gemv_ratio']:.2f}×.")
+    said.append(text)
+    small = [b for b in d["batches"] if b > one]
+    if small:
+        second = small[0]
+        slow = [b for b in d["batches"] if b > one and ratios[b] > over]
+        text = f"Batch {second}'s step took {times[second] / times[one]:.2f}× batch {one}'s"
+        if slow:
+            worst = max(slow, key=ratios.get)
+            text += (f"; batches {slow[0]:,} to {slow[-1]:,} ran more than {over:g}× the roofline "
+                     f"(the most: {ratios[worst]:.2f}× at batch {worst:,}).")
+        else:
+            text += f"; no batch above {one} ran more than {over:g}× the roofline."
+        said.append(text)
+    large = s["large_batches"]
+    said.append(f"Large batches: {s['large_batch_ratio']:.2f}× the compute roofline "
+                + (f"at batch {large[0]:,}." if len(large) == 1 else
+                   f"(the median of the ratios at batches {_batch_list(large)})."))
+    knee, star = s["knee"], s["balance_batch"]
+    if math.isfinite(knee):
+        said.append(f"Measured knee: batch {units.number(knee)}, {units.factor(knee / star)} the predicted B* of "
+                    f"{units.number(star)}" + (" (within 2×)." if 0.5 <= knee / star <= 2 else " (more than 2× off).")
+                    + f" The two ends' lines alone would meet at {units.number(s['ends_knee'])}.")
+    else:
+        said.append(f"Measured knee: beyond the batches measured (predicted B* {units.number(star)}).")
+    return said
+
+
+def findings_html(profile) -> str:
+    """:func:`findings` as an HTML list."""
+    return "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in findings(profile)) + "</ul>"
+
+
 def _binary(size: float) -> str:
     """Cache sizes as the OS and vendors print them: KiB and MiB (powers of 1024)."""
     return f"{size / 1024**2:g} MiB" if size >= 1024**2 else f"{size / 1024:g} KiB"
@@ -148,7 +203,10 @@ def report_html(profile) -> str:
             ("RAM", units.bytes_(m["ram_bytes"]) if m.get("ram_bytes") else "not reported"),
             ("load before measuring", "not reported" if m.get("load_average") is None else f"{m['load_average']:.2f}")]
     figures = [(f"peak, {dtype}", stat, units.flops) for dtype, stat in profile.peak.items()]
-    for label, stat, fmt in figures + [("read bandwidth", profile.bandwidth, units.bandwidth)]:
+    extra = [("read bandwidth", profile.bandwidth, units.bandwidth)]
+    if profile.gemv is not None:
+        extra.append(("matrix-vector read (x @ W)", profile.gemv, units.bandwidth))
+    for label, stat, fmt in figures + extra:
         rows.append((label, f"<b>{fmt(stat.median)}</b> (from {fmt(stat.low)} to {fmt(stat.high)}, "
                             f"{len(stat.samples)} repeats)"))
     rows.append(("measuring took", f"{units.number(profile.seconds)} s ({profile.mode} mode)"))

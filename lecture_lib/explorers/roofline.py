@@ -18,8 +18,9 @@ from lecture_lib.roofline import BALANCE_BATCH, GOLDILOCKS_CONTEXT, HARDWARE_RAT
 from . import base, sliders
 from .plots import COLORS
 
-WEIGHT_FORMATS = ("fp4", "fp8", "bf16")
-BYTES = {fmt: hardware.BYTES_PER_VALUE[fmt] for fmt in WEIGHT_FORMATS + ("fp32",)}
+#: fp32 for a chip that multiplies nothing narrower (a CPU measured in the lab, Chapter 11)
+WEIGHT_FORMATS = ("fp4", "fp8", "bf16", "fp32")
+BYTES = {fmt: hardware.BYTES_PER_VALUE[fmt] for fmt in WEIGHT_FORMATS}
 PER_MILLION = 1e6
 DEFAULT_CHIPS = 72   # one Blackwell NVL72 rack, the lecture's unit (00:02:40)
 MAX_CHIPS = 144
@@ -292,11 +293,12 @@ class BatchExplorer(_RooflineExplorer):
         ratio = HARDWARE_RATIO(FLOPs=r["flops"], bytes_param=r["bytes_param"], mem_bw=r["mem_bw"])
         bound = "compute-bound" if step["t_compute"] >= step["t_mem"] else "memory-bound"
         rows = self.deployment_rows(r, values, batch=batch, bytes_tok=bytes_tok) + [
-            ("hardware ratio (≈300 on the board)", f"{ratio:.0f}  ({r['compute_format']} multiplies)"),
+            (f"hardware ratio for {values['weights']} weights (the board's ≈300 is a GPU's)",
+             f"{units.number(ratio)}  ({r['compute_format']} multiplies)"),
             ("sparsity N_total/N_active", units.number(workload.sparsity)),
-            ("balance batch B* (weights only)", f"{b_star:,.0f}"),
+            ("balance batch B* (weights only)", units.number(b_star)),
             ("B* including KV at this context", "none: KV alone outruns compute" if math.isinf(with_kv)
-             else f"{with_kv:,.0f}"),
+             else units.number(with_kv)),
             ("KV bytes per token", units.bytes_(bytes_tok)),
             ("latency floor (weight fetch)", units.seconds(weights[0])),
             ("weight fetch at B = 1, only the k experts touched", units.seconds(read[0]) if moe else "n/a (dense model or board example)"),

@@ -657,6 +657,10 @@ SIMPLE_SLIPS = (
     ("USD for $", r"\d USD\b"),
     ("KB for kB", r"\d ?KB\b"),
     ("a thousand of a prefix", r"(?<![\w.,])\d{1,3},\d{3}(?:\.\d+)? ?[kMGTP](?:B\b|B/s|FLOP|\b)"),
+    # Chapter 9 printed "10 us" beside "15 µs" from units.seconds: one writing of a unit.
+    ("us for µs", r"(?<![\w.])\d[\d,.]* ?us\b"),
+    # Chapter 8 printed "Max(t_{attn}, t_{kv}) + Max(...)": a formula is shown named and typeset (formula.show).
+    ("raw SymPy", r"\b(?:Max|Min|Piecewise|ceiling)\("),
 )
 
 
@@ -743,7 +747,8 @@ def test_no_formatting_slip_in_any_chapter_after_run_all(path):
     ("the price $1.2", "money without cents"), ("on 8 GPU", "singular after a count"),
     ("$0.0000401 per million", "a fraction of a cent"), ("200.0 tokens/s", "trailing .0"), ("9.0× faster", "trailing .0"),
     ("36x the cost", "x for ×"), ("1 x H100", "x for ×"), ("3.50 USD", "USD for $"), ("1.7 KB/token", "KB for kB"),
-    ("1,000 M params", "a thousand of a prefix"), ("2,000 GB", "a thousand of a prefix")])
+    ("1,000 M params", "a thousand of a prefix"), ("2,000 GB", "a thousand of a prefix"),
+    ("llama-3-70b  1  10 us  2.41 ms", "us for µs"), ("Max(t_{attn}, t_{kv}) + Max(t_{expert}, t_{other})", "raw SymPy")])
 def test_the_formatting_scan_finds_each_slip(text, slip):
     assert any(slip in found for found in formatting_slips(text)), formatting_slips(text)
 
@@ -751,7 +756,8 @@ def test_the_formatting_scan_finds_each_slip(text, slip):
 @pytest.mark.parametrize("text", ["$1.20 per hour", "1,357 tok/s", "157×", "19.4×", "1 GPU", "8 GPUs",
                                   "0.0125", "is it 2.6 × 10¹⁴?", "commit 911eb569e72cf", "v2.6.1", "3.142 rad",
                                   "$0.075 per million", "$0.0125 per M", "$0.00004 per M", "9×", "1.00 : 0.67", "0.0% idle", "PCIe 4.0 SSD",
-                                  "the datasheet's '18x 4th Gen NVLink, 1,440GB'", "1 B params", "1.7 kB", "0x1F", "2,048 tokens", "v1.0"])
+                                  "the datasheet's '18x 4th Gen NVLink, 1,440GB'", "1 B params", "1.7 kB", "0x1F", "2,048 tokens", "v1.0",
+                                  "15 µs", "2 users", "the max(t_compute, t_mem) of Chapter 1"])
 def test_the_formatting_scan_passes_good_numbers(text):
     assert formatting_slips(text) == []
 
@@ -831,3 +837,156 @@ def test_two_printed_times_whose_ratio_is_the_answer_are_a_spoiler():
     assert ratio_spoilers(slowdown, text)
     assert not ratio_spoilers(slowdown, "in one rack: 8.16 µs, over two racks: 50 µs, a 73.4 GB model")
     assert not ratio_spoilers(predict.FACTORIES["batch1_share"](), text)       # a share, not a factor
+
+
+# ------------------------------------------------------------------ issue 49 §3: one quantity, one value, one writing
+CHAPTERS_1_TO_11 = sorted(NOTEBOOKS[0].parent.glob("[0-9][0-9]_*.ipynb"))
+
+
+def _calls(source: str, name: str) -> list[list[str]]:
+    """The top-level arguments of every ``name(...)`` call in ``source``, as text."""
+    found = []
+    for match in re.finditer(rf"(?<![\w.]){name}\(", source):
+        depth, start, args, i = 1, match.end(), [], match.end()
+        while i < len(source) and depth:
+            char = source[i]
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+            if (char == "," and depth == 1) or depth == 0:
+                args.append(source[start:i].strip())
+                start = i + 1
+            i += 1
+        found.append([a for a in args if a])
+    return found
+
+
+def shown_under_one_name(notebook) -> list[str]:
+    """Formulas one ``show(...)`` typesets under the same left-hand side: Chapter 9 showed AllGather, ReduceScatter,
+    AllReduce and AllToAll as four lines of "t_coll = ...", a learner could not tell which was which."""
+    import importlib
+
+    from lecture_lib import formula, symbols
+
+    code = "\n".join(c.source for c in notebook.cells if c.cell_type == "code")
+    namespace = {}                                    # the chapter's own imports: "from lecture_lib import reversible as rv"
+    for names in re.findall(r"^from lecture_lib(?:\.explorers)? import \(?([^()\n]+)", code, re.M):
+        for item in names.split(","):
+            parts = item.split()
+            if not parts:
+                continue
+            try:
+                namespace[parts[-1]] = importlib.import_module(f"lecture_lib.{parts[0]}")
+            except ImportError:
+                continue                              # a name, not a module
+    found = []
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        for args in _calls(cell.source, "show"):
+            names = []
+            for arg in args:
+                if not re.fullmatch(r"\w+\.[A-Z][A-Z_0-9]*(?:\[\"\w+\"\])?", arg):
+                    continue                                  # a (name, expression) pair names itself
+                if arg.split(".")[0] not in namespace:
+                    continue
+                value = eval(arg, namespace)                  # a module's constant, read from the course's own code
+                if isinstance(value, formula.Formula):
+                    names.append((formula.sp.latex(value.lhs, symbol_names=symbols.latex_names()), arg))
+            seen = {}
+            for lhs, arg in names:
+                if lhs in seen:
+                    found.append(f"cell {cell.get('id')}: {seen[lhs]} and {arg} both show as {lhs} = ...")
+                seen.setdefault(lhs, arg)
+    return found
+
+
+@pytest.mark.parametrize("path", CHAPTERS_1_TO_11, ids=[p.stem[:2] for p in CHAPTERS_1_TO_11])
+def test_formulas_shown_together_have_their_own_names(path):
+    assert shown_under_one_name(nbformat.read(path, as_version=4)) == []
+
+
+def test_the_name_scan_finds_four_collectives_under_one_name():
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "display(show(collectives.ALL_GATHER, collectives.REDUCE_SCATTER))")])
+    assert shown_under_one_name(notebook)
+
+
+# A count the library computes, typed into prose, goes stale: Chapter 8's "18 of 23 rows within ±35%" beside the
+# README's "16 of 23". Say where it is counted instead.
+TYPED_COUNT = re.compile(r"\b\d+ of (?:the )?\d+ (?:rows |published |measurements |MoE |figures )*(?:within|are within|land)")
+
+
+def test_no_chapter_or_front_page_types_a_count_the_library_computes():
+    root = NOTEBOOKS[0].parents[1]
+    found = []
+    for path in CHAPTERS_1_TO_11:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                found += [f"{path.name}: {m.group(0)!r}" for m in TYPED_COUNT.finditer(cell.source)]
+    for name in ("README.md", "docs/library.md"):
+        found += [f"{name}: {m.group(0)!r}" for m in TYPED_COUNT.finditer((root / name).read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_chapter_8_names_every_term_its_realistic_printout_lists():
+    """Chapter 8, section 7 prints the realistic estimate term by term (realistic.TERMS); its text listed six of the
+    eight, and a learner met engine_batch_cap and dp_prefill_wait only in the printout."""
+    from lecture_lib import realistic
+
+    path = next(p for p in CHAPTERS_1_TO_11 if p.name.startswith("08_"))
+    text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+    assert [term for term in realistic.TERMS if f"`{term}`" not in text] == []
+
+
+def test_chapter_8_writes_one_letter_for_one_quantity():
+    """E is the GPUs of expert parallelism (Chapters 2, 4, 9, and Chapter 8's imbalance formula); the routed experts
+    are n_experts, as the rendered formula writes them. Chapter 8's text once wrote E for both."""
+    path = next(p for p in CHAPTERS_1_TO_11 if p.name.startswith("08_"))
+    text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+    assert not re.search(r"\$E\s*=\s*\d|k/E|E\(1|E/k|\$E\$ routed", text)
+
+
+def test_chapter_9_keeps_alpha_for_latency_and_tp_for_the_tensor_axis():
+    """Chapter 9 wrote α for a collective's start-up latency and, two sections on, the scaling book's α = FLOPs/W;
+    and "split Y ways" where its formulas write TP (Y was in no table)."""
+    path = next(p for p in CHAPTERS_1_TO_11 if p.name.startswith("09_"))
+    notebook = nbformat.read(path, as_version=4)
+    text = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    assert "\\alpha^2" not in text and not re.search(r"split \$Y\$|\$Y\$ ways|\$Y\$ grows|M_Y|W_Y|XY", text)
+
+
+def test_a_single_stage_is_not_said_to_take_turns():
+    from lecture_lib.explorers.pipeline_memory import LatencyExplorer
+
+    explorer = LatencyExplorer()
+    rows, _ = explorer.update({**explorer.values, "P": 1})
+    labels = [str(row[0]) for row in rows]
+    assert not any("1 stage taking turns" in label for label in labels), labels
+    rows, _ = explorer.update({**explorer.values, "P": 4})
+    assert any("P = 4 stages taking turns" in str(row[0]) for row in rows)
+
+
+def test_the_experts_readout_does_not_round_a_part_up_to_the_whole():
+    """At 2,048 tokens DeepSeek-V3 touches all 256 experts but reads 670 B of 671 B: the readout said "100%" and did
+    not say what was left (embedding rows no token looked up)."""
+    from lecture_lib.explorers.reality import ExpectedExpertsExplorer
+
+    explorer = ExpectedExpertsExplorer()
+    rows = dict((row[0], row[1]) for row in explorer.update({**explorer.values, "model": "deepseek-v3", "tokens": 2048})[0])
+    assert "100%" not in rows["parameters read"] and "99.9%" in rows["parameters read"]
+    assert "embedding" in rows["not read this step"]
+
+
+def test_the_critical_batch_readout_says_whose_bandwidth_and_what_a_replica_is():
+    """Chapter 9 said "400 GB/s per node" and its explorer "link per GPU (one way) 400 GB/s" and "64 replicas"."""
+    from lecture_lib.explorers.communication import LINKS, CriticalBatchExplorer
+
+    explorer = CriticalBatchExplorer()
+    rows = dict((row[0], row[1]) for row in explorer.update({**explorer.values, "link": LINKS[1], "dp": 64})[0])
+    link = next(label for label in rows if label.startswith("link"))
+    assert "per node" in link and "400 GB/s" in rows[link]
+    assert "512 replicas" in rows["the ring"] and "64 nodes" in rows["the ring"]
+    rows = dict((row[0], row[1]) for row in explorer.update({**explorer.values, "link": LINKS[0], "dp": 8})[0])
+    assert "link per GPU (one way)" in rows

@@ -46,7 +46,7 @@ class CriticalBatchExplorer(base.Explorer):
         return {"model": sliders.dropdown("model (dense, BF16 gradients)", list(MODELS), "llama-3-70b"),
                 "chip": sliders.dropdown("GPU", list(CHIPS), "H100"),
                 "link": sliders.dropdown("link", list(LINKS), LINKS[0]),
-                "dp": sliders.dropdown("data-parallel replicas DP", list(REPLICAS), 8),
+                "dp": sliders.dropdown("ring of DP (GPUs on NVLink; nodes across nodes)", list(REPLICAS), 8),
                 "tokens": sliders.log_slider("tokens per GPU per step b_dev", 1024, 64, 65536,
                                              stops=(64, 128) + TOKENS + (32768, 65536), whole=True)}
 
@@ -84,10 +84,19 @@ class CriticalBatchExplorer(base.Explorer):
         changed = base.set_limits(self.axis, (64, 65536), (10 ** np.floor(np.log10(low)), 10 ** np.ceil(np.log10(high))))
         verdict = ("compute-bound: the all-reduce hides behind the backward pass" if here >= comm
                    else "communication-bound: the GPUs wait on the all-reduce")
-        rows = [("link per GPU (one way)", units.bandwidth(bandwidth)),
+        across = values["link"] != LINKS[0]
+        gpus = dp * (GPUS_PER_NODE if across else 1)
+        # Across nodes the ring's members are nodes: each GPU all-reduces its 1/8 of the gradients over its own NIC,
+        # so the node's 8 NICs at once carry the array (the bandwidth is the node's, the critical batch per GPU).
+        link_row = ((f"link per node (one way, {GPUS_PER_NODE} GPUs' NICs)",
+                     f"{units.bandwidth(bandwidth)} = {GPUS_PER_NODE} × {units.bandwidth(chip.scale_out_bandwidth)}")
+                    if across else ("link per GPU (one way)", units.bandwidth(bandwidth)))
+        ring_row = ("the ring", f"{dp:,} nodes of {GPUS_PER_NODE} GPUs: {gpus:,} replicas, one per GPU" if across
+                    else f"{units.plural(dp, 'GPU')}, one replica each")
+        rows = [link_row, ring_row,
                 ("gradient all-reduce", units.seconds(comm)),
                 ("backward pass at your b_dev", units.seconds(here)),
                 ("critical tokens per GPU b*", f"{units.number(star)} tokens"),
-                ("global batch", f"{units.count(dp * tokens)} tokens ({dp:,} × {units.number(tokens)})"),
+                ("global batch", f"{units.count(gpus * tokens)} tokens ({gpus:,} GPUs × {units.number(tokens)})"),
                 ("verdict", verdict)]
         return rows, changed

@@ -262,7 +262,8 @@ class LatencyExplorer(base.Explorer):
                                   f"{units.seconds(asked_step)}", "note")] if t_step > asked_step else []) + [
             ("tokens/s per sequence", f"{units.number(1 / token)} (one stage: {units.number(1 / t_step)})"),
             (f"weight-fetch floor, E = {units.plural(e, 'GPU')}", units.seconds(at_e)),
-            (f"… with P = {units.plural(p, 'stage')} taking turns", units.seconds(pipelined)),
+            (f"… with P = {p} stages taking turns" if p > 1 else "… with P = 1 (one stage, no turns to take)",
+             units.seconds(pipelined)),
             (f"if all {e * p:,} GPUs read at once", f"{units.seconds(at_ep)} (not how a pipeline runs)"),
             (f"floor on 8 / 72 / 576 {chip.name} GPUs", " / ".join(units.seconds(pm.weight_fetch_time(gpus_reading=n, **fetch))
                                                      for n in pm.SCALE_UP_SIZES.values())),

@@ -66,11 +66,26 @@ class ExpectedExpertsExplorer(base.Explorer):
         rows = [("model", f"{model.name}: {model.n_routed_experts} experts, {model.experts_per_token} active per token"),
                 ("experts touched per MoE layer", f"{units.number(touched)} of {model.n_routed_experts}"),
                 ("parameters read", f"{units.count(here)} of {units.count(model.params_total)} "
-                                    f"({here / model.params_total:.0%})"),
+                                    f"({_share(here / model.params_total)})"),
+                ("not read this step", _unread(model, tokens, here)),
                 ("at batch 1", f"{units.count(roofline.params_read(model, tokens=1))}"),
                 ("tokens for 90% of the experts",
                  f"{np.log(0.1) / np.log(1 - model.experts_per_token / model.n_routed_experts):,.0f}")]
         return rows, False
+
+
+def _share(fraction: float) -> str:
+    """A share as a percentage that never rounds a part up to the whole: 99.9%, not 100%, when something is left."""
+    return f"{fraction:.1%}" if 0.995 <= fraction < 1 else f"{fraction:.0%}"
+
+
+def _unread(model, tokens: float, read: float) -> str:
+    """What a step leaves in HBM, in two parts: experts no token picked, and input-embedding rows no token looked up
+    (the step reads one row of the table per distinct token, next in the chapter), so the two readouts above agree."""
+    whole_table = roofline.params_read(model, tokens=tokens, embedding_rows=False)
+    experts, rows = model.params_total - whole_table, whole_table - read
+    return (f"{units.count(max(experts, 0.0))} in experts no token picked, {units.count(max(rows, 0.0))} in "
+            "embedding-table rows no token looked up (a lookup reads one row per token)")
 
 
 class RealityExplorer(base.Explorer):

@@ -38,7 +38,8 @@ def _step(batch: float, part: str = "t", flops: float = PEAK, mem_bw: float = BA
 
 
 def _knee() -> float:
-    return measure.measured_knee(list(STEPS), list(STEPS.values()))
+    """The two ends' knee (11.4, 11.5): the construction a learner can do by hand, not the lab's fitted knee."""
+    return measure.ends_knee(list(STEPS), list(STEPS.values()))
 
 
 def _cost(price: float = 0.10, batch: int = 256) -> float:
@@ -70,14 +71,14 @@ register("11.3", Problem(
               Mistake(lambda: _step(512, "t_compute") / 2,
                       "That counts one FLOP per multiply-add. Each weight costs 2 FLOPs per sequence."))))
 register("11.4", Problem(
-    "Read the knee off a measured curve", "number", _knee, rtol=0.03, unit="sequences",
+    "Where the two ends' lines meet", "number", _knee, rtol=0.03, unit="sequences",
     mistakes=(Mistake(lambda: STEPS[1] / (STEPS[2] / 2),
                       "That takes the slope from batch 2, still on the flat part. Read the compute slope where the "
                       "curve is straight: the largest batches."),
               Mistake(lambda: _knee() * 2,
                       "Check the slope: time per sequence is the step time divided by the batch."))))
 register("11.5", Problem(
-    "The knee against the prediction", "number", lambda: _knee() / _balance(), rtol=0.03, unit="",
+    "The ends' knee against the prediction", "number", lambda: _knee() / _balance(), rtol=0.03, unit="",
     mistakes=(Mistake(lambda: _balance() / _knee(),
                       "That is the prediction over the measurement. The question asks measured / predicted."),)))
 register("11.6", Problem(
@@ -85,7 +86,12 @@ register("11.6", Problem(
     mistakes=(Mistake(lambda: N_PARAMS / STEPS[1],
                       "That counts weights, not bytes. Each float32 weight is 4 bytes."),
               Mistake(lambda: WEIGHT_BYTES * STEPS[1],
-                      "Bandwidth is bytes divided by seconds."))))
+                      "Bandwidth is bytes divided by seconds."),
+              Mistake(lambda: STEPS[1] / WEIGHT_BYTES,
+                      "That is seconds per byte, upside down: bandwidth is bytes divided by seconds."),
+              Mistake(lambda: STEPS[1] / N_PARAMS,
+                      "That is seconds per weight, upside down, and counts weights: divide the bytes (4 per weight) "
+                      "by the seconds."))))
 register("11.7", Problem(
     "Dollars per million tokens on a rented CPU", "number", lambda price=0.10: _cost(price), rtol=0.02,
     unit="dollars per million tokens", variants=(PRICE_VARY,),

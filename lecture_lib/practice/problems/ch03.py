@@ -147,6 +147,7 @@ register("3.2", Problem(
                       "first micro-batch has gone up to the last rack."))))
 register("3.3", Problem(
     "Derive the bubble fraction", "expression", lambda: pipeline.BUBBLE_FRACTION.rhs,
+    letters={"m": "n_micro"},   # the statement's m micro-batches (the course's m is Chapter 8's tokens per expert)
     wrong_hint="Idle time per stage divided by the stage's total time (idle + useful). Use the symbols "
                "P and n_micro; the forward and backward times should cancel."))
 register("3.4", Problem(

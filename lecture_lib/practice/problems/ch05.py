@@ -159,6 +159,8 @@ register("5.6", Problem(
     wrong_hint="Find the lowest point of the black curve and compare it with the dashed grey line."))
 register("5.7", Problem(
     "Derive the minimum of a power-law sum", "expression", lambda: scaling.POWER_OPTIMUM.rhs,
+    # The statement writes a x^-p + b x^q; b is otherwise the course's micro-batch.
+    letters={"a": "coef_a", "b": "coef_b", "p": "p_fall", "q": "q_rise", "x": "x_alloc"},
     mistakes=(Mistake(lambda: (_symbols.coef_a / _symbols.coef_b) ** (1 / (_symbols.p_fall + _symbols.q_rise)),
                       "That is where the two costs are equal (the crossing), not where their sum is least: the "
                       "derivative brings each exponent down as a factor, p_fall and q_rise."),),

@@ -286,7 +286,7 @@ REALISTIC_STEP = tuple(_define(name, latex, meaning, unit, 8) for name, latex, m
     (r"\bar{m}", r"\bar{m}", "routed tokens per expert-parallel GPU in one MoE layer, on average (B k / E)", "tokens"),
     ("I", r"I", "load imbalance: the busiest expert-parallel GPU's routed tokens over the mean", "-"),
     ("m", r"m", "tokens one expert receives in one MoE layer", "tokens"),
-    ("M_tile", r"M_\mathrm{tile}", "token rows of one tile of a grouped matmul (64 on Hopper and Blackwell)", "tokens"),
+    ("M_tile", r"M_\mathrm{tile}", "rows (tokens) of one tile of a grouped matmul: 64 on Hopper and Blackwell", "tokens"),
     (r"\eta_{tile}", r"\eta_\mathrm{tile}", "tile efficiency: useful rows over the rows of the whole tiles paid for", "-"),
     (r"t_{real}", r"t_\mathrm{real}", "realistic step time: the bound's terms apart, at real kernel speeds, plus communication", "s"),
     (r"t_{attn}", r"t_\mathrm{attn}", "attention's FLOPs at peak (realistic estimate)", "s"),
@@ -294,12 +294,12 @@ REALISTIC_STEP = tuple(_define(name, latex, meaning, unit, 8) for name, latex, m
     (r"t_{other}", r"t_\mathrm{other}", "FLOPs of the matmuls outside the routed experts, at peak", "s"),
     (r"t_{expert}", r"t_\mathrm{expert}", "routed experts' FLOPs at peak, tokens spread evenly", "s"),
     (r"t_{weights}", r"t_\mathrm{weights}", "weights read at full HBM bandwidth, except experts with few tokens", "s"),
-    (r"t_{weights,experts}", r"t_\mathrm{weights,small}", "weights of experts with at most 128 tokens, read at full HBM bandwidth", "s"),
+    (r"t_{weights,experts}", r"t_\mathrm{weights,small}", "weights of experts that receive at most 128 tokens, read at full HBM bandwidth", "s"),
     (r"t_{comm}", r"t_\mathrm{comm}", "all-to-all and all-reduce time of one step, not overlapped", "s"),
     (r"\eta_{HBM}", r"\eta_\mathrm{HBM}", "share of HBM bandwidth the best published kernels reach", "-"),
     (r"\eta_{attn}", r"\eta_\mathrm{attn}", "share of the BF16 peak the best published attention kernels reach", "-"),
     (r"\eta_{mm}", r"\eta_\mathrm{mm}", "share of the peak the best published matmul kernels reach", "-"),
-    (r"\eta_{small}", r"\eta_\mathrm{small}", "share of HBM bandwidth a matmul of at most 128 token rows reaches", "-"),
+    (r"\eta_{small}", r"\eta_\mathrm{small}", "share of HBM bandwidth a matmul of at most 128 rows (tokens) reaches", "-"),
 ))
 
 

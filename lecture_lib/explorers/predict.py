@@ -680,7 +680,7 @@ def batch1_share() -> Prediction:
     """Ch8: the share of its bound that a tuned engine reaches decoding one sequence of a 70B model on one H200."""
     from lecture_lib import measurements
 
-    return Prediction("batch-1 share of the bound (Llama-3.3-70B, one H200)",
+    return Prediction("batch-1 share of the bound (llama-3-70b, one H200)",
                       lambda: measurements.get("trtllm-llama70b-h200-batch1").efficiency,
                       "of the bound", example="e.g. 0.5",
                       source="the course's measurement table (a published figure divided by the course's bound)",

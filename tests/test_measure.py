@@ -425,3 +425,135 @@ def test_an_allocation_that_fails_is_retried_smaller_and_said(monkeypatch):
     notes = []
     with pytest.raises(MemoryError, match="could not allocate"):
         measure._shrinking("decode weights", 64e6, 40e6, notes, lambda size: (_ for _ in ()).throw(MemoryError()))
+
+
+# --- the learner's walk (issue 50's follow-up): what the chapter shows is computed, shown and covered --------------
+
+def test_the_fitted_knee_finds_where_synthetic_curves_bend():
+    batches = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+    for star in (3.0, 10.0, 40.0):                                   # perfect rooflines: the knee is B*
+        seconds = [max(0.010, 0.010 * b / star) for b in batches]
+        assert measure.measured_knee(batches, seconds) == pytest.approx(star, rel=0.02)
+    rng = np.random.default_rng(3)                                   # 10% noise moves it little
+    noisy = [max(0.010, 0.001 * b) * rng.uniform(0.9, 1.1) for b in batches]
+    assert 7 < measure.measured_knee(batches, noisy) < 14
+    # The learner's shape: batch 2 already 3.5x batch 1 and flat there up to batch 128, on a B* = 8 roofline whose
+    # two ends sit on it. The ends alone still say 8; the curve bends where its raised floor meets the compute line,
+    # 0.035 s / (0.01 s / 8) = 28, and the fitted knee finds that.
+    bumped = [0.010] + [max(0.035, 0.010 * b / 8) for b in batches[1:]]
+    assert measure.ends_knee(batches, bumped) == pytest.approx(8, rel=0.01)
+    assert measure.measured_knee(batches, bumped) == pytest.approx(28, rel=0.3)
+    # A curve that climbs from batch 2 on (a kernel switch), linear from there: the knee is near batch 1 to 2.
+    early = [0.010] + [0.010 * 3 * b / 2 for b in batches[1:]]
+    assert measure.measured_knee(batches, early) < 2.5
+    assert measure.measured_knee(batches, [0.01] * len(batches)) == math.inf
+
+
+def test_the_ends_knee_is_b_star_times_the_ratio_of_the_ends_gaps(smoke):
+    s = smoke.summary()
+    ratios = smoke.ratios()
+    two_largest = sorted(ratios)[-2:]
+    expected = s["balance_batch"] * s["batch1_ratio"] / float(np.median([ratios[b] for b in two_largest]))
+    if math.isfinite(s["ends_knee"]):
+        assert s["ends_knee"] == pytest.approx(expected, rel=1e-6)
+
+
+def test_large_batches_are_the_median_over_256_and_above():
+    example = measure.example_profile()
+    assert example.large_batches() == [256, 512, 1024]
+    ratios = example.ratios()
+    assert example.summary()["large_batch_ratio"] == pytest.approx(float(np.median([ratios[b] for b in (256, 512, 1024)])))
+
+
+def test_the_matrix_vector_read_is_measured_saved_and_loaded(smoke, tmp_path):
+    assert smoke.gemv is not None and smoke.gemv.median > 0 and smoke.gemv.unit == "B/s"
+    s = smoke.summary()
+    weight_bytes = smoke.decode["n_params"] * smoke.decode["bytes_param"]
+    assert s["batch1_gemv_ratio"] == pytest.approx(smoke.decode["seconds"][0] / (weight_bytes / smoke.gemv.median))
+    again = measure.load_profile(smoke.save(tmp_path / "g.json"))
+    assert again.gemv.median == pytest.approx(smoke.gemv.median)
+    assert measure.example_profile().gemv is None and measure.example_profile().summary()["batch1_gemv_ratio"] is None
+    with pytest.raises(ValueError, match="mb"):
+        measure.gemv_bandwidth(mb=0.5)
+
+
+def test_findings_are_computed_from_the_profile():
+    from lecture_lib.explorers import lab
+
+    example = measure.example_profile()
+    s, ratios, d = example.summary(), example.ratios(), example.decode
+    text = " ".join(lab.findings(example))
+    assert f"{s['batch1_ratio']:.2f}×" in text and f"{s['large_batch_ratio']:.2f}×" in text
+    assert f"{d['seconds'][1] / d['seconds'][0]:.2f}× batch 1's" in text
+    slow = [b for b in d["batches"] if b > 1 and ratios[b] > 1.5]
+    assert f"batches {slow[0]:,} to {slow[-1]:,}" in text and "256, 512 and 1,024" in text
+    assert "more than 2× off" in text            # the reference profile's knee is not within 2x of its B*
+
+
+def test_the_lab_states_no_typed_claim_its_data_can_contradict():
+    cells = json.loads(NOTEBOOK.read_text())["cells"]
+    text = " ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    for claim in ("99-101%", "about 40%", "often batch 2 to 16", "batch 4 was slower than batch 1",
+                  "holds on a laptop", "between 4 and 10", "in two halves", "threads=None uses every core",
+                  "weights stored in bf16 are multiplied in fp32"):
+        assert claim not in text, claim
+
+
+def _code_cells(path):
+    return ["".join(c["source"]) for c in json.loads(Path(path).read_text())["cells"] if c["cell_type"] == "code"]
+
+
+def test_no_notebook_throws_a_shown_formula_away():
+    """A bare ``show(...)`` that is not a cell's last statement is computed and discarded: no formula appears."""
+    import ast
+    import warnings
+
+    root = NOTEBOOK.parents[1]
+    thrown = []
+    for path in sorted([*root.glob("notebooks/*.ipynb"), *root.glob("solutions/*.ipynb")]):
+        for index, source in enumerate(_code_cells(path)):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")   # LaTeX in a cell's strings
+                    tree = ast.parse(source)
+            except SyntaxError:                       # cell magics
+                continue
+            last = tree.body[-1] if tree.body else None
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                        and getattr(node.value.func, "id", None) == "show" and node is not last):
+                    thrown.append(f"{path.name} code cell {index}, line {node.lineno}")
+    assert not thrown, thrown
+
+
+def test_the_printed_b_star_is_covered_and_the_mode_needs_no_edit():
+    code = _code_cells(NOTEBOOK)
+    printing = [source for source in code if 'print(f"B* = ' in source]
+    assert printing and all(".cover(" in source for source in printing)
+    setup = next(source for source in code if "MODE =" in source)
+    assert "LECTURE_LAB_MODE" in setup and 'MODE = "quick"' not in setup
+
+
+def test_the_machine_as_a_chip_says_what_it_is_not(smoke):
+    chip = smoke.chip()
+    assert "not applicable" in chip.sources["scale_up_bandwidth"] and chip.scale_up_domain == 1
+    assert "measured" in chip.sources["release_year"] and chip.release_year == smoke.machine["measured_year"]
+
+
+def test_the_explorer_takes_fp32_weights_and_prints_a_small_b_star(registry):
+    from lecture_lib.explorers.roofline import BatchExplorer
+
+    hardware.register_chip(hardware.custom_chip(name="slow cpu", hbm_capacity=64e9, hbm_bandwidth=100e9,
+                                                flops={"fp32": 20e9}))     # B* = 10e9 * 4 / 100e9 = 0.4
+    explorer = BatchExplorer(chip="slow cpu", n_chips=1, weights="fp32")
+    readout = explorer.readout.value
+    assert "multiplied in" not in readout and "fp32 weights" in readout and "0.4" in readout
+
+
+def test_an_upside_down_bandwidth_gets_its_own_nudge(monkeypatch):
+    from lecture_lib.practice import checks
+    from lecture_lib.practice.problem_data import LAB_STEPS, LAB_WEIGHT_BYTES
+
+    monkeypatch.delenv("LECTURE_STRICT", raising=False)
+    result = checks.check("11.6", LAB_STEPS[1] / LAB_WEIGHT_BYTES)
+    assert result.status == "wrong" and "upside down" in result.message and "too low" not in result.message

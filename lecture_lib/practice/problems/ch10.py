@@ -46,9 +46,15 @@ def _plan(latency_target=TARGET):
                         latency_target=latency_target)
 
 
-def _cost(per: str = "output", scale: float = 1.0) -> float:
+def _cost(per: str = "output", scale: float = 1.0, at: str = "") -> float:
+    """The plan's price per million ``per`` tokens: at the bound, or with ``at="_realistic"`` at the realistic
+    estimate, the price the plan's first lines quote."""
     got = _plan().numbers["cost"]
-    return scale * got["usd_per_million_output" if per == "output" else "usd_per_million_input"]
+    return scale * got[("usd_per_million_output" if per == "output" else "usd_per_million_input") + at]
+
+
+_REALISTIC_PRICE = ("That is the realistic estimate's price, the one the plan's first lines quote. The question asks "
+                    "for the bound's: the cost lines marked (bound).")
 
 
 register("10.1", Problem(
@@ -80,7 +86,8 @@ register("10.3", Problem(
                       "That is the input (prefill) price. The question asks for output tokens, made by decode steps "
                       "at the operating batch."),
               Mistake(lambda: _cost(scale=1e-6),
-                      "That is dollars per token; the question asks per million tokens."))))
+                      "That is dollars per token; the question asks per million tokens."),
+              Mistake(lambda: _cost(at="_realistic"), _REALISTIC_PRICE))))
 
 
 # --- More of the plan, piece by piece ----------------------------------------------------------------------
@@ -150,4 +157,5 @@ register("10.8", Problem(
     mistakes=(Mistake(lambda: _cost("output"),
                       "That is the output price. Input tokens are computed by prefill, many per step."),
               Mistake(lambda: _cost("input", scale=1e-6),
-                      "That is dollars per token; the question asks per million tokens."))))
+                      "That is dollars per token; the question asks per million tokens."),
+              Mistake(lambda: _cost("input", at="_realistic"), _REALISTIC_PRICE))))

@@ -60,7 +60,13 @@ register("10.103", Problem(
     "Llama 3 70B's output price on a rented H200 box", "number", _output_price, rtol=0.02,
     unit="dollars per million tokens", variants=(PRICE,),
     mistakes=(Mistake(lambda price=3.0: _output_price(price, side="input"),
-                      "That is the price of input (prefill) tokens; the question asks for output tokens."),)))
+                      "That is the price of input (prefill) tokens; the question asks for output tokens."),
+              Mistake(lambda price=3.0: _output_price(price, side="output_realistic"),
+                      "That is the realistic estimate's price; the question asks for the bound's (the lines marked "
+                      "'(bound)')."),
+              Mistake(lambda price=3.0: _output_price(price, side="output_all_in_realistic"),
+                      "That is the headline's realistic price, prefill included; the question asks for the bound's "
+                      "decode-only price (the lines marked '(bound)')."))))
 register("10.104", Problem(
     "The planner's layout for an MoE on one box", "choice", _layout, options=("a", "b", "c", "d"),
     nudges={"a": "Tensor parallelism splits every matrix; what does an MoE's many experts suggest instead?",

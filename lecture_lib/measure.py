@@ -530,12 +530,16 @@ def measured_knee(batches, seconds) -> float:
     batches, seconds = batches[order], seconds[order]
     if seconds[-1] < 1.5 * seconds[0]:      # the largest batch is still near the floor: nothing bends yet
         return math.inf
-    knees = np.geomspace(batches[0], batches[-1], 2000)
-    shape = np.log(np.maximum(1.0, batches[None, :] / knees[:, None]))          # log max(1, B / k)
-    residual = np.log(seconds)[None, :] - shape
-    level = residual.mean(axis=1, keepdims=True)                                  # the best log a for each k
-    error = ((residual - level) ** 2).sum(axis=1)
-    return float(knees[int(np.argmin(error))])
+    low, high = math.log(batches[0]), math.log(batches[-1])
+    for _ in range(3):                          # a log grid, then two finer ones around its best point
+        knees = np.exp(np.linspace(low, high, 1001))
+        shape = np.log(np.maximum(1.0, batches[None, :] / knees[:, None]))      # log max(1, B / k)
+        residual = np.log(seconds)[None, :] - shape
+        level = residual.mean(axis=1, keepdims=True)                              # the best log a for each k
+        best = int(np.argmin(((residual - level) ** 2).sum(axis=1)))
+        step = (high - low) / 1000
+        low, high = math.log(knees[best]) - step, math.log(knees[best]) + step
+    return float(knees[best])
 
 
 def ends_knee(batches, seconds) -> float:

@@ -2238,9 +2238,12 @@ def main(argv=None) -> int:
                         help="how many copies of SYSTEM (default 1)")
     parser.add_argument("--tp", type=_number("--tp", int), help="tensor-parallel degree (DP is what remains)")
     parser.add_argument("--pp", type=_number("--pp", int), help="pipeline-parallel degree (stages)")
-    parser.add_argument("--ep", type=_number("--ep", int), help="expert-parallel degree (MoE models)")
+    parser.add_argument("--ep", type=_number("--ep", int),
+                        help="expert-parallel degree (MoE models); below the GPU count, each expert is also split by "
+                             "TP over the rest (TensorRT-LLM's min-latency layout, e.g. TP 8 with EP 2)")
     parser.add_argument("--weights", type=_format("--weights"),
-                        help="weight format (default: the config's, else fp8, else the chip's best)")
+                        help="weight format (default: the config's; a preset released below 16 bits, e.g. "
+                             "gpt-oss-120b's MXFP4, in its release format; else fp8, else the chip's best)")
     parser.add_argument("--expert-weights", type=_format("--expert-weights"), help="routed-expert weight format")
     parser.add_argument("--kv", type=_format("--kv"), help="KV-cache format (default bf16; printed beside the "
                                                               "weights' in the plan's second line)")

@@ -528,8 +528,11 @@ def test_no_notebook_throws_a_shown_formula_away():
 
 def test_the_printed_b_star_is_covered_and_the_mode_needs_no_edit():
     code = _code_cells(NOTEBOOK)
-    printing = [source for source in code if 'print(f"B* = ' in source]
-    assert printing and all(".cover(" in source for source in printing)
+    # Every cell that states the learner's B* on Run All (printed, a figure's line, a readout, a table) is covered.
+    stating = [source for source in code if any(mark in source for mark in (
+        'print(f"B* = ', "roofline_figure(mine)", "mine.summary()", "findings_html(mine)", "BatchExplorer(chip=mine",
+        "class_table(profiles)"))]
+    assert len(stating) == 6 and all(".cover(" in source for source in stating)
     setup = next(source for source in code if "MODE =" in source)
     assert "LECTURE_LAB_MODE" in setup and 'MODE = "quick"' not in setup
 

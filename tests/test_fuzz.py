@@ -355,6 +355,8 @@ def _explicit():
         "measure.peak_flops": dict(dtype="float32", size=128, repeats=2),
         "measure.read_bandwidth": dict(mb=8, repeats=2, threads=1),
         "measure.measured_knee": dict(batches=[1, 2, 4, 8], seconds=[0.01, 0.01, 0.012, 0.024]),
+        "measure.ends_knee": dict(batches=[1, 2, 4, 8], seconds=[0.01, 0.01, 0.012, 0.024]),
+        "measure.gemv_bandwidth": dict(mb=8, repeats=2),
         "measure.predicted_times": dict(batches=[1.0, 64.0], n_params=64e6, flops=1.6e11, mem_bw=2.5e10),
         "measure.load_profile": dict(source=_lab_profile()),
         "measure.torch_predicted": dict(result=_gpu_run(), fmt="bf16"),

@@ -945,12 +945,12 @@ def engine_efficiency(generation: str | None = None) -> float:
 REALISTIC_TOLERANCE = 0.35
 
 _MEMORY_TIGHT = ("memory-tight: the FP8 weights take {share} of each H100's 80 GB, and the estimate gives all the rest "
-                 "to KV and runs the largest batch that fits. The runtime's reserve beside the weights (activations for "
-                 "max_num_tokens, CUDA graphs, MoE workspaces) is not on the page, and on an 80 GB GPU it cuts the "
+                 "to KV and runs the largest batch that fits. The memory the engine keeps beside the weights (activations "
+                 "for the largest step, captured GPU programs, MoE scratch space) is not on the page, and on an 80 GB GPU it cuts the "
                  "batch the most: at half the fitted batch the estimate would be {half} of the published figure. The "
                  "H200 column of the same table, with {room} the room for KV, lands within ±35%")
 _GB200_COLUMN = ("the same table's B200 column is {ratio} this GB200 column, while for dense Llama 3.3 70B the GB200 "
-                 "column is 1.05x the B200's; the GB200 has at least the B200's HBM bandwidth and FLOP/s "
+                 "column is 1.05× the B200's; the GB200 has at least the B200's HBM bandwidth and FLOP/s "
                  "(hardware.get), so no term of the chip explains it: the GB200 runs differ in a setup the page does "
                  "not state (engine build, MoE backend or batch)")
 #: Why the realistic estimate misses the rows it misses by more than :data:`REALISTIC_TOLERANCE`: each cause is a
@@ -958,16 +958,16 @@ _GB200_COLUMN = ("the same table's B200 column is {ratio} this GB200 column, whi
 #: the band must be here (tests/test_reality.py); a new term that brings one in removes it (realistic's
 #: ``dp_prefill_wait`` brought TensorRT-LLM's two in-flight-batched DeepSeek-R1 rows in: 1.51 and 1.48 before).
 REALISTIC_MISSES = {
-    "trtllm-v1-llama-4-scout-gb200x1": _GB200_COLUMN.format(ratio="1.37x"),
-    "trtllm-v1-qwen3-30b-a3b-gb200x1": _GB200_COLUMN.format(ratio="1.48x"),
+    "trtllm-v1-llama-4-scout-gb200x1": _GB200_COLUMN.format(ratio="1.37×"),
+    "trtllm-v1-qwen3-30b-a3b-gb200x1": _GB200_COLUMN.format(ratio="1.48×"),
     "trtllm-v1-qwen3-30b-a3b-b200x1": (
-        "the smallest experts of the dataset (Qwen3-30B-A3B: 128 experts of 768 columns per layer, 8 routed, 3.0 B "
+        "the smallest experts of the dataset (Qwen3-30B-A3B: 128 experts of 768 columns per layer, 8 routed, about 3 B "
         "active): one GPU, so no communication or imbalance; the step is mostly KV reads and 48 layers of short "
         "kernels (attention, router, a grouped GEMM over 128 small experts) whose launch and routing costs weigh "
         "most at 3 B active parameters. No published kernel figure for these shapes was found, so the estimate "
         "leaves it out; its GB200 column is lower still (see that row)"),
-    "trtllm-v1-llama-4-scout-h100x4": _MEMORY_TIGHT.format(share="34%", half="1.35x", room="2.2x"),
-    "trtllm-v1-llama-4-maverick-h100x8": _MEMORY_TIGHT.format(share="63%", half="1.59x", room="3x"),
+    "trtllm-v1-llama-4-scout-h100x4": _MEMORY_TIGHT.format(share="34%", half="1.35×", room="2.2×"),
+    "trtllm-v1-llama-4-maverick-h100x8": _MEMORY_TIGHT.format(share="63%", half="1.59×", room="3×"),
 }
 
 

@@ -730,9 +730,9 @@ def test_every_row_outside_the_band_has_its_reason_and_no_reason_is_stale():
     trt = {key: measurements.get(key).measured for key in (
         "trtllm-v1-llama-4-scout-b200x1", "trtllm-v1-llama-4-scout-gb200x1", "trtllm-v1-qwen3-30b-a3b-b200x1",
         "trtllm-v1-qwen3-30b-a3b-gb200x1", "trtllm-v1-llama-3-70b-b200x1", "trtllm-v1-llama-3-70b-gb200x1")}
-    assert f"{trt['trtllm-v1-llama-4-scout-b200x1'] / trt['trtllm-v1-llama-4-scout-gb200x1']:.2f}x" in \
+    assert f"{trt['trtllm-v1-llama-4-scout-b200x1'] / trt['trtllm-v1-llama-4-scout-gb200x1']:.2f}×" in \
         measurements.REALISTIC_MISSES["trtllm-v1-llama-4-scout-gb200x1"]
-    assert f"{trt['trtllm-v1-qwen3-30b-a3b-b200x1'] / trt['trtllm-v1-qwen3-30b-a3b-gb200x1']:.2f}x" in \
+    assert f"{trt['trtllm-v1-qwen3-30b-a3b-b200x1'] / trt['trtllm-v1-qwen3-30b-a3b-gb200x1']:.2f}×" in \
         measurements.REALISTIC_MISSES["trtllm-v1-qwen3-30b-a3b-gb200x1"]
     assert trt["trtllm-v1-llama-3-70b-gb200x1"] / trt["trtllm-v1-llama-3-70b-b200x1"] == pytest.approx(1.05, abs=0.005)
     for key, n, share in (("trtllm-v1-llama-4-scout-h100x4", 4, "34%"), ("trtllm-v1-llama-4-maverick-h100x8", 8, "63%")):

@@ -24,9 +24,12 @@ Feedback is one of four statuses: ``correct``; ``unanswered`` (the answer is sti
 judged for another problem, and wrong here: the work cell may not have run, so ``answer`` still holds
 the previous problem's value); ``wrong``, with a nudge
 that never contains the answer (off by ~1000×: check units; off by 2: FLOPs vs multiplies; off by
-8: bits vs bytes; wrong sign; known mistakes of that problem; otherwise only "too high" or "too
-low"); ``invalid`` (a list, a string where a number belongs, NaN...). Nothing the learner passes
-produces a traceback.
+8: bits vs bytes or per GPU vs per node; upside down: a step time where a rate is wanted; wrong sign; known
+mistakes of that problem, which come before any generic guess for the same factor, and all of them where two
+give the same value; an expression problem's special cases (:class:`~lecture_lib.practice.registry.Probe`),
+evaluated on the learner's own expression; otherwise only "too high" or "too low"); ``invalid`` (a list, a
+string where a number belongs, "2,400" with its separator, NaN, text that does not parse, with its cause where
+a scan can tell: an unbalanced bracket, a stray character...). Nothing the learner passes produces a traceback.
 
 Time limit: the judgement of anything symbolic (an expression problem, or a SymPy object as the
 answer) runs in a forked copy of the kernel that is killed after ``$LECTURE_CHECK_SECONDS``

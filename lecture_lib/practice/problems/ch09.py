@@ -148,9 +148,9 @@ register("9.7", Problem(
                       "That is the book's two-matrix MLP. Llama's gated MLP has three matrices to gather, which "
                       "pushes the optimum toward less FSDP."),
               Mistake(lambda: _v5p_x_opt(axes_ratio=1.0),
-                      "FSDP spans two of the three mesh axes, so its bandwidth per chip is twice TP's: W_X = 2 W_Y."),
+                      "FSDP spans two of the three mesh axes, so its bandwidth per chip is twice TP's: W_X = 2 W_TP."),
               Mistake(lambda: 256 / _v5p_x_opt(),
-                      "That is Y, the tensor-parallel degree. The question asks for X."))))
+                      "That is TP, the tensor-parallel degree. The question asks for X, the FSDP degree."))))
 
 
 def _ep_across_nodes(bandwidth: str = "scale_out", dtype: str = "fp8", bytes_per_value: float = 1) -> float:

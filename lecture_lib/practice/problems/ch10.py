@@ -142,8 +142,9 @@ register("10.6", Problem(
     unit="tokens/s per GPU",
     mistakes=(Mistake(lambda: _reality(applied=False),
                       "That is the bound itself. Chapter 8's decode rows reached only a share of it: apply the median."),
-              Mistake(lambda: _reality(kind="prefill"),
-                      "That applies the prefill rows' median. Output tokens come from decode: use the decode rows."))))
+              # no slip for the prefill rows' median: with the rows as they are it lands within 1% of the decode
+              # rows', inside the answer's tolerance, so it is judged right and a nudge for it could never show
+              )))
 register("10.7", Problem(
     "Tensor parallelism over eight H100s: how many sequences fit", "number", _tp_batch, rtol=0.02, unit="sequences",
     mistakes=(Mistake(lambda: _tp_batch(layout=None),

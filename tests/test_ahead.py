@@ -408,7 +408,7 @@ def test_a_flood_of_control_updates_is_drawn_once_when_the_queue_is_empty(monkey
     stops = list(control.stops)[:40]
     queued = {"n": 0}
     monkeypatch.setattr(base, "_kernel_loop", lambda: asyncio.get_running_loop())     # as inside a kernel
-    monkeypatch.setattr(base, "_shell_messages_waiting", lambda: queued["n"] > 0)
+    monkeypatch.setattr(ahead, "shell_messages_waiting", lambda: queued["n"] > 0)
 
     async def flood():
         drawn = explorer.render_count

@@ -274,9 +274,7 @@ class Lookahead:
     def _step(self, loop, generation: int, work) -> None:
         if generation != self.generation:       # a real move: its redraw starts the next round
             return
-        from .base import _shell_messages_waiting
-
-        if _shell_messages_waiting():           # a move (or anything else) waits for the kernel: it goes first
+        if shell_messages_waiting():            # a move (or anything else) waits for the kernel: it goes first
             loop.call_later(YIELD_SECONDS, self._step, loop, generation, work)
             return
         work = None if self.explorer._scheduled else self._advance(work)    # a redraw is due: it starts the next
@@ -381,3 +379,30 @@ class Lookahead:
         buffers.append(bytes(view.widget.points))
         explorer.view.widget.send({"ahead": {"base": base, "attrs": attributes, "frames": frames, "current": current,
                                              "readout": explorer.readout.model_id}}, buffers=buffers)
+
+
+def shell_messages_waiting() -> bool:
+    """Whether the kernel has shell messages (control updates, executes) queued behind the one just handled:
+    ipykernel 6 keeps them in ``kernel.msg_queue``. Messages that have reached the shell socket but that the event
+    loop has not read yet are handed to that queue first (``ZMQStream.flush``, as ipykernel's own
+    ``do_one_iteration`` does): a quick flick's next moves are often there, and a redraw for a position the hand has
+    already left, or a prediction computed meanwhile, only delays the one that counts (issue 48). False outside a
+    kernel or where the queue is not there."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    kernel = getattr(shell, "kernel", None)
+    queue = getattr(kernel, "msg_queue", None)
+    try:
+        if queue is None:
+            return False
+        if not queue.qsize():
+            stream = getattr(kernel, "shell_stream", None)
+            if stream is not None and hasattr(stream, "flush"):
+                import zmq
+
+                stream.flush(zmq.POLLIN, limit=64)
+        return queue.qsize() > 0
+    except Exception:
+        return False

@@ -694,7 +694,7 @@ class Explorer:
     def _refresh_safely(self) -> None:
         # Moves still queued in the kernel (a drag's burst, or a page flooding the controls) are applied first and
         # drawn once: one redraw for the lot, not one per message, within COALESCE_SECONDS of the first.
-        if _shell_messages_waiting() and time.monotonic() - self._scheduled_at < COALESCE_SECONDS:
+        if ahead.shell_messages_waiting() and time.monotonic() - self._scheduled_at < COALESCE_SECONDS:
             _kernel_loop().call_soon(self._refresh_safely)
             return
         try:
@@ -731,33 +731,6 @@ def explorer_classes() -> list[type]:
 
 
 COALESCE_SECONDS = 0.5
-
-
-def _shell_messages_waiting() -> bool:
-    """Whether the kernel has shell messages (control updates, executes) queued behind the one just handled:
-    ipykernel 6 keeps them in ``kernel.msg_queue``. Messages that have reached the shell socket but that the event
-    loop has not read yet are handed to that queue first (``ZMQStream.flush``, as ipykernel's own
-    ``do_one_iteration`` does): a quick flick's next moves are often there, and a redraw for a position the hand has
-    already left, or a prediction computed meanwhile, only delays the one that counts (issue 48). False outside a
-    kernel or where the queue is not there."""
-    import sys
-
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    kernel = getattr(shell, "kernel", None)
-    queue = getattr(kernel, "msg_queue", None)
-    try:
-        if queue is None:
-            return False
-        if not queue.qsize():
-            stream = getattr(kernel, "shell_stream", None)
-            if stream is not None and hasattr(stream, "flush"):
-                import zmq
-
-                stream.flush(zmq.POLLIN, limit=64)
-        return queue.qsize() > 0
-    except Exception:
-        return False
 
 
 def _kernel_loop():

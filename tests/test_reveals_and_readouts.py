@@ -909,7 +909,7 @@ def test_formulas_shown_together_have_their_own_names(path):
 
 def test_the_name_scan_finds_four_collectives_under_one_name():
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "display(show(collectives.ALL_GATHER, collectives.REDUCE_SCATTER))")])
+        "from lecture_lib import collectives\ndisplay(show(collectives.ALL_GATHER, collectives.REDUCE_SCATTER))")])
     assert shown_under_one_name(notebook)
 
 

@@ -119,7 +119,7 @@ test-fast: $(VENV)/.test-installed
 # JupyterHub a class logs in to; then the stress tests (tests/test_stress.py: every chapter, autograde and Voila
 # under two busy loops, STRESS_RUNS times each), one at a time, after the rest: they set the machine's load
 # themselves, and a hub test beside them would run under it too. .ci/run runs it after `make test`.
-STRESS_RUNS ?= 2
+STRESS_RUNS ?= 5
 test-class: $(VENV)/.test-installed
 	$(TEST_ENV) $(PY) -m pytest -n $(TEST_WORKERS) -m "classroom"
 	$(TEST_ENV) LECTURE_STRESS_RUNS=$(STRESS_RUNS) $(PY) -m pytest -n 0 -m "stress"

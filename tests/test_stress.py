@@ -5,7 +5,7 @@ sliced polls) while busy loops keep the machine's cores loaded, each cell under 
 goes through nbgrader's autograde, in its sandbox, and every chapter through Voila as ``make present`` serves it.
 A lost reply shows as a cell that waits out its whole limit, so a run fails if any cell comes near it.
 
-``make test-class`` runs each :data:`RUNS` times (2 unless ``LECTURE_STRESS_RUNS`` says otherwise);
+``make test-class`` runs each 5 times (``STRESS_RUNS``; :data:`RUNS` is 2 when ``LECTURE_STRESS_RUNS`` is unset);
 ``make stress RUNS=20`` is the issue's full measure. Each test writes its times to ``build/stress/<name>.json``
 and prints a line per run. The tests run one at a time (``-n 0``): the load is theirs to set.
 """

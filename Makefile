@@ -125,7 +125,7 @@ test-class: $(VENV)/.test-installed
 	$(TEST_ENV) LECTURE_STRESS_RUNS=$(STRESS_RUNS) $(PY) -m pytest -n 0 -m "stress"
 
 # The issue's full measure of Run All under load (issue 48): every chapter, autograde and Voila, 20 runs each by
-# default (about an hour on 2 cores). Times per run land in build/stress/*.json.
+# default (about 40 minutes on 2 cores: two runs of each took 4). Times per run land in build/stress/*.json.
 RUNS ?= 20
 stress: $(VENV)/.test-installed
 	$(TEST_ENV) LECTURE_STRESS_RUNS=$(RUNS) $(PY) -m pytest -n 0 -m "stress" -s

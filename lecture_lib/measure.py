@@ -509,6 +509,17 @@ def predicted_times(*, batches, n_params: float, flops: float, mem_bw: float, by
                                 bytes_param=bytes_param, len_ctx=len_ctx, bytes_tok=kv_bytes_per_token)
 
 
+def _sorted_curve(batches, seconds) -> tuple[np.ndarray, np.ndarray]:
+    """A measured curve checked (two lists of the same length, at least 3 points) and sorted by batch."""
+    batches = np.asarray(validate.number("batches", batches), dtype=float)
+    seconds = np.asarray(validate.number("seconds", seconds), dtype=float)
+    if batches.ndim != 1 or batches.shape != seconds.shape or batches.size < 3:
+        raise ValueError(f"batches and seconds must be two lists of the same length, at least 3, got "
+                         f"{batches.size} and {seconds.size}")
+    order = np.argsort(batches)
+    return batches[order], seconds[order]
+
+
 def measured_knee(batches, seconds) -> float:
     """Where the measured curve bends: the batch ``k`` of the best fit of ``t(B) = a * max(1, B / k)`` to the
     measured step times (a flat part, then a straight line through the origin), least squares on the logarithm
@@ -521,13 +532,7 @@ def measured_knee(batches, seconds) -> float:
     batches between do), every measured batch moves this knee: a curve that leaves the floor at batch 2 bends early.
     ``inf`` when the largest batch takes less than 1.5x the batch-1 time (the curve has not left the floor:
     measure larger batches)."""
-    batches = np.asarray(validate.number("batches", batches), dtype=float)
-    seconds = np.asarray(validate.number("seconds", seconds), dtype=float)
-    if batches.ndim != 1 or batches.shape != seconds.shape or batches.size < 3:
-        raise ValueError(f"batches and seconds must be two lists of the same length, at least 3, got "
-                         f"{batches.size} and {seconds.size}")
-    order = np.argsort(batches)
-    batches, seconds = batches[order], seconds[order]
+    batches, seconds = _sorted_curve(batches, seconds)
     if seconds[-1] < 1.5 * seconds[0]:      # the largest batch is still near the floor: nothing bends yet
         return math.inf
     low, high = math.log(batches[0]), math.log(batches[-1])
@@ -547,13 +552,7 @@ def ends_knee(batches, seconds) -> float:
     through the origin with the median time per sequence of the two largest batches. It equals the predicted B*
     times (batch-1 ratio / large-batch ratio) to the roofline, so it says how the ends compare, not where the
     measured curve bends (that is :func:`measured_knee`). ``inf`` as :func:`measured_knee`."""
-    batches = np.asarray(validate.number("batches", batches), dtype=float)
-    seconds = np.asarray(validate.number("seconds", seconds), dtype=float)
-    if batches.ndim != 1 or batches.shape != seconds.shape or batches.size < 3:
-        raise ValueError(f"batches and seconds must be two lists of the same length, at least 3, got "
-                         f"{batches.size} and {seconds.size}")
-    order = np.argsort(batches)
-    batches, seconds = batches[order], seconds[order]
+    batches, seconds = _sorted_curve(batches, seconds)
     if seconds[-1] < 1.5 * seconds[0]:
         return math.inf
     return float(seconds[0] / np.median(seconds[-2:] / batches[-2:]))

@@ -240,7 +240,7 @@ def test_quizzes_run_strictly_with_every_check_correct(name):
 
 # ------------------------------------------------------------------ a quiz through the whole route, and its grades
 
-from test_graded_work import _fill, pretend_class  # noqa: E402 (as in the chapters' route test)
+from test_graded_work import _fill, pretend_class, students_config_and_nbgrader  # noqa: E402 (as in the chapters' route test)
 
 
 def _answer_code(value) -> str:
@@ -261,13 +261,7 @@ def test_a_quiz_is_released_autograded_for_each_students_numbers_and_exported(tm
     env, course, exchange = pretend_class(tmp_path)
     assert exercises.main(["nbgrader-source", str(QUIZ_DIR), str(course), "--exchange", str(exchange), "--seed", seed,
                            "--chapter", "1"]) == 0
-    (tmp_path / "etc").mkdir()
-    (tmp_path / "etc" / "nbgrader_config.py").write_text((course / "students" / "nbgrader_config.py").read_text())
-
-    def run(*args, cwd):
-        done = subprocess.run(["nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, f"nbgrader {args}: {done.stdout}\n{done.stderr}"
-        return done
+    run = students_config_and_nbgrader(tmp_path, env, course)
 
     run("generate_assignment", "quiz01", cwd=course)
     run("release_assignment", "quiz01", cwd=course)

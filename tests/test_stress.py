@@ -101,7 +101,7 @@ def test_autograde_under_load_grades_every_run_alike(tmp_path):
     import csv
 
     import nbformat
-    from test_graded_work import _as_code, _fill, pretend_class, right_answer
+    from test_graded_work import _as_code, _fill, pretend_class, right_answer, students_config_and_nbgrader
 
     from lecture_lib.practice import exercises, sandbox
 
@@ -109,15 +109,9 @@ def test_autograde_under_load_grades_every_run_alike(tmp_path):
         pytest.fail(f"the sandbox must run for this test: {sandbox.problem()}")
     env, course, exchange = pretend_class(tmp_path)
     exercises.nbgrader_source(ROOT / "solutions", course, chapters=[3], exchange=str(exchange))
-    (tmp_path / "etc").mkdir()
-    (tmp_path / "etc" / "nbgrader_config.py").write_text((course / "students" / "nbgrader_config.py").read_text())
+    nbgrader = students_config_and_nbgrader(tmp_path, env, course)
     with open(course / "nbgrader_config.py", "a") as config:
         config.write(f"c.SandboxedExecute.timeout = {CELL_LIMIT}\n")
-
-    def nbgrader(*args, cwd):
-        done = subprocess.run(["nbgrader", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, f"nbgrader {args}: {done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        return done
 
     nbgrader("generate_assignment", "ch03", cwd=course)
     nbgrader("release_assignment", "ch03", cwd=course)
